@@ -1,0 +1,79 @@
+/*
+ * cmd.h - what every subcommand shares: its signature, exit codes, and the small
+ * helpers for reporting errors, parsing sizes and showing progress.
+ *
+ * A subcommand is `int cmd_NAME(int argc, char **argv)` where argv[0] is the
+ * subcommand's name. It returns one of the GK_EXIT_* codes.
+ */
+#ifndef GK_CMD_H
+#define GK_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ggufkit.h"
+
+enum { GK_EXIT_OK = 0, GK_EXIT_FAIL = 1, GK_EXIT_USAGE = 2 };
+
+typedef int (*cmd_fn)(int argc, char **argv);
+
+/* One row of the dispatch table in main.c. */
+typedef struct cmd_entry {
+    const char *name;
+    cmd_fn run;
+    const char *summary;
+} cmd_entry;
+
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_repack(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+
+/** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
+ *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
+int cmd_report(const char *path, const gk_error *err);
+
+/** cmd_usage_error() : prints "ggufkit CMD: message" and a hint to use --help.
+ *  @return : GK_EXIT_USAGE. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** cmd_is_help() : @return : true when arg is -h or --help. */
+bool cmd_is_help(const char *arg);
+
+/** cmd_parse_u64() : parses a decimal (or 0x hex) unsigned integer. @return : true on success. */
+bool cmd_parse_u64(const char *s, uint64_t *out);
+
+/** cmd_parse_size() : parses "500M", "2G", "1000" (K/M/G decimal units, as
+ *  llama-gguf-split counts them). @return : true on success. */
+bool cmd_parse_size(const char *s, uint64_t *out);
+
+/* A progress bar on stderr when it is a terminal, silent otherwise. */
+typedef struct cmd_progress {
+    bool active;
+    const char *label;
+    uint64_t total;
+    uint64_t done;
+    double start;
+    double last_draw;
+} cmd_progress;
+
+/** cmd_progress_start() : begins a bar of total units (bytes) labelled label. */
+void cmd_progress_start(cmd_progress *p, const char *label, uint64_t total);
+/** cmd_progress_update() : sets the units done so far; redraws at most 10 times a second. */
+void cmd_progress_update(cmd_progress *p, uint64_t done);
+/** cmd_progress_finish() : clears the bar. */
+void cmd_progress_finish(cmd_progress *p);
+
+struct cJSON;
+
+/** cmd_json_string() : a cJSON string item holding the n bytes at s exactly, NUL
+ *  bytes included (s[n] must be readable and NUL, as the library's strings are).
+ *  @return : the item (caller deletes it) or NULL when out of memory. */
+struct cJSON *cmd_json_string(const char *s, uint64_t n);
+
+/** cmd_now() : @return : monotonic seconds. */
+double cmd_now(void);
+
+#endif

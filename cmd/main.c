@@ -1,0 +1,45 @@
+/*
+ * main.c - the `ggufkit` command: finds the subcommand in the dispatch table
+ * and runs it. Global options: --help, --version.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const cmd_entry commands[] = {
+    { "info", cmd_info, "summary of a GGUF file: version, layout, architecture, sizes" },
+    { "dump", cmd_dump, "list metadata and tensors (--json: gguf_dump.py's layout)" },
+    { "verify", cmd_verify, "validate files fully and report every finding" },
+    { "repack", cmd_repack, "rewrite a file through the writer (--alignment N)" },
+    { "synth", cmd_synth, "write a deterministic synthetic llama-shaped model" },
+};
+
+static void print_usage(FILE *out) {
+    fprintf(out, "usage: ggufkit <command> [options] ...\n\n"
+                 "Read, check, rewrite and convert GGUF model files.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n`ggufkit <command> --help` describes a command. `ggufkit --version` prints the version.\n"
+                 "Exit status: 0 success, 1 invalid input or failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_usage(stderr);
+        return GK_EXIT_USAGE;
+    }
+    if (cmd_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
+        return GK_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("ggufkit %s\n", GK_VERSION_STRING);
+        return GK_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ggufkit: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return GK_EXIT_USAGE;
+}

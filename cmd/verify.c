@@ -1,0 +1,115 @@
+/*
+ * verify.c - `ggufkit verify`: full validation of one or more files, one line per
+ * finding, each naming whose rule it breaks (the GGUF spec, llama.cpp's loader,
+ * the gguf python reader, or model conventions with --schema).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char *const usage =
+    "usage: ggufkit verify [--schema] [--json] FILE...\n\n"
+    "Validates every byte of each file's header, metadata and tensor directory and the\n"
+    "placement of tensor data. Prints one line per finding:\n"
+    "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
+    "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
+    "             tensor names and shapes)\n"
+    "  --json     print the findings as JSON\n"
+    "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
+
+static const char *rule_name(gk_rule r) {
+    switch (r) {
+    case GK_RULE_SPEC: return "GGUF spec";
+    case GK_RULE_LLAMACPP: return "llama.cpp loader";
+    case GK_RULE_PYTHON: return "gguf python reader";
+    case GK_RULE_SCHEMA: return "model schema";
+    }
+    return "?";
+}
+
+static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
+                          const char *msg) {
+    printf("%s: ", path);
+    if (offset >= 0) printf("offset %lld: ", (long long)offset);
+    printf("%s: %s (rule: %s)\n", level, msg, rule_name(rule));
+}
+
+static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_rule rule,
+                             const char *msg) {
+    cJSON *o = cJSON_CreateObject();
+    if (offset >= 0) cJSON_AddNumberToObject(o, "offset", (double)offset);
+    else cJSON_AddNullToObject(o, "offset");
+    cJSON_AddStringToObject(o, "level", level);
+    cJSON_AddStringToObject(o, "rule", rule_name(rule));
+    cJSON_AddStringToObject(o, "message", msg);
+    cJSON_AddItemToArray(list, o);
+}
+
+/* Verifies one file; @return : true when it is valid. */
+static bool verify_one(const char *path, bool schema, cJSON *json_files) {
+    gk_file *f = NULL;
+    gk_error err;
+    gk_status st = gk_open(path, GK_OPEN_DEFAULT, &f, &err);
+    cJSON *jf = NULL, *jlist = NULL;
+    if (json_files) {
+        jf = cJSON_CreateObject();
+        cJSON_AddStringToObject(jf, "file", path);
+        jlist = cJSON_AddArrayToObject(jf, "findings");
+        cJSON_AddItemToArray(json_files, jf);
+    }
+    bool ok = st == GK_OK;
+    if (!ok) {
+        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, err.message);
+        else print_finding(path, err.offset, "error", err.rule, err.message);
+    } else {
+        for (size_t i = 0; i < gk_file_warning_count(f); i++) {
+            const gk_warning *w = gk_file_warning_at(f, i);
+            if (jlist) add_json_finding(jlist, w->offset, "warning", w->rule, w->message);
+            else print_finding(path, w->offset, "warning", w->rule, w->message);
+        }
+        if (schema) {
+            gk_finding *findings = NULL;
+            size_t n = 0;
+            gk_schema_check(gk_file_model(f), &findings, &n);
+            for (size_t i = 0; i < n; i++) {
+                const char *level = findings[i].is_error ? "error" : "warning";
+                if (findings[i].is_error) ok = false;
+                if (jlist) add_json_finding(jlist, -1, level, GK_RULE_SCHEMA, findings[i].message);
+                else print_finding(path, -1, level, GK_RULE_SCHEMA, findings[i].message);
+            }
+            gk_findings_free(findings);
+        }
+    }
+    if (jf) cJSON_AddBoolToObject(jf, "valid", ok);
+    else if (ok) printf("%s: ok\n", path);
+    gk_close(f);
+    return ok;
+}
+
+int cmd_verify(int argc, char **argv) {
+    bool schema = false, json = false;
+    int first = 1;
+    for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
+        const char *a = argv[first];
+        if (cmd_is_help(a)) { fputs(usage, stdout); return GK_EXIT_OK; }
+        if (strcmp(a, "--") == 0) { first++; break; }
+        if (strcmp(a, "--schema") == 0) schema = true;
+        else if (strcmp(a, "--json") == 0) json = true;
+        else return cmd_usage_error("verify", "unknown option '%s'", a);
+    }
+    if (first >= argc) return cmd_usage_error("verify", "no file given");
+    cJSON *root = json ? cJSON_CreateObject() : NULL;
+    cJSON *files = root ? cJSON_AddArrayToObject(root, "files") : NULL;
+    bool all_ok = true;
+    for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, files);
+    if (root) {
+        cJSON_AddBoolToObject(root, "valid", all_ok);
+        char *text = cJSON_Print(root);
+        puts(text);
+        cJSON_free(text);
+        cJSON_Delete(root);
+    }
+    return all_ok ? GK_EXIT_OK : GK_EXIT_FAIL;
+}

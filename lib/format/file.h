@@ -1,0 +1,26 @@
+/*
+ * file.h - the layout of gk_file (an opened GGUF file) for the library's modules.
+ */
+#ifndef GK_FORMAT_FILE_H
+#define GK_FORMAT_FILE_H
+
+#include "ggufkit.h"
+#include "meta/model.h"
+
+struct gk_file {
+    char *path;
+    int fd;                    /* -1 for memory sources */
+    const uint8_t *mem;        /* memory source, or NULL */
+    uint64_t size;             /* bytes in the file */
+    uint64_t header_end;       /* just past the tensor directory */
+    uint64_t data_offset;      /* start of the data section */
+    gk_model *model;
+    gk_warning *warnings;
+    size_t n_warnings, cap_warnings;
+};
+
+/** gk_file_add_warning() : records a warning on f (dropped silently when out of memory). */
+void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

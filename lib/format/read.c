@@ -1,0 +1,755 @@
+/*
+ * read.c - parses and validates a GGUF header: magic, version, byte order, every
+ * key/value pair, the tensor directory and the placement of tensor data.
+ *
+ * The parser reads through a small window over the source (a pread'd buffer, or
+ * the whole buffer for memory sources), so it never reads tensor data and never
+ * trusts a count: every count and length is checked against the bytes that remain
+ * before anything is allocated. Each failure names what was being read and the
+ * byte offset where it starts. What the spec allows but a popular reader refuses
+ * (or the reverse) becomes a warning on the file, not an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/file.h"
+#include "types/fp16.h"
+#include "util/strset.h"
+
+#define WINDOW_BYTES (256 * 1024)
+#define CTX_MAX 200
+
+typedef struct reader {
+    gk_file *f;
+    gk_error *err;
+    unsigned flags;
+    const uint8_t *win;        /* bytes [win_start, win_start + win_len) of the source */
+    uint64_t win_start;
+    size_t win_len;
+    uint8_t *buf;              /* window storage for file sources */
+    uint64_t pos;              /* absolute read position */
+    bool swap;                 /* file byte order differs from the host's */
+    uint32_t version;
+    char ctx[CTX_MAX];         /* what is being read: "key 'x'", "tensor 'y'" */
+} reader;
+
+/* ------------------------------------------------------------------------ */
+/* Source access                                                            */
+/* ------------------------------------------------------------------------ */
+
+static gk_status pread_full(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err) {
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(f->fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return gk_error_set(err, GK_E_IO, (int64_t)off, "read failed: %s", strerror(errno));
+        }
+        if (n == 0)
+            return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off,
+                                "file ended early (it shrank while being read?)");
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return GK_OK;
+}
+
+gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err) {
+    if (off > f->size || len > f->size - off)
+        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off,
+                            "read of %zu bytes runs past end of file (%llu bytes)", len,
+                            (unsigned long long)f->size);
+    if (f->mem) {
+        memcpy(buf, f->mem + off, len);
+        return GK_OK;
+    }
+    return pread_full(f, off, buf, len, err);
+}
+
+gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, size_t len,
+                              gk_error *err) {
+    const gk_tensor *t = gk_tensor_at(f->model, i);
+    if (t == NULL) return gk_error_set(err, GK_E_ARG, -1, "tensor index %zu out of range", i);
+    if (start > t->nbytes || len > t->nbytes - start)
+        return gk_error_set(err, GK_E_ARG, -1, "%s: read past the tensor's %llu bytes",
+                            t->name.ptr, (unsigned long long)t->nbytes);
+    return gk_file_read(f, f->data_offset + t->offset + start, buf, len, err);
+}
+
+static uint64_t remaining(const reader *r) { return r->f->size - r->pos; }
+
+/* Makes n bytes at the read position available; n <= WINDOW_BYTES. */
+static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what) {
+    if (n > remaining(r))
+        return gk_error_set(r->err, GK_E_TRUNCATED, (int64_t)r->pos,
+                            "%s%s%s: file ends inside it (%zu bytes needed, %llu left)", r->ctx,
+                            r->ctx[0] ? ": " : "", what, n, (unsigned long long)remaining(r));
+    if (r->pos < r->win_start || r->pos + n > r->win_start + r->win_len) {
+        size_t len = WINDOW_BYTES;
+        if (len > remaining(r)) len = (size_t)remaining(r);
+        gk_status st = pread_full(r->f, r->pos, r->buf, len, r->err);
+        if (st != GK_OK) return st;
+        r->win = r->buf;
+        r->win_start = r->pos;
+        r->win_len = len;
+    }
+    *out = r->win + (r->pos - r->win_start);
+    r->pos += n;
+    return GK_OK;
+}
+
+/* Copies n bytes (any size) from the read position into dst. */
+static gk_status read_into(reader *r, void *dst, uint64_t n, const char *what) {
+    uint8_t *p = dst;
+    while (n > 0) {
+        size_t chunk = n > WINDOW_BYTES ? WINDOW_BYTES : (size_t)n;
+        const uint8_t *src;
+        gk_status st = need(r, chunk, &src, what);
+        if (st != GK_OK) return st;
+        memcpy(p, src, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    return GK_OK;
+}
+
+static gk_status rd_u32(reader *r, uint32_t *v, const char *what) {
+    const uint8_t *p;
+    gk_status st = need(r, 4, &p, what);
+    if (st != GK_OK) return st;
+    memcpy(v, p, 4);
+    if (r->swap) *v = gk_bswap32(*v);
+    return GK_OK;
+}
+
+static gk_status rd_u64(reader *r, uint64_t *v, const char *what) {
+    const uint8_t *p;
+    gk_status st = need(r, 8, &p, what);
+    if (st != GK_OK) return st;
+    memcpy(v, p, 8);
+    if (r->swap) *v = gk_bswap64(*v);
+    return GK_OK;
+}
+
+/* A count or length: 32 bits in GGUF v1, 64 bits after. */
+static gk_status rd_count(reader *r, uint64_t *v, const char *what) {
+    if (r->version == 1) {
+        uint32_t c;
+        gk_status st = rd_u32(r, &c, what);
+        *v = c;
+        return st;
+    }
+    return rd_u64(r, v, what);
+}
+
+static size_t count_bytes(const reader *r) { return r->version == 1 ? 4 : 8; }
+
+static gk_status fail(reader *r, gk_status code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static gk_status fail(reader *r, gk_status code, uint64_t offset, const char *fmt, ...) {
+    char msg[GK_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (r->ctx[0]) return gk_error_set(r->err, code, (int64_t)offset, "%s: %s", r->ctx, msg);
+    return gk_error_set(r->err, code, (int64_t)offset, "%s", msg);
+}
+
+static void set_ctx(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_ctx(reader *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->ctx, sizeof r->ctx, fmt, ap);
+    va_end(ap);
+}
+
+/* Checks that n items of at least min_bytes each fit in what remains. */
+static gk_status check_count(reader *r, uint64_t n, uint64_t min_bytes, uint64_t at,
+                             const char *what) {
+    if (min_bytes > 0 && n > remaining(r) / min_bytes)
+        return fail(r, GK_E_COUNT, at,
+                    "%s %llu needs at least %llu bytes per item but only %llu bytes remain",
+                    what, (unsigned long long)n, (unsigned long long)min_bytes,
+                    (unsigned long long)remaining(r));
+    return GK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Strings and values                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Reads a string's length and checks it against the remaining bytes. */
+static gk_status rd_str_len(reader *r, uint64_t *len, const char *what) {
+    uint64_t at = r->pos;
+    gk_status st = rd_count(r, len, what);
+    if (st != GK_OK) return st;
+    if (*len > remaining(r))
+        return fail(r, GK_E_COUNT, at, "%s length %llu runs past end of file (%llu bytes left)",
+                    what, (unsigned long long)*len, (unsigned long long)remaining(r));
+    if (*len >= SIZE_MAX / 2) return fail(r, GK_E_STRING_TOO_LONG, at, "%s too long", what);
+    return GK_OK;
+}
+
+/* Reads a string into a new NUL-terminated allocation. */
+static gk_status rd_str(reader *r, gk_str *out, const char *what) {
+    uint64_t len;
+    gk_status st = rd_str_len(r, &len, what);
+    if (st != GK_OK) return st;
+    char *p = malloc(len + 1);
+    if (p == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %s", what);
+    st = read_into(r, p, len, what);
+    if (st != GK_OK) {
+        free(p);
+        return st;
+    }
+    p[len] = '\0';
+    out->ptr = p;
+    out->len = len;
+    return GK_OK;
+}
+
+static void warn_bad_utf8(reader *r, uint64_t at, const char *what) {
+    gk_file_add_warning(r->f, GK_RULE_PYTHON, (int64_t)at,
+                        "%s: %s is not valid UTF-8 (the gguf python reader cannot decode it)",
+                        r->ctx, what);
+}
+
+static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth);
+
+/* Reads a scalar of type t (not STR/ARR) into out. */
+static gk_status rd_scalar(reader *r, gk_vtype t, gk_value *out) {
+    const uint8_t *p;
+    size_t n = gk_vtype_size(t);
+    uint64_t at = r->pos;
+    gk_status st = need(r, n, &p, gk_vtype_name(t));
+    if (st != GK_OK) return st;
+    uint8_t b[8];
+    memcpy(b, p, n);
+    if (r->swap) {
+        for (size_t i = 0; i < n / 2; i++) {
+            uint8_t tmp = b[i];
+            b[i] = b[n - 1 - i];
+            b[n - 1 - i] = tmp;
+        }
+    }
+    out->type = t;
+    switch (t) {
+    case GK_V_U8: out->u = b[0]; break;
+    case GK_V_I8: out->i = (int8_t)b[0]; break;
+    case GK_V_U16: { uint16_t v; memcpy(&v, b, 2); out->u = v; break; }
+    case GK_V_I16: { int16_t v; memcpy(&v, b, 2); out->i = v; break; }
+    case GK_V_U32: { uint32_t v; memcpy(&v, b, 4); out->u = v; break; }
+    case GK_V_I32: { int32_t v; memcpy(&v, b, 4); out->i = v; break; }
+    case GK_V_U64: { uint64_t v; memcpy(&v, b, 8); out->u = v; break; }
+    case GK_V_I64: { int64_t v; memcpy(&v, b, 8); out->i = v; break; }
+    case GK_V_F32: { float v; memcpy(&v, b, 4); out->f = v; break; }
+    case GK_V_F64: { double v; memcpy(&v, b, 8); out->f = v; break; }
+    case GK_V_BOOL:
+        if (b[0] > 1) return fail(r, GK_E_BOOL, at, "bool value %u is neither 0 nor 1", b[0]);
+        out->b = b[0] != 0;
+        break;
+    default: return fail(r, GK_E_VALUE_TYPE, at, "internal: not a scalar type %d", (int)t);
+    }
+    return GK_OK;
+}
+
+/* Array of numbers or bools: one packed block, swapped to host order. */
+static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value *out) {
+    size_t es = gk_vtype_size(elem);
+    uint64_t at = r->pos;
+    uint8_t *data = NULL;
+    if (n > 0) {
+        data = malloc(n * es);
+        if (data == NULL) return fail(r, GK_E_NOMEM, at, "out of memory for %llu elements", (unsigned long long)n);
+        gk_status st = read_into(r, data, n * es, "array elements");
+        if (st != GK_OK) {
+            free(data);
+            return st;
+        }
+    }
+    if (r->swap && es > 1) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint8_t *e = data + i * es;
+            for (size_t k = 0; k < es / 2; k++) {
+                uint8_t tmp = e[k];
+                e[k] = e[es - 1 - k];
+                e[es - 1 - k] = tmp;
+            }
+        }
+    }
+    if (elem == GK_V_BOOL) {
+        for (uint64_t i = 0; i < n; i++) {
+            if (data[i] > 1) {
+                gk_status st = fail(r, GK_E_BOOL, at + i, "element %llu: bool value %u is neither 0 nor 1",
+                                    (unsigned long long)i, data[i]);
+                free(data);
+                return st;
+            }
+        }
+    }
+    out->arr.data = data;
+    return GK_OK;
+}
+
+/* Array of strings: read into a pool, then pack into the single-block form. */
+static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
+    gk_str *items = n ? calloc(n, sizeof *items) : NULL;
+    if (n && items == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
+    char *pool = NULL;
+    size_t pool_len = 0, pool_cap = 0;
+    gk_status st = GK_OK;
+    bool warned = false;
+    for (uint64_t i = 0; i < n && st == GK_OK; i++) {
+        uint64_t at = r->pos, len;
+        char what[48];
+        snprintf(what, sizeof what, "element %llu: string", (unsigned long long)i);
+        st = rd_str_len(r, &len, what);
+        if (st != GK_OK) break;
+        if (pool_len + len + 1 > pool_cap) {
+            size_t cap = pool_cap ? pool_cap : 4096;
+            while (cap < pool_len + len + 1) cap *= 2;
+            char *np = realloc(pool, cap);
+            if (np == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
+            pool = np;
+            pool_cap = cap;
+        }
+        st = read_into(r, pool + pool_len, len, what);
+        if (st != GK_OK) break;
+        if (!warned && !gk_utf8_valid(pool + pool_len, len)) {
+            warn_bad_utf8(r, at, what);
+            warned = true;
+        }
+        pool[pool_len + len] = '\0';
+        items[i].ptr = (const char *)(uintptr_t)pool_len;  /* offset until packed */
+        items[i].len = len;
+        pool_len += len + 1;
+    }
+    if (st == GK_OK && n > 0) {
+        for (uint64_t i = 0; i < n; i++) items[i].ptr = pool + (uintptr_t)items[i].ptr;
+        out->arr.data = gk_str_array_pack(items, n);
+        if (out->arr.data == NULL) st = fail(r, GK_E_NOMEM, r->pos, "out of memory");
+    }
+    free(items);
+    free(pool);
+    return st;
+}
+
+static gk_status rd_array(reader *r, gk_value *out, int depth) {
+    uint64_t at = r->pos;
+    if (depth >= GK_MAX_ARRAY_DEPTH)
+        return fail(r, GK_E_NESTING, at, "arrays nested deeper than %d levels", GK_MAX_ARRAY_DEPTH);
+    uint32_t elem;
+    gk_status st = rd_u32(r, &elem, "array element type");
+    if (st != GK_OK) return st;
+    if (elem >= GK_V_COUNT)
+        return fail(r, GK_E_VALUE_TYPE, at, "unknown array element type %u", elem);
+    uint64_t count_at = r->pos, n;
+    st = rd_count(r, &n, "array length");
+    if (st != GK_OK) return st;
+    uint64_t min_bytes = elem == GK_V_STR ? count_bytes(r)
+                       : elem == GK_V_ARR ? 4 + count_bytes(r)
+                                          : gk_vtype_size((gk_vtype)elem);
+    st = check_count(r, n, min_bytes, count_at, "array length");
+    if (st != GK_OK) return st;
+    out->type = GK_V_ARR;
+    out->arr.elem = (gk_vtype)elem;
+    out->arr.n = n;
+    out->arr.data = NULL;
+    if (elem == GK_V_STR) return rd_string_array(r, n, out);
+    if (elem != GK_V_ARR) return rd_number_array(r, (gk_vtype)elem, n, out);
+
+    if (depth == 0)
+        gk_file_add_warning(r->f, GK_RULE_LLAMACPP, (int64_t)at,
+                            "%s: array of arrays (allowed by the spec; llama.cpp refuses to load it)",
+                            r->ctx);
+    gk_value *items = n ? calloc(n, sizeof *items) : NULL;
+    if (n && items == NULL) return fail(r, GK_E_NOMEM, at, "out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        st = rd_array(r, &items[i], depth + 1);
+        if (st != GK_OK) {
+            items[i].type = GK_V_ARR;
+            for (uint64_t j = 0; j <= i; j++) gk_value_free(&items[j]);
+            free(items);
+            return st;
+        }
+    }
+    out->arr.data = items;
+    return GK_OK;
+}
+
+static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth) {
+    memset(out, 0, sizeof *out);
+    if (type == GK_V_STR) {
+        out->type = GK_V_STR;
+        uint64_t at = r->pos;
+        gk_status st = rd_str(r, &out->s, "string value");
+        if (st == GK_OK && !gk_utf8_valid(out->s.ptr, out->s.len)) warn_bad_utf8(r, at, "string value");
+        return st;
+    }
+    if (type == GK_V_ARR) return rd_array(r, out, depth);
+    return rd_scalar(r, type, out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Header, metadata, tensor directory                                       */
+/* ------------------------------------------------------------------------ */
+
+static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
+    const uint8_t *p;
+    gk_status st = need(r, 4, &p, "magic");
+    if (st != GK_OK) return gk_error_set(r->err, GK_E_MAGIC, 0, "not a GGUF file: shorter than the 4-byte magic");
+    bool reversed = memcmp(p, "FUGG", 4) == 0;
+    if (!reversed && memcmp(p, "GGUF", 4) != 0)
+        return gk_error_set(r->err, GK_E_MAGIC, 0,
+                            "not a GGUF file: magic is %02x %02x %02x %02x, expected \"GGUF\"",
+                            p[0], p[1], p[2], p[3]);
+    uint32_t raw;
+    st = need(r, 4, &p, "version");
+    if (st != GK_OK) return st;
+    memcpy(&raw, p, 4);
+    r->swap = reversed || (raw & 0xFFFF) == 0;
+    uint32_t version = r->swap ? gk_bswap32(raw) : raw;
+    if (version < 1 || version > 3)
+        return gk_error_set(r->err, GK_E_VERSION, 4, "unsupported GGUF version %u (known: 1, 2, 3)", version);
+    r->version = version;
+    const uint16_t probe = 1;
+    bool host_little = *(const uint8_t *)&probe == 1;
+    r->f->model->version = version;
+    r->f->model->big_endian = host_little ? r->swap : !r->swap;
+
+    uint64_t at = r->pos;
+    st = rd_count(r, n_tensors, "tensor count");
+    if (st != GK_OK) return st;
+    uint64_t at_kv = r->pos;
+    st = rd_count(r, n_kv, "metadata count");
+    if (st != GK_OK) return st;
+    st = check_count(r, *n_kv, count_bytes(r) + 1 + 4 + 1, at_kv, "metadata count");
+    if (st != GK_OK) return st;
+    return check_count(r, *n_tensors, count_bytes(r) + 1 + 4 + 4 + 8, at, "tensor count");
+}
+
+static gk_status rd_kv(reader *r, uint64_t index, gk_strset *seen) {
+    uint64_t start = r->pos;
+    set_ctx(r, "metadata pair %llu", (unsigned long long)index);
+    gk_str key;
+    gk_status st = rd_str(r, &key, "key");
+    if (st != GK_OK) return st;
+    char *kp = (char *)key.ptr;
+    if (key.len == 0) {
+        free(kp);
+        return fail(r, GK_E_EMPTY_KEY, start, "empty key");
+    }
+    if (!gk_utf8_valid(key.ptr, key.len) || memchr(key.ptr, '\0', key.len)) {
+        free(kp);
+        return fail(r, GK_E_UTF8, start, "key is not valid UTF-8 text");
+    }
+    set_ctx(r, "%.*s", (int)(key.len > 120 ? 120 : key.len), key.ptr);
+    int added = gk_strset_insert(seen, key.ptr, key.len);
+    if (added <= 0) {
+        free(kp);
+        return added < 0 ? fail(r, GK_E_NOMEM, start, "out of memory")
+                         : fail(r, GK_E_DUP_KEY, start, "duplicate key (first defined earlier)");
+    }
+    uint64_t type_at = r->pos;
+    uint32_t type;
+    st = rd_u32(r, &type, "value type");
+    if (st != GK_OK) { free(kp); return st; }
+    if (type >= GK_V_COUNT) {
+        free(kp);
+        return fail(r, GK_E_VALUE_TYPE, type_at, "unknown value type %u", type);
+    }
+    gk_value v;
+    st = rd_value(r, (gk_vtype)type, &v, 0);
+    if (st != GK_OK) {
+        gk_value_free(&v);
+        free(kp);
+        return st;
+    }
+    if (gk_model_append_kv_owned(r->f->model, kp, key.len, &v, (int64_t)start) != GK_OK) {
+        gk_value_free(&v);
+        free(kp);
+        return fail(r, GK_E_NOMEM, start, "out of memory");
+    }
+    return GK_OK;
+}
+
+/* general.alignment: must be a u32, non-zero, a power of two or a multiple of 8. */
+static gk_status check_alignment(reader *r) {
+    int64_t i = gk_kv_find(r->f->model, "general.alignment");
+    r->ctx[0] = '\0';
+    if (i < 0) return GK_OK;
+    const gk_kv *kv = gk_kv_at(r->f->model, (size_t)i);
+    uint64_t at = (uint64_t)kv->file_offset;
+    if (kv->value.type != GK_V_U32)
+        return fail(r, GK_E_ALIGN_TYPE, at, "general.alignment is %s, must be UINT32",
+                    gk_vtype_name(kv->value.type));
+    uint64_t a = kv->value.u;
+    bool pow2 = a != 0 && (a & (a - 1)) == 0;
+    if (a == 0) return fail(r, GK_E_ALIGN_VALUE, at, "general.alignment is 0");
+    if (!pow2 && a % 8 != 0)
+        return fail(r, GK_E_ALIGN_VALUE, at,
+                    "general.alignment %llu is neither a power of two nor a multiple of 8",
+                    (unsigned long long)a);
+    if (!pow2)
+        gk_file_add_warning(r->f, GK_RULE_LLAMACPP, (int64_t)at,
+                            "general.alignment %llu is a multiple of 8 but not a power of two "
+                            "(llama.cpp refuses it)", (unsigned long long)a);
+    else if (a < 8)
+        gk_file_add_warning(r->f, GK_RULE_SPEC, (int64_t)at,
+                            "general.alignment %llu is not a multiple of 8 as the spec asks "
+                            "(llama.cpp accepts it)", (unsigned long long)a);
+    return GK_OK;
+}
+
+static gk_status rd_tensor_info(reader *r, uint64_t index, gk_strset *seen) {
+    uint64_t start = r->pos;
+    set_ctx(r, "tensor %llu", (unsigned long long)index);
+    gk_tensor t = { .file_offset = (int64_t)start };
+    gk_status st = rd_str(r, &t.name, "name");
+    if (st != GK_OK) return st;
+    char *np = (char *)t.name.ptr;
+#define BAIL(expr) do { gk_status s_ = (expr); free(np); return s_; } while (0)
+    if (t.name.len == 0) BAIL(fail(r, GK_E_EMPTY_NAME, start, "empty tensor name"));
+    if (!gk_utf8_valid(t.name.ptr, t.name.len) || memchr(t.name.ptr, '\0', t.name.len))
+        BAIL(fail(r, GK_E_UTF8, start, "tensor name is not valid UTF-8 text"));
+    set_ctx(r, "tensor '%.*s'", (int)(t.name.len > 120 ? 120 : t.name.len), t.name.ptr);
+    int added = gk_strset_insert(seen, t.name.ptr, t.name.len);
+    if (added < 0) BAIL(fail(r, GK_E_NOMEM, start, "out of memory"));
+    if (added == 0) BAIL(fail(r, GK_E_DUP_TENSOR, start, "duplicate tensor name"));
+    if (t.name.len > 63)
+        gk_file_add_warning(r->f, GK_RULE_LLAMACPP, (int64_t)start,
+                            "%s: name is %llu bytes; llama.cpp allows at most 63", r->ctx,
+                            (unsigned long long)t.name.len);
+    uint64_t dims_at = r->pos;
+    st = rd_u32(r, &t.n_dims, "dimension count");
+    if (st != GK_OK) BAIL(st);
+    if (t.n_dims > GK_MAX_DIMS)
+        BAIL(fail(r, GK_E_NDIMS, dims_at, "%u dimensions (at most %d)", t.n_dims, GK_MAX_DIMS));
+    if (t.n_dims == 0)
+        gk_file_add_warning(r->f, GK_RULE_SPEC, (int64_t)dims_at,
+                            "%s: zero dimensions (a scalar)", r->ctx);
+    for (int d = 0; d < GK_MAX_DIMS; d++) t.ne[d] = 1;
+    for (uint32_t d = 0; d < t.n_dims; d++) {
+        uint64_t at = r->pos;
+        st = rd_count(r, &t.ne[d], "dimension");
+        if (st != GK_OK) BAIL(st);
+        if ((int64_t)t.ne[d] < 0)
+            BAIL(fail(r, GK_E_DIM, at, "dimension %u is %lld (negative)", d, (long long)(int64_t)t.ne[d]));
+    }
+    uint64_t elems = 1;
+    for (int d = 0; d < GK_MAX_DIMS; d++) {
+        if (t.ne[d] != 0 && elems > (uint64_t)INT64_MAX / t.ne[d])
+            BAIL(fail(r, GK_E_DIM_OVERFLOW, dims_at, "element count overflows 64 bits"));
+        elems *= t.ne[d];
+    }
+    uint64_t type_at = r->pos;
+    st = rd_u32(r, &t.type, "type");
+    if (st != GK_OK) BAIL(st);
+    if (gk_type_is_retired(t.type))
+        BAIL(fail(r, GK_E_TENSOR_TYPE_RETIRED, type_at,
+                  "tensor type %u (%s) was removed from ggml; convert the model again", t.type,
+                  gk_type_retired_name(t.type)));
+    const gk_type_info *ti = gk_type_get(t.type);
+    if (ti == NULL) BAIL(fail(r, GK_E_TENSOR_TYPE, type_at, "unknown tensor type %u", t.type));
+    if (t.ne[0] % ti->block_elems != 0)
+        BAIL(fail(r, GK_E_ROW_BLOCK, dims_at, "row length %llu is not a multiple of %s's block of %u",
+                  (unsigned long long)t.ne[0], ti->name, ti->block_elems));
+    if (gk_tensor_nbytes(t.type, t.ne, &t.nbytes) != GK_OK)
+        BAIL(fail(r, GK_E_DIM_OVERFLOW, dims_at, "byte size overflows 64 bits"));
+    st = rd_u64(r, &t.offset, "data offset");
+    if (st != GK_OK) BAIL(st);
+    if (gk_model_append_tensor_owned(r->f->model, &t) != GK_OK) BAIL(fail(r, GK_E_NOMEM, start, "out of memory"));
+#undef BAIL
+    return GK_OK;
+}
+
+static int cmp_by_offset(const void *a, const void *b) {
+    const gk_tensor *x = *(const gk_tensor *const *)a, *y = *(const gk_tensor *const *)b;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    return 0;
+}
+
+/* A data-placement problem: an error, or a warning when reading leniently. */
+static gk_status placement(reader *r, gk_status code, uint64_t at, const char *msg) {
+    if (r->flags & GK_OPEN_LENIENT) {
+        gk_file_add_warning(r->f, GK_RULE_SPEC, (int64_t)at, "%s", msg);
+        return GK_OK;
+    }
+    return gk_error_set(r->err, code, (int64_t)at, "%s", msg);
+}
+
+static gk_status check_placement(reader *r) {
+    gk_model *m = r->f->model;
+    uint64_t align = gk_model_alignment(m);
+    char msg[GK_MESSAGE_MAX];
+    gk_status st;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const gk_tensor *t = &m->tensors[i];
+        uint64_t at = (uint64_t)t->file_offset;
+        if (t->offset % align != 0) {
+            snprintf(msg, sizeof msg, "tensor '%s': data offset %llu is not a multiple of the alignment %llu",
+                     t->name.ptr, (unsigned long long)t->offset, (unsigned long long)align);
+            if ((st = placement(r, GK_E_OFFSET_ALIGN, at, msg)) != GK_OK) return st;
+        }
+        uint64_t begin = r->f->data_offset + t->offset;
+        if (t->offset > r->f->size || begin > r->f->size || t->nbytes > r->f->size - begin) {
+            snprintf(msg, sizeof msg,
+                     "tensor '%s': data [%llu, +%llu) runs past the end of the file (%llu bytes)",
+                     t->name.ptr, (unsigned long long)begin, (unsigned long long)t->nbytes,
+                     (unsigned long long)r->f->size);
+            if ((st = placement(r, GK_E_DATA_EOF, at, msg)) != GK_OK) return st;
+        }
+    }
+    if (m->n_tensors < 2) return GK_OK;
+    const gk_tensor **order = malloc(m->n_tensors * sizeof *order);
+    if (order == NULL) return gk_error_set(r->err, GK_E_NOMEM, -1, "out of memory");
+    for (size_t i = 0; i < m->n_tensors; i++) order[i] = &m->tensors[i];
+    qsort(order, m->n_tensors, sizeof *order, cmp_by_offset);
+    st = GK_OK;
+    for (size_t i = 0; i + 1 < m->n_tensors && st == GK_OK; i++) {
+        const gk_tensor *a = order[i], *b = order[i + 1];
+        if (a->nbytes > 0 && b->nbytes > 0 && a->offset + a->nbytes > b->offset) {
+            snprintf(msg, sizeof msg, "tensors '%s' and '%s' overlap: [%llu, %llu) and [%llu, %llu)",
+                     a->name.ptr, b->name.ptr, (unsigned long long)a->offset,
+                     (unsigned long long)(a->offset + a->nbytes), (unsigned long long)b->offset,
+                     (unsigned long long)(b->offset + b->nbytes));
+            st = placement(r, GK_E_OVERLAP, (uint64_t)b->file_offset, msg);
+        }
+    }
+    free(order);
+    return st;
+}
+
+static gk_status parse(reader *r) {
+    uint64_t n_tensors, n_kv;
+    gk_status st = rd_preamble(r, &n_tensors, &n_kv);
+    if (st != GK_OK) return st;
+    gk_strset seen = { 0 };
+    for (uint64_t i = 0; i < n_kv && st == GK_OK; i++) st = rd_kv(r, i, &seen);
+    gk_strset_free(&seen);
+    if (st != GK_OK) return st;
+    if ((st = check_alignment(r)) != GK_OK) return st;
+    for (uint64_t i = 0; i < n_tensors && st == GK_OK; i++) st = rd_tensor_info(r, i, &seen);
+    gk_strset_free(&seen);
+    if (st != GK_OK) return st;
+    r->ctx[0] = '\0';
+    r->f->header_end = r->pos;
+    r->f->data_offset = gk_align_up(r->pos, gk_model_alignment(r->f->model));
+    return check_placement(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+/* ------------------------------------------------------------------------ */
+
+void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...) {
+    if (f->n_warnings == f->cap_warnings) {
+        if (f->cap_warnings >= 4096) return;   /* enough to tell the story */
+        size_t cap = f->cap_warnings ? f->cap_warnings * 2 : 8;
+        gk_warning *w = realloc(f->warnings, cap * sizeof *w);
+        if (w == NULL) return;
+        f->warnings = w;
+        f->cap_warnings = cap;
+    }
+    gk_warning *w = &f->warnings[f->n_warnings++];
+    w->rule = rule;
+    w->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->message, sizeof w->message, fmt, ap);
+    va_end(ap);
+}
+
+static gk_status open_common(gk_file *f, unsigned flags, gk_file **out, gk_error *err) {
+    gk_error local;
+    if (err == NULL) err = &local;
+    gk_error_clear(err);
+    f->model = gk_model_new();
+    reader r = { .f = f, .err = err, .flags = flags };
+    if (f->model == NULL) {
+        gk_close(f);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    if (f->mem) {
+        r.win = f->mem;
+        r.win_len = (size_t)f->size;
+    } else if ((r.buf = malloc(WINDOW_BYTES)) == NULL) {
+        gk_close(f);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    gk_status st = parse(&r);
+    free(r.buf);
+    if (st != GK_OK) {
+        gk_close(f);
+        return st;
+    }
+    *out = f;
+    return GK_OK;
+}
+
+gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err) {
+    *out = NULL;
+    gk_file *f = calloc(1, sizeof *f);
+    if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f);
+        return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(e));
+    }
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+        int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
+        close(f->fd);
+        free(f);
+        return gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(e));
+    }
+    f->size = (uint64_t)sb.st_size;
+    f->path = strdup(path);
+    if (f->path == NULL) {
+        close(f->fd);
+        free(f);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    return open_common(f, flags, out, err);
+}
+
+gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out, gk_error *err) {
+    *out = NULL;
+    gk_file *f = calloc(1, sizeof *f);
+    if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    f->fd = -1;
+    f->mem = data ? data : (const uint8_t *)"";
+    f->size = size;
+    f->path = strdup("");
+    return open_common(f, flags, out, err);
+}
+
+void gk_close(gk_file *f) {
+    if (f == NULL) return;
+    if (f->fd >= 0) close(f->fd);
+    gk_model_free(f->model);
+    free(f->warnings);
+    free(f->path);
+    free(f);
+}
+
+gk_model *gk_file_model(gk_file *f) { return f->model; }
+const char *gk_file_path(const gk_file *f) { return f->path ? f->path : ""; }
+uint64_t gk_file_size(const gk_file *f) { return f->size; }
+uint64_t gk_file_header_end(const gk_file *f) { return f->header_end; }
+uint64_t gk_file_data_offset(const gk_file *f) { return f->data_offset; }
+int gk_file_fd(const gk_file *f) { return f->fd; }
+size_t gk_file_warning_count(const gk_file *f) { return f->n_warnings; }
+const gk_warning *gk_file_warning_at(const gk_file *f, size_t i) {
+    return i < f->n_warnings ? &f->warnings[i] : NULL;
+}

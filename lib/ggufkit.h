@@ -1,0 +1,504 @@
+/*
+ * ggufkit.h - public interface of libggufkit.
+ *
+ * libggufkit reads, validates, edits and writes GGUF files, the container used by
+ * llama.cpp and most local-LLM tools. Every function reports failure through a
+ * gk_status return and, where given, a caller-owned gk_error that names what went
+ * wrong and the byte offset in the file where it happened. The library never
+ * prints, never exits and never aborts on bad input.
+ *
+ * The file grammar (all integers in the file's byte order, little-endian unless the
+ * file was converted):
+ *
+ *   file        := header kv* tensor_info* padding data
+ *   header      := magic:"GGUF" version:u32 n_tensors:count n_kv:count
+ *   count       := u64 (v2, v3) | u32 (v1)
+ *   kv          := key:string type:u32 value(type)
+ *   string      := len:count bytes[len]            (UTF-8, not NUL terminated)
+ *   value(t)    := u8|i8|u16|i16|u32|i32|f32|bool(u8 0/1)|string|u64|i64|f64
+ *                | array := elem_type:u32 n:count value(elem_type)*n
+ *   tensor_info := name:string n_dims:u32 ne:u64[n_dims] (u32 in v1)
+ *                  type:u32 offset:u64
+ *   padding     := zero bytes up to align_up(here, alignment)
+ *   data        := tensor bytes, each at data_start + offset, offsets aligned
+ *
+ * alignment is the u32 value of `general.alignment`, or 32 when absent.
+ * ne[0] is the row length (fastest varying). Byte order is not stored; a
+ * version whose low 16 bits read as zero in host order marks the other order.
+ *
+ * Handles are opaque except for the small read-only views (gk_kv, gk_tensor,
+ * gk_value, gk_type_info) that iterators fill or return.
+ */
+#ifndef GGUFKIT_H
+#define GGUFKIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GK_VERSION_STRING "0.1.0"
+
+/* ======================================================================== */
+/* Status codes and errors                                                  */
+/* ======================================================================== */
+
+typedef enum gk_status {
+    GK_OK = 0,
+    /* environment */
+    GK_E_IO,              /* a read, write, fsync or rename failed */
+    GK_E_NOMEM,           /* allocation failed */
+    GK_E_ARG,             /* invalid argument from the caller */
+    GK_E_NOT_FOUND,       /* key or tensor not present */
+    GK_E_TYPE_MISMATCH,   /* value is not of the requested type */
+    GK_E_EXISTS,          /* destination exists, or name already taken */
+    GK_E_SAME_FILE,       /* output would overwrite an input */
+    GK_E_UNSUPPORTED,     /* valid but not implemented for this operation */
+    /* file structure */
+    GK_E_MAGIC,           /* first four bytes are not "GGUF" */
+    GK_E_VERSION,         /* version other than 1, 2 or 3 */
+    GK_E_TRUNCATED,       /* file ends inside a field */
+    GK_E_COUNT,           /* a count or length exceeds the bytes that remain */
+    GK_E_VALUE_TYPE,      /* unknown metadata value type */
+    GK_E_BOOL,            /* bool byte other than 0 or 1 */
+    GK_E_UTF8,            /* key or string value is not valid UTF-8 */
+    GK_E_EMPTY_KEY,       /* key of length zero */
+    GK_E_DUP_KEY,         /* the same key twice */
+    GK_E_NESTING,         /* arrays nested deeper than GK_MAX_ARRAY_DEPTH */
+    GK_E_ALIGN_TYPE,      /* general.alignment is not a u32 */
+    GK_E_ALIGN_VALUE,     /* general.alignment zero, or neither power of two nor multiple of 8 */
+    GK_E_EMPTY_NAME,      /* tensor name of length zero */
+    GK_E_DUP_TENSOR,      /* the same tensor name twice */
+    GK_E_NDIMS,           /* more than GK_MAX_DIMS dimensions */
+    GK_E_DIM,             /* a dimension is zero or negative when read as int64 */
+    GK_E_DIM_OVERFLOW,    /* product of dimensions or byte size overflows */
+    GK_E_TENSOR_TYPE,     /* unknown tensor type id */
+    GK_E_TENSOR_TYPE_RETIRED, /* type id removed from ggml (4, 5, 31-33, 36-38) */
+    GK_E_ROW_BLOCK,       /* ne[0] not a multiple of the type's block size */
+    GK_E_OFFSET_ALIGN,    /* tensor offset not a multiple of the alignment */
+    GK_E_DATA_EOF,        /* tensor data runs past the end of the file */
+    GK_E_OVERLAP,         /* two tensors' data overlap */
+    GK_E_STRING_TOO_LONG, /* string longer than the format or a limit allows */
+    GK_E_CORRUPT,         /* other inconsistency (described in the message) */
+    GK_E_INTERRUPTED,     /* stopped by the caller (progress callback) */
+    GK_STATUS_COUNT
+} gk_status;
+
+/* Where a rule comes from, for findings and errors. */
+typedef enum gk_rule {
+    GK_RULE_SPEC = 0,     /* the GGUF specification */
+    GK_RULE_LLAMACPP,     /* llama.cpp / ggml's loader */
+    GK_RULE_PYTHON,       /* the gguf python reader */
+    GK_RULE_SCHEMA        /* model-family conventions (verify --schema) */
+} gk_rule;
+
+#define GK_MESSAGE_MAX 512
+
+/* A caller-owned error report. offset is a byte offset in the file, or -1. */
+typedef struct gk_error {
+    gk_status code;
+    gk_rule rule;
+    int64_t offset;
+    char message[GK_MESSAGE_MAX];
+} gk_error;
+
+/* A non-fatal observation made while reading (see gk_file_warnings). */
+typedef struct gk_warning {
+    gk_rule rule;        /* whose rule the file breaks */
+    int64_t offset;      /* byte offset in the file, or -1 */
+    char message[GK_MESSAGE_MAX];
+} gk_warning;
+
+/** gk_status_name() :
+ *  @return : a short stable identifier of a status ("truncated", "dup-key"...). */
+const char *gk_status_name(gk_status s);
+
+/** gk_error_clear() : resets an error report to GK_OK, offset -1, empty message. */
+void gk_error_clear(gk_error *err);
+
+/** gk_error_set() : fills an error report (printf-style message) and
+ *  @return : code, so callers can `return gk_error_set(err, ...)`. err may be NULL. */
+gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ======================================================================== */
+/* Type table                                                               */
+/* ======================================================================== */
+
+#define GK_TYPE_COUNT 40   /* ids 0..39 */
+#define GK_MAX_DIMS 4
+#define GK_MAX_ARRAY_DEPTH 16
+#define GK_DEFAULT_ALIGNMENT 32
+
+/* ggml tensor type ids (as stored in the file). */
+typedef enum gk_type {
+    GK_TYPE_F32 = 0, GK_TYPE_F16 = 1, GK_TYPE_Q4_0 = 2, GK_TYPE_Q4_1 = 3,
+    GK_TYPE_Q5_0 = 6, GK_TYPE_Q5_1 = 7, GK_TYPE_Q8_0 = 8, GK_TYPE_Q8_1 = 9,
+    GK_TYPE_Q2_K = 10, GK_TYPE_Q3_K = 11, GK_TYPE_Q4_K = 12, GK_TYPE_Q5_K = 13,
+    GK_TYPE_Q6_K = 14, GK_TYPE_Q8_K = 15, GK_TYPE_IQ2_XXS = 16, GK_TYPE_IQ2_XS = 17,
+    GK_TYPE_IQ3_XXS = 18, GK_TYPE_IQ1_S = 19, GK_TYPE_IQ4_NL = 20, GK_TYPE_IQ3_S = 21,
+    GK_TYPE_IQ2_S = 22, GK_TYPE_IQ4_XS = 23, GK_TYPE_I8 = 24, GK_TYPE_I16 = 25,
+    GK_TYPE_I32 = 26, GK_TYPE_I64 = 27, GK_TYPE_F64 = 28, GK_TYPE_IQ1_M = 29,
+    GK_TYPE_BF16 = 30, GK_TYPE_TQ1_0 = 34, GK_TYPE_TQ2_0 = 35, GK_TYPE_MXFP4 = 39
+} gk_type;
+
+/* Quantize whole rows: nrows rows of n_per_row floats from src into dst blocks.
+ * imatrix (may be NULL) holds n_per_row importance weights shared by all rows. */
+typedef void (*gk_quantize_fn)(const float *src, void *dst, int64_t nrows,
+                               int64_t n_per_row, const float *imatrix);
+/* Dequantize n elements (a multiple of the block size) from src blocks to dst. */
+typedef void (*gk_dequantize_fn)(const void *src, float *dst, int64_t n);
+/* Reverse the byte order of nblocks consecutive blocks in place (the swap is its
+ * own inverse: it turns the little-endian layout into the big-endian one and back). */
+typedef void (*gk_byteswap_fn)(void *blocks, int64_t nblocks);
+
+/* Facts of one tensor type. Retired and unknown ids have name == NULL. */
+typedef struct gk_type_info {
+    uint32_t id;
+    const char *name;          /* "Q4_K" */
+    uint32_t block_elems;      /* elements per block (1 for plain types) */
+    uint32_t block_bytes;      /* bytes per block */
+    bool quantized;            /* a block format (as opposed to plain numbers) */
+    bool retired;              /* id once used by ggml and since removed */
+    gk_dequantize_fn dequantize;  /* NULL when not available */
+    gk_quantize_fn quantize;      /* NULL when not available */
+    gk_byteswap_fn byteswap;      /* NULL when not available */
+    bool needs_imatrix;        /* quantizing without an importance matrix is refused */
+} gk_type_info;
+
+/** gk_type_get() :
+ *  @return : the facts of type id, or NULL when id is not a known, current type. */
+const gk_type_info *gk_type_get(uint32_t id);
+
+/** gk_type_lookup() :
+ *  @return : the facts of a type by name (case-insensitive, "q4_k"), or NULL. */
+const gk_type_info *gk_type_lookup(const char *name);
+
+/** gk_type_is_retired() : @return : true for ids ggml once used and removed. */
+bool gk_type_is_retired(uint32_t id);
+
+/** gk_type_retired_name() : @return : the old name of a retired id ("Q4_2"), else NULL. */
+const char *gk_type_retired_name(uint32_t id);
+
+/** gk_type_row_bytes() :
+ *  @return : bytes of a row of n elements of type id, or 0 if n is not a whole
+ *            number of blocks or the type is unknown. */
+uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
+
+/** gk_ftype_name() : names llama.cpp's file type numbers (`general.file_type`,
+ *  llama.h's enum llama_ftype) the way llama-quantize does: 15 -> "Q4_K_M",
+ *  0 -> "F32", 1024 -> "GUESSED". Numbers llama.cpp dropped keep their old names.
+ *  @return : a static string, or NULL for a number llama.cpp never used. */
+const char *gk_ftype_name(uint32_t ftype);
+
+/* ======================================================================== */
+/* Metadata values                                                          */
+/* ======================================================================== */
+
+typedef enum gk_vtype {
+    GK_V_U8 = 0, GK_V_I8 = 1, GK_V_U16 = 2, GK_V_I16 = 3, GK_V_U32 = 4, GK_V_I32 = 5,
+    GK_V_F32 = 6, GK_V_BOOL = 7, GK_V_STR = 8, GK_V_ARR = 9, GK_V_U64 = 10,
+    GK_V_I64 = 11, GK_V_F64 = 12,
+    GK_V_COUNT
+} gk_vtype;
+
+/* A string: bytes are not NUL terminated in general (ptr[len] is NUL for strings
+ * the library allocates, which is all of them). */
+typedef struct gk_str {
+    const char *ptr;
+    uint64_t len;
+} gk_str;
+
+/* A metadata value. Arrays hold their elements packed in host order:
+ *   numbers and bools: an array of the C type (uint8_t, int16_t, float, ...;
+ *   bool as uint8_t 0/1), strings: gk_str[], arrays: gk_value[] (each GK_V_ARR). */
+typedef struct gk_value {
+    gk_vtype type;
+    union {
+        uint64_t u;        /* U8 U16 U32 U64 */
+        int64_t i;         /* I8 I16 I32 I64 */
+        double f;          /* F32 (exactly widened) F64 */
+        bool b;            /* BOOL */
+        gk_str s;          /* STR */
+        struct {
+            gk_vtype elem;
+            uint64_t n;
+            const void *data;
+        } arr;             /* ARR */
+    };
+} gk_value;
+
+/* One key/value pair as it stands in the model. */
+typedef struct gk_kv {
+    gk_str key;
+    gk_value value;
+    int64_t file_offset;   /* where the pair starts in the file read, or -1 if new */
+} gk_kv;
+
+/** gk_vtype_name() : @return : "UINT32", "STRING", "ARRAY" ... (the dump names) or NULL. */
+const char *gk_vtype_name(gk_vtype t);
+
+/** gk_vtype_short_name() : @return : "u32", "str", "arr" ... or NULL. */
+const char *gk_vtype_short_name(gk_vtype t);
+
+/** gk_vtype_size() : @return : bytes of one scalar value in the file (0 for STR and ARR). */
+size_t gk_vtype_size(gk_vtype t);
+
+/* ======================================================================== */
+/* The in-memory model: ordered metadata and the tensor directory           */
+/* ======================================================================== */
+
+typedef struct gk_model gk_model;
+
+/* One tensor directory entry. */
+typedef struct gk_tensor {
+    gk_str name;
+    uint32_t n_dims;
+    uint64_t ne[GK_MAX_DIMS];   /* unused dimensions are 1 */
+    uint32_t type;
+    uint64_t offset;            /* relative to the data section */
+    uint64_t nbytes;            /* bytes of tensor data */
+    int64_t file_offset;        /* where the entry starts in the file read, or -1 */
+} gk_tensor;
+
+/** gk_model_new() : @return : an empty model (v3, little-endian, alignment 32) or NULL. */
+gk_model *gk_model_new(void);
+
+/** gk_model_clone() : @return : a deep copy of m, or NULL when out of memory. */
+gk_model *gk_model_clone(const gk_model *m);
+
+/** gk_model_free() : releases a model (NULL is accepted). */
+void gk_model_free(gk_model *m);
+
+/** gk_model_version() : @return : GGUF version the model was read as (or will be written as). */
+uint32_t gk_model_version(const gk_model *m);
+/** gk_model_set_version() : sets the version used when writing (2 or 3). */
+gk_status gk_model_set_version(gk_model *m, uint32_t version, gk_error *err);
+/** gk_model_big_endian() : @return : true if the model was read from / will be written in big-endian. */
+bool gk_model_big_endian(const gk_model *m);
+/** gk_model_set_big_endian() : chooses the byte order used when writing. */
+void gk_model_set_big_endian(gk_model *m, bool big);
+/** gk_model_alignment() : @return : general.alignment when valid, else 32. */
+uint32_t gk_model_alignment(const gk_model *m);
+
+/** gk_kv_count() : @return : number of key/value pairs. */
+size_t gk_kv_count(const gk_model *m);
+/** gk_kv_at() : @return : pair i (0-based, file order) or NULL when out of range.
+ *  The pointer stays valid until the model is next modified. */
+const gk_kv *gk_kv_at(const gk_model *m, size_t i);
+/** gk_kv_find() : @return : the index of key, or -1. */
+int64_t gk_kv_find(const gk_model *m, const char *key);
+/** gk_kv_get() : @return : the value of key, or NULL. */
+const gk_value *gk_kv_get(const gk_model *m, const char *key);
+
+/** gk_kv_get_uint() : reads an unsigned or non-negative signed integer value.
+ *  @return : GK_OK, GK_E_NOT_FOUND, or GK_E_TYPE_MISMATCH (not an integer, or negative). */
+gk_status gk_kv_get_uint(const gk_model *m, const char *key, uint64_t *out);
+/** gk_kv_get_int() : reads any integer value that fits int64. */
+gk_status gk_kv_get_int(const gk_model *m, const char *key, int64_t *out);
+/** gk_kv_get_float() : reads an F32/F64 (or integer) value as double. */
+gk_status gk_kv_get_float(const gk_model *m, const char *key, double *out);
+/** gk_kv_get_str() : reads a string value (pointer into the model). */
+gk_status gk_kv_get_str(const gk_model *m, const char *key, gk_str *out);
+
+/** gk_kv_set() : sets key to a deep copy of value. An existing key keeps its
+ *  position and takes the new value (whatever its type); a new key is appended.
+ *  @return : GK_OK, GK_E_ARG (bad key or value), GK_E_NOMEM. */
+gk_status gk_kv_set(gk_model *m, const char *key, const gk_value *value, gk_error *err);
+/** gk_kv_set_last() : like gk_kv_set, but an existing key is removed first so the
+ *  pair ends up last (the way llama.cpp's writer sets keys). */
+gk_status gk_kv_set_last(gk_model *m, const char *key, const gk_value *value, gk_error *err);
+/** gk_kv_set_u32() / _str() etc. : conveniences over gk_kv_set. */
+gk_status gk_kv_set_u32(gk_model *m, const char *key, uint32_t v, gk_error *err);
+gk_status gk_kv_set_str(gk_model *m, const char *key, const char *v, gk_error *err);
+/** gk_kv_delete() : removes key. @return : GK_OK or GK_E_NOT_FOUND. */
+gk_status gk_kv_delete(gk_model *m, const char *key);
+/** gk_kv_rename() : renames a key in place. @return : GK_E_NOT_FOUND, GK_E_EXISTS, GK_OK. */
+gk_status gk_kv_rename(gk_model *m, const char *old_key, const char *new_key, gk_error *err);
+
+/** gk_tensor_count() : @return : number of tensors in the directory. */
+size_t gk_tensor_count(const gk_model *m);
+/** gk_tensor_at() : @return : tensor i (directory order) or NULL. */
+const gk_tensor *gk_tensor_at(const gk_model *m, size_t i);
+/** gk_tensor_find() : @return : index of the tensor named name, or -1. */
+int64_t gk_tensor_find(const gk_model *m, const char *name);
+/** gk_tensor_add() : appends a tensor (offset 0 until gk_model_layout) and
+ *  computes its byte size. @return : GK_OK, GK_E_EXISTS, GK_E_ARG (dims/type/row). */
+gk_status gk_tensor_add(gk_model *m, const char *name, uint32_t type, uint32_t n_dims,
+                        const uint64_t *ne, gk_error *err);
+/** gk_tensor_set_type() : changes a tensor's type and recomputes its size. */
+gk_status gk_tensor_set_type(gk_model *m, size_t i, uint32_t type, gk_error *err);
+/** gk_tensor_set_offset() : sets a tensor's data offset (relative to the data section). */
+void gk_tensor_set_offset(gk_model *m, size_t i, uint64_t offset);
+/** gk_tensor_clear() : removes every tensor. */
+void gk_tensor_clear(gk_model *m);
+
+/** gk_model_layout() : places every tensor canonically: in directory order, each at
+ *  the next multiple of the model's alignment. @return : total data section size
+ *  (without padding after the last tensor). */
+uint64_t gk_model_layout(gk_model *m);
+
+/** gk_model_header_size() : @return : bytes of magic, counts, KV and tensor
+ *  directory as the writer would lay them out (before alignment padding). */
+uint64_t gk_model_header_size(const gk_model *m);
+
+/** gk_model_data_start() : @return : gk_model_header_size aligned up to the alignment. */
+uint64_t gk_model_data_start(const gk_model *m);
+
+/* ======================================================================== */
+/* Reading                                                                  */
+/* ======================================================================== */
+
+typedef struct gk_file gk_file;
+
+/* Options for gk_open. */
+enum {
+    GK_OPEN_DEFAULT = 0,
+    GK_OPEN_LENIENT = 1 << 0,   /* data-placement problems become warnings */
+};
+
+/** gk_open() : opens a GGUF file and parses its header, metadata and tensor
+ *  directory, validating all of it. Tensor data is not read.
+ *  @return : GK_OK and *out set, or an error status with err filled. */
+gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err);
+
+/** gk_open_memory() : like gk_open over a caller-owned buffer that must outlive the handle. */
+gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out,
+                         gk_error *err);
+
+/** gk_close() : releases a file handle (NULL accepted). */
+void gk_close(gk_file *f);
+
+/** gk_file_model() : @return : the model read from f (owned by f; may be modified). */
+gk_model *gk_file_model(gk_file *f);
+/** gk_file_path() : @return : the path f was opened with ("" for memory). */
+const char *gk_file_path(const gk_file *f);
+/** gk_file_size() : @return : size in bytes of the file. */
+uint64_t gk_file_size(const gk_file *f);
+/** gk_file_header_end() : @return : offset just past the tensor directory. */
+uint64_t gk_file_header_end(const gk_file *f);
+/** gk_file_data_offset() : @return : file offset where the data section starts. */
+uint64_t gk_file_data_offset(const gk_file *f);
+/** gk_file_fd() : @return : the file descriptor, or -1 for a memory source. */
+int gk_file_fd(const gk_file *f);
+
+/** gk_file_warning_count() / gk_file_warning_at() : the warnings found while reading. */
+size_t gk_file_warning_count(const gk_file *f);
+const gk_warning *gk_file_warning_at(const gk_file *f, size_t i);
+
+/** gk_file_read() : reads len bytes at absolute file offset off into buf.
+ *  @return : GK_OK, or GK_E_TRUNCATED / GK_E_IO with err filled. */
+gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err);
+
+/** gk_file_tensor_read() : reads len bytes of tensor i's data starting at byte
+ *  `start` of that tensor, in file byte order. */
+gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, size_t len,
+                              gk_error *err);
+
+/* ======================================================================== */
+/* Writing                                                                  */
+/* ======================================================================== */
+
+/** gk_header_serialize() : serializes magic, counts, metadata and tensor directory of
+ *  m in its version and byte order, followed by zero padding up to the data section
+ *  (gk_model_data_start). *out is malloc'ed; the caller frees it.
+ *  @return : GK_OK or an error (e.g. a value that cannot be written in v1). */
+gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len, gk_error *err);
+
+/* An output file published atomically: bytes go to a temporary file in the
+ * destination's folder; gk_sink_commit fsyncs it and renames it into place;
+ * gk_sink_abort (or a failed commit) removes it. */
+typedef struct gk_sink gk_sink;
+
+enum {
+    GK_SINK_DEFAULT = 0,
+    GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
+};
+
+/** gk_sink_open() : creates the temporary file for dest. Refuses when dest exists
+ *  (unless GK_SINK_OVERWRITE). */
+gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
+/** gk_sink_write() : appends bytes. */
+gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
+/** gk_sink_write_zeros() : appends n zero bytes. */
+gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
+/** gk_sink_copy_from() : appends len bytes read from fd at offset off, using
+ *  copy_file_range where possible, a bounded buffer otherwise. */
+gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
+/** gk_sink_offset() : @return : bytes written so far. */
+uint64_t gk_sink_offset(const gk_sink *s);
+/** gk_sink_commit() : fsyncs, renames into place, fsyncs the folder, frees s. */
+gk_status gk_sink_commit(gk_sink *s, gk_error *err);
+/** gk_sink_abort() : removes the temporary file and frees s (NULL accepted). */
+void gk_sink_abort(gk_sink *s);
+
+/** gk_same_file() : @return : true if paths a and b name the same existing file. */
+bool gk_same_file(const char *a, const char *b);
+
+/* ======================================================================== */
+/* Pipeline: write a model whose tensor bytes come from opened files        */
+/* ======================================================================== */
+
+/* Where output tensor i's bytes come from. The transform follows from the types
+ * and byte orders: same type and order -> copied unchanged (copy_file_range);
+ * same type, other order -> blocks byte-swapped; other type -> each row is
+ * dequantized to F32 and quantized to the output type. */
+typedef struct gk_step {
+    gk_file *src;             /* the opened input holding the tensor */
+    size_t src_tensor;        /* its index in src's model */
+    const float *imatrix;     /* importance weights (ne[0] floats) for quantizing, or NULL */
+} gk_step;
+
+/* Progress report: bytes of input processed so far out of total. Returning false
+ * stops the run with GK_E_INTERRUPTED. */
+typedef bool (*gk_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct gk_write_opts {
+    unsigned sink_flags;      /* GK_SINK_* */
+    bool pad_end;             /* pad after the last tensor (ggml's writer does) */
+    int threads;              /* worker threads for conversions (<= 0: all cores) */
+    gk_progress_fn progress;  /* may be NULL */
+    void *progress_ctx;
+    uint64_t reserve;         /* reserved for later use; 0 */
+} gk_write_opts;
+
+/** gk_write_model() : lays out `out` canonically (gk_model_layout) and writes it
+ *  to dest atomically: header, then each tensor's bytes from steps[i] (one step
+ *  per output tensor, same order), zero padding between tensors and, with
+ *  pad_end, after the last. Memory stays bounded whatever the model size.
+ *  @return : GK_OK, or an error with nothing left at dest. */
+gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
+                         const gk_write_opts *opts, gk_error *err);
+
+/** gk_default_threads() : @return : the number of online cores (at least 1). */
+int gk_default_threads(void);
+
+/* ======================================================================== */
+/* Model conventions (verify --schema)                                      */
+/* ======================================================================== */
+
+/* One finding of a convention check. */
+typedef struct gk_finding {
+    bool is_error;
+    char message[GK_MESSAGE_MAX];
+} gk_finding;
+
+/** gk_schema_check() : checks a model against the LLaMA-family conventions:
+ *  general.architecture and its required ARCH.* keys with sensible types and
+ *  values, consistent tokenizer arrays and special token ids, and the standard
+ *  tensor names with shapes that agree with the hyperparameters.
+ *  *out (malloc'ed, free with gk_findings_free) receives *n findings.
+ *  @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_schema_check(const gk_model *m, gk_finding **out, size_t *n);
+
+/** gk_findings_free() : releases an array from gk_schema_check (NULL accepted). */
+void gk_findings_free(gk_finding *findings);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGUFKIT_H */

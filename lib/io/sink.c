@@ -1,0 +1,201 @@
+/*
+ * sink.c - output files published atomically.
+ *
+ * Bytes go to a temporary file created beside the destination (same folder, so
+ * the final rename cannot cross filesystems). Commit fsyncs the file, renames it
+ * over the destination (or refuses to replace one unless asked) and fsyncs the
+ * folder; abort, or any failure, removes the temporary file. The destination is
+ * therefore either untouched or complete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ggufkit.h"
+
+#define COPY_CHUNK (4u << 20)
+
+struct gk_sink {
+    char *dest;
+    char *tmp;
+    char *dir;
+    int fd;
+    unsigned flags;
+    uint64_t offset;
+};
+
+bool gk_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static char *dir_of(const char *path) {
+    char *copy = strdup(path);
+    if (copy == NULL) return NULL;
+    char *d = strdup(dirname(copy));
+    free(copy);
+    return d;
+}
+
+gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err) {
+    *out = NULL;
+    struct stat sb;
+    if (!(flags & GK_SINK_OVERWRITE) && lstat(dest, &sb) == 0)
+        return gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists (use --force to replace it)", dest);
+    gk_sink *s = calloc(1, sizeof *s);
+    if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    s->flags = flags;
+    s->fd = -1;
+    s->dest = strdup(dest);
+    s->dir = dir_of(dest);
+    char *copy = strdup(dest);
+    if (s->dest == NULL || s->dir == NULL || copy == NULL) {
+        free(copy);
+        gk_sink_abort(s);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    const char *base = basename(copy);
+    size_t n = strlen(s->dir) + strlen(base) + 32;
+    s->tmp = malloc(n);
+    if (s->tmp == NULL) {
+        free(copy);
+        gk_sink_abort(s);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    snprintf(s->tmp, n, "%s/.%s.ggufkit-XXXXXX", s->dir, base);
+    free(copy);
+    s->fd = mkostemp(s->tmp, O_CLOEXEC);
+    if (s->fd < 0) {
+        int e = errno;
+        free(s->tmp);
+        s->tmp = NULL;
+        gk_sink_abort(s);
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot create a file in %s: %s", dest,
+                            s->dir ? s->dir : ".", strerror(e));
+    }
+    fchmod(s->fd, 0644);
+    *out = s;
+    return GK_OK;
+}
+
+gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err) {
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = write(s->fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return gk_error_set(err, GK_E_IO, (int64_t)s->offset, "%s: write failed: %s", s->dest,
+                                strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+        s->offset += (uint64_t)n;
+    }
+    return GK_OK;
+}
+
+gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err) {
+    static const uint8_t zeros[4096];
+    while (n > 0) {
+        size_t chunk = n > sizeof zeros ? sizeof zeros : (size_t)n;
+        gk_status st = gk_sink_write(s, zeros, chunk, err);
+        if (st != GK_OK) return st;
+        n -= chunk;
+    }
+    return GK_OK;
+}
+
+static gk_status copy_buffered(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
+    size_t cap = len < COPY_CHUNK ? (size_t)len : COPY_CHUNK;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    if (buf == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status st = GK_OK;
+    while (len > 0 && st == GK_OK) {
+        size_t chunk = len > cap ? cap : (size_t)len;
+        ssize_t n = pread(fd, buf, chunk, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            st = gk_error_set(err, GK_E_IO, (int64_t)off, "read failed: %s", strerror(errno));
+        } else if (n == 0) {
+            st = gk_error_set(err, GK_E_TRUNCATED, (int64_t)off, "input ended early (it shrank while being copied?)");
+        } else {
+            st = gk_sink_write(s, buf, (size_t)n, err);
+            off += (uint64_t)n;
+            len -= (uint64_t)n;
+        }
+    }
+    free(buf);
+    return st;
+}
+
+gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
+    while (len > 0) {
+        loff_t in_off = (loff_t)off;
+        size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
+        ssize_t n = copy_file_range(fd, &in_off, s->fd, NULL, chunk, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            /* Not supported here (or a short source): finish with plain reads, which
+             * also report a truncated input precisely. */
+            return copy_buffered(s, fd, off, len, err);
+        }
+        off += (uint64_t)n;
+        len -= (uint64_t)n;
+        s->offset += (uint64_t)n;
+    }
+    return GK_OK;
+}
+
+uint64_t gk_sink_offset(const gk_sink *s) { return s->offset; }
+
+gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
+    gk_status st = GK_OK;
+    if (fsync(s->fd) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", s->dest, strerror(errno));
+    } else if (close(s->fd) != 0) {
+        s->fd = -1;
+        st = gk_error_set(err, GK_E_IO, -1, "%s: close failed: %s", s->dest, strerror(errno));
+    } else {
+        s->fd = -1;
+        int rc = (s->flags & GK_SINK_OVERWRITE)
+                     ? rename(s->tmp, s->dest)
+                     : renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dest, RENAME_NOREPLACE);
+        if (rc != 0 && errno == EINVAL && !(s->flags & GK_SINK_OVERWRITE)) {
+            /* Filesystem without RENAME_NOREPLACE: check, then rename. */
+            struct stat sb;
+            if (lstat(s->dest, &sb) == 0) errno = EEXIST;
+            else rc = rename(s->tmp, s->dest);
+        }
+        if (rc != 0) {
+            st = errno == EEXIST ? gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists", s->dest)
+                                 : gk_error_set(err, GK_E_IO, -1, "%s: rename failed: %s", s->dest,
+                                                strerror(errno));
+        } else {
+            free(s->tmp);
+            s->tmp = NULL;  /* published: nothing to remove */
+            int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (dfd >= 0) {
+                fsync(dfd);
+                close(dfd);
+            }
+        }
+    }
+    gk_sink_abort(s);
+    return st;
+}
+
+void gk_sink_abort(gk_sink *s) {
+    if (s == NULL) return;
+    if (s->fd >= 0) close(s->fd);
+    if (s->tmp) unlink(s->tmp);
+    free(s->tmp);
+    free(s->dest);
+    free(s->dir);
+    free(s);
+}

@@ -1,0 +1,140 @@
+/*
+ * value.c - metadata value types: names, sizes, deep copy, release, UTF-8 check.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/value.h"
+
+static const struct {
+    const char *name;
+    const char *short_name;
+    size_t file_size;
+    size_t mem_size;
+} vtype_facts[GK_V_COUNT] = {
+    [GK_V_U8] = { "UINT8", "u8", 1, 1 },
+    [GK_V_I8] = { "INT8", "i8", 1, 1 },
+    [GK_V_U16] = { "UINT16", "u16", 2, 2 },
+    [GK_V_I16] = { "INT16", "i16", 2, 2 },
+    [GK_V_U32] = { "UINT32", "u32", 4, 4 },
+    [GK_V_I32] = { "INT32", "i32", 4, 4 },
+    [GK_V_F32] = { "FLOAT32", "f32", 4, 4 },
+    [GK_V_BOOL] = { "BOOL", "bool", 1, 1 },
+    [GK_V_STR] = { "STRING", "str", 0, sizeof(gk_str) },
+    [GK_V_ARR] = { "ARRAY", "arr", 0, sizeof(gk_value) },
+    [GK_V_U64] = { "UINT64", "u64", 8, 8 },
+    [GK_V_I64] = { "INT64", "i64", 8, 8 },
+    [GK_V_F64] = { "FLOAT64", "f64", 8, 8 },
+};
+
+const char *gk_vtype_name(gk_vtype t) {
+    return (unsigned)t < GK_V_COUNT ? vtype_facts[t].name : NULL;
+}
+
+const char *gk_vtype_short_name(gk_vtype t) {
+    return (unsigned)t < GK_V_COUNT ? vtype_facts[t].short_name : NULL;
+}
+
+size_t gk_vtype_size(gk_vtype t) {
+    return (unsigned)t < GK_V_COUNT ? vtype_facts[t].file_size : 0;
+}
+
+size_t gk_vtype_elem_size(gk_vtype t) {
+    return (unsigned)t < GK_V_COUNT ? vtype_facts[t].mem_size : 0;
+}
+
+gk_str *gk_str_array_pack(const gk_str *items, uint64_t n) {
+    size_t bytes = 0;
+    for (uint64_t i = 0; i < n; i++) bytes += items[i].len + 1;
+    if (n > (SIZE_MAX - bytes) / sizeof(gk_str)) return NULL;
+    gk_str *out = malloc(n * sizeof(gk_str) + bytes + 1);
+    if (out == NULL) return NULL;
+    char *pool = (char *)(out + n);
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(pool, items[i].ptr, items[i].len);
+        pool[items[i].len] = '\0';
+        out[i].ptr = pool;
+        out[i].len = items[i].len;
+        pool += items[i].len + 1;
+    }
+    return out;
+}
+
+gk_status gk_value_copy(gk_value *dst, const gk_value *src) {
+    *dst = *src;
+    if (src->type == GK_V_STR) {
+        char *p = malloc(src->s.len + 1);
+        if (p == NULL) return GK_E_NOMEM;
+        if (src->s.len) memcpy(p, src->s.ptr, src->s.len);
+        p[src->s.len] = '\0';
+        dst->s.ptr = p;
+        return GK_OK;
+    }
+    if (src->type != GK_V_ARR) return GK_OK;
+    uint64_t n = src->arr.n;
+    dst->arr.data = NULL;
+    if (src->arr.elem == GK_V_STR) {
+        if (n == 0) return GK_OK;
+        dst->arr.data = gk_str_array_pack(src->arr.data, n);
+        return dst->arr.data ? GK_OK : GK_E_NOMEM;
+    }
+    size_t es = gk_vtype_elem_size(src->arr.elem);
+    if (n == 0 || es == 0) return GK_OK;
+    if (n > SIZE_MAX / es) return GK_E_NOMEM;
+    void *block = malloc(n * es);
+    if (block == NULL) return GK_E_NOMEM;
+    if (src->arr.elem != GK_V_ARR) {
+        memcpy(block, src->arr.data, n * es);
+        dst->arr.data = block;
+        return GK_OK;
+    }
+    gk_value *out = block;
+    const gk_value *in = src->arr.data;
+    for (uint64_t i = 0; i < n; i++) {
+        if (gk_value_copy(&out[i], &in[i]) != GK_OK) {
+            for (uint64_t j = 0; j < i; j++) gk_value_free(&out[j]);
+            free(block);
+            return GK_E_NOMEM;
+        }
+    }
+    dst->arr.data = block;
+    return GK_OK;
+}
+
+void gk_value_free(gk_value *v) {
+    if (v->type == GK_V_STR) {
+        free((void *)v->s.ptr);
+    } else if (v->type == GK_V_ARR) {
+        if (v->arr.elem == GK_V_ARR) {
+            gk_value *items = (gk_value *)v->arr.data;
+            for (uint64_t i = 0; items && i < v->arr.n; i++) gk_value_free(&items[i]);
+        }
+        free((void *)v->arr.data);
+    }
+    memset(v, 0, sizeof *v);
+}
+
+bool gk_utf8_valid(const char *str, uint64_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    uint64_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int extra;
+        uint32_t cp;
+        if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
+        else return false;
+        if (n - i <= (uint64_t)extra) return false;
+        for (int k = 1; k <= extra; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000))
+            return false; /* overlong */
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += (uint64_t)extra + 1;
+    }
+    return true;
+}

@@ -1,0 +1,33 @@
+/*
+ * value.h - internal ownership rules for gk_value.
+ *
+ * A gk_value owned by the model owns its memory:
+ *   STR: s.ptr is malloc'ed and NUL terminated.
+ *   ARR of numbers/bools: arr.data is one malloc'ed block of packed host values.
+ *   ARR of STR: arr.data is one malloc'ed block: gk_str[n] followed by the bytes
+ *               (each NUL terminated) the entries point into.
+ *   ARR of ARR: arr.data is a malloc'ed gk_value[n], each owning its own memory.
+ */
+#ifndef GK_META_VALUE_H
+#define GK_META_VALUE_H
+
+#include "ggufkit.h"
+
+/** gk_value_copy() : deep-copies src into *dst. @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_value_copy(gk_value *dst, const gk_value *src);
+
+/** gk_value_free() : releases what v owns and leaves it an empty U8. */
+void gk_value_free(gk_value *v);
+
+/** gk_str_array_pack() : builds the single-block form of a string array from n
+ *  strings. @return : the block (free with free()) or NULL when out of memory. */
+gk_str *gk_str_array_pack(const gk_str *items, uint64_t n);
+
+/** gk_vtype_elem_size() : @return : bytes of one element of type t as held in memory
+ *  (packed host values; sizeof(gk_str) for STR, sizeof(gk_value) for ARR). */
+size_t gk_vtype_elem_size(gk_vtype t);
+
+/** gk_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
+bool gk_utf8_valid(const char *s, uint64_t n);
+
+#endif

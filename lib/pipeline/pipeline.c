@@ -1,0 +1,252 @@
+/*
+ * pipeline.c - executes a write plan: the output model's header, then every
+ * output tensor's bytes taken from an opened input, copied, byte-swapped or
+ * converted through F32, in bounded row chunks, published atomically.
+ *
+ * Tensors that pass unchanged go through copy_file_range. Conversions read a
+ * chunk of whole rows, split it between worker threads (each dequantizes its
+ * rows to F32 and quantizes them to the output type), and append the result; the
+ * bytes do not depend on the thread count because every row is converted alone.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/file.h"
+#include "meta/model.h"
+
+#define CHUNK_F32_BYTES (8u << 20)   /* F32 working set of one chunk, all threads */
+#define SWAP_CHUNK_BYTES (4u << 20)
+#define MAX_THREADS 64
+
+int gk_default_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > MAX_THREADS ? MAX_THREADS : (int)n);
+}
+
+typedef struct progress {
+    const gk_write_opts *opts;
+    uint64_t done, total;
+} progress;
+
+static gk_status advance(progress *p, uint64_t bytes, gk_error *err) {
+    p->done += bytes;
+    if (p->opts->progress && !p->opts->progress(p->opts->progress_ctx, p->done, p->total))
+        return gk_error_set(err, GK_E_INTERRUPTED, -1, "interrupted");
+    return GK_OK;
+}
+
+/* Reads len bytes of a tensor's data. */
+static gk_status read_tensor_bytes(gk_file *src, size_t ti, uint64_t start, void *buf, size_t len,
+                                   gk_error *err) {
+    return gk_file_tensor_read(src, ti, start, buf, len, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Copy and byte swap                                                       */
+/* ------------------------------------------------------------------------ */
+
+static gk_status copy_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_error *err) {
+    const gk_tensor *t = gk_tensor_at(st->src->model, st->src_tensor);
+    uint64_t off = st->src->data_offset + t->offset;
+    if (st->src->fd >= 0) {
+        /* In slices, so progress moves and an interrupt is noticed. */
+        uint64_t left = t->nbytes;
+        while (left > 0) {
+            uint64_t n = left > (64u << 20) ? (64u << 20) : left;
+            gk_status s = gk_sink_copy_from(sink, st->src->fd, off, n, err);
+            if (s != GK_OK) return s;
+            off += n;
+            left -= n;
+            if ((s = advance(pr, n, err)) != GK_OK) return s;
+        }
+        return GK_OK;
+    }
+    return gk_sink_write(sink, st->src->mem + off, (size_t)t->nbytes, err) == GK_OK
+               ? advance(pr, t->nbytes, err)
+               : err->code;
+}
+
+static gk_status swap_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_error *err) {
+    const gk_tensor *t = gk_tensor_at(st->src->model, st->src_tensor);
+    const gk_type_info *ti = gk_type_get(t->type);
+    if (ti->byteswap == NULL)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: byte order conversion of %s is not available",
+                            t->name.ptr, ti->name);
+    uint64_t per = SWAP_CHUNK_BYTES / ti->block_bytes * ti->block_bytes;
+    if (per == 0) per = ti->block_bytes;
+    uint8_t *buf = malloc((size_t)per);
+    if (buf == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status s = GK_OK;
+    for (uint64_t at = 0; at < t->nbytes && s == GK_OK;) {
+        size_t n = (size_t)(t->nbytes - at < per ? t->nbytes - at : per);
+        s = read_tensor_bytes(st->src, st->src_tensor, at, buf, n, err);
+        if (s != GK_OK) break;
+        ti->byteswap(buf, (int64_t)(n / ti->block_bytes));
+        s = gk_sink_write(sink, buf, n, err);
+        if (s == GK_OK) s = advance(pr, n, err);
+        at += n;
+    }
+    free(buf);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Conversion through F32                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct convert_job {
+    const gk_type_info *from, *to;
+    bool swap_in, swap_out;
+    const uint8_t *src;       /* rows in the source format */
+    float *f32;               /* scratch, rows * n_per_row */
+    uint8_t *dst;             /* rows in the output format */
+    int64_t rows, n_per_row;
+    uint64_t src_row_bytes, dst_row_bytes;
+    const float *imatrix;
+} convert_job;
+
+static void *convert_rows(void *arg) {
+    convert_job *j = arg;
+    if (j->rows == 0) return NULL;
+    int64_t n = j->rows * j->n_per_row;
+    uint8_t *src = (uint8_t *)j->src;
+    if (j->swap_in) j->from->byteswap(src, n / j->from->block_elems);
+    j->from->dequantize(src, j->f32, n);
+    j->to->quantize(j->f32, j->dst, j->rows, j->n_per_row, j->imatrix);
+    if (j->swap_out) j->to->byteswap(j->dst, n / j->to->block_elems);
+    return NULL;
+}
+
+static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tensor *out_t,
+                                bool out_big, int threads, progress *pr, gk_error *err) {
+    const gk_tensor *t = gk_tensor_at(st->src->model, st->src_tensor);
+    const gk_type_info *from = gk_type_get(t->type), *to = gk_type_get(out_t->type);
+    bool swap_in = st->src->model->big_endian != false;
+    bool swap_out = out_big;
+    const uint16_t probe = 1;
+    if (*(const uint8_t *)&probe != 1) { swap_in = !swap_in; swap_out = !swap_out; }
+    if (from->dequantize == NULL)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot read %s values", t->name.ptr, from->name);
+    if (to->quantize == NULL)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot quantize to %s", t->name.ptr, to->name);
+    if ((swap_in && from->byteswap == NULL) || (swap_out && to->byteswap == NULL))
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: byte order conversion not available", t->name.ptr);
+    int64_t n_per_row = (int64_t)t->ne[0];
+    if (n_per_row == 0 || t->nbytes == 0) return GK_OK;
+    if (n_per_row % to->block_elems != 0)
+        return gk_error_set(err, GK_E_ROW_BLOCK, -1, "%s: row of %lld is not a whole number of %s blocks",
+                            t->name.ptr, (long long)n_per_row, to->name);
+    int64_t nrows = (int64_t)(t->ne[1] * t->ne[2] * t->ne[3]);
+    uint64_t src_row = gk_type_row_bytes(t->type, (uint64_t)n_per_row);
+    uint64_t dst_row = gk_type_row_bytes(out_t->type, (uint64_t)n_per_row);
+    int64_t chunk_rows = (int64_t)(CHUNK_F32_BYTES / ((uint64_t)n_per_row * 4));
+    if (chunk_rows < threads) chunk_rows = threads;
+    if (chunk_rows > nrows) chunk_rows = nrows;
+    uint8_t *src = malloc((size_t)(src_row * (uint64_t)chunk_rows));
+    float *f32 = malloc((size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows));
+    uint8_t *dst = malloc((size_t)(dst_row * (uint64_t)chunk_rows));
+    gk_status s = GK_OK;
+    if (src == NULL || f32 == NULL || dst == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    for (int64_t row = 0; row < nrows && s == GK_OK; row += chunk_rows) {
+        int64_t rows = nrows - row < chunk_rows ? nrows - row : chunk_rows;
+        s = read_tensor_bytes(st->src, st->src_tensor, (uint64_t)row * src_row, src,
+                              (size_t)(src_row * (uint64_t)rows), err);
+        if (s != GK_OK) break;
+        int nt = threads > rows ? (int)rows : threads;
+        convert_job jobs[MAX_THREADS];
+        pthread_t tids[MAX_THREADS];
+        bool started[MAX_THREADS] = { false };
+        int64_t per = rows / nt, extra = rows % nt, at = 0;
+        for (int k = 0; k < nt; k++) {
+            int64_t r = per + (k < extra ? 1 : 0);
+            jobs[k] = (convert_job){ from, to, swap_in, swap_out, src + (uint64_t)at * src_row,
+                                     f32 + at * n_per_row, dst + (uint64_t)at * dst_row, r, n_per_row,
+                                     src_row, dst_row, st->imatrix };
+            at += r;
+            if (k > 0) started[k] = pthread_create(&tids[k], NULL, convert_rows, &jobs[k]) == 0;
+            if (k > 0 && !started[k]) convert_rows(&jobs[k]);
+        }
+        convert_rows(&jobs[0]);
+        for (int k = 1; k < nt; k++)
+            if (started[k]) pthread_join(tids[k], NULL);
+        s = gk_sink_write(sink, dst, (size_t)(dst_row * (uint64_t)rows), err);
+        if (s == GK_OK) s = advance(pr, src_row * (uint64_t)rows, err);
+    }
+    free(src);
+    free(f32);
+    free(dst);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The whole file                                                           */
+/* ------------------------------------------------------------------------ */
+
+static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_step *st,
+                              int threads, progress *pr, gk_error *err) {
+    const gk_tensor *ot = &out->tensors[i];
+    const gk_tensor *it = gk_tensor_at(st->src->model, st->src_tensor);
+    if (it == NULL)
+        return gk_error_set(err, GK_E_ARG, -1, "%s: source tensor %zu does not exist", ot->name.ptr,
+                            st->src_tensor);
+    if (it->ne[0] != ot->ne[0] || it->ne[1] != ot->ne[1] || it->ne[2] != ot->ne[2] || it->ne[3] != ot->ne[3])
+        return gk_error_set(err, GK_E_ARG, -1, "%s: source tensor '%s' has other dimensions",
+                            ot->name.ptr, it->name.ptr);
+    bool same_order = st->src->model->big_endian == out->big_endian;
+    if (it->type == ot->type && same_order) return copy_tensor(sink, st, pr, err);
+    if (it->type == ot->type) return swap_tensor(sink, st, pr, err);
+    return convert_tensor(sink, st, ot, out->big_endian, threads, pr, err);
+}
+
+gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
+                         const gk_write_opts *opts, gk_error *err) {
+    gk_error local;
+    if (err == NULL) err = &local;
+    gk_error_clear(err);
+    gk_write_opts defaults = { 0 };
+    if (opts == NULL) opts = &defaults;
+    int threads = opts->threads > 0 ? opts->threads : gk_default_threads();
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    for (size_t i = 0; i < out->n_tensors; i++) {
+        const char *p = gk_file_path(steps[i].src);
+        if (p[0] && gk_same_file(p, dest))
+            return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite an input", dest);
+    }
+    gk_model_layout(out);
+    uint8_t *header;
+    size_t header_len;
+    gk_status s = gk_header_serialize(out, &header, &header_len, err);
+    if (s != GK_OK) return s;
+    gk_sink *sink;
+    s = gk_sink_open(dest, opts->sink_flags, &sink, err);
+    if (s != GK_OK) {
+        free(header);
+        return s;
+    }
+    /* A file without tensors ends with its header; pad it only as ggml's writer does. */
+    size_t write_len = out->n_tensors == 0 && !opts->pad_end ? (size_t)gk_model_header_size(out) : header_len;
+    s = gk_sink_write(sink, header, write_len, err);
+    free(header);
+    progress pr = { .opts = opts };
+    for (size_t i = 0; i < out->n_tensors; i++) {
+        const gk_tensor *it = gk_tensor_at(steps[i].src->model, steps[i].src_tensor);
+        if (it) pr.total += it->nbytes;
+    }
+    uint64_t align = gk_model_alignment(out);
+    for (size_t i = 0; i < out->n_tensors && s == GK_OK; i++) {
+        uint64_t want = header_len + out->tensors[i].offset;
+        s = gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err);
+        if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &pr, err);
+    }
+    if (s == GK_OK && opts->pad_end && out->n_tensors > 0) {
+        uint64_t end = gk_sink_offset(sink);
+        s = gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err);
+    }
+    if (s != GK_OK) {
+        gk_sink_abort(sink);
+        return s;
+    }
+    return gk_sink_commit(sink, err);
+}

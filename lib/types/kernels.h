@@ -1,0 +1,63 @@
+/*
+ * kernels.h - internal declarations of the per-family tensor kernels.
+ *
+ * Each family file (float.c, legacy.c, kquants.c, iquants.c, ternary.c, mxfp4.c)
+ * implements the three entry points of gk_type_info for its types:
+ *   gk_quantize_<t>   (const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+ *                      const float *imatrix)             whole rows, imatrix may be NULL
+ *   gk_dequantize_<t> (const void *src, float *dst, int64_t n)   n a multiple of the block
+ *   gk_byteswap_<t>   (void *blocks, int64_t nblocks)            in place, self-inverse
+ * Nothing outside lib/types calls these directly: callers go through gk_type_get().
+ */
+#ifndef GK_TYPES_KERNELS_H
+#define GK_TYPES_KERNELS_H
+
+#include "ggufkit.h"
+#include "types/fp16.h"
+
+#define GK_KERNELS(t)                                                                 \
+    void gk_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
+                         const float *imatrix);                                       \
+    void gk_dequantize_##t(const void *src, float *dst, int64_t n);                  \
+    void gk_byteswap_##t(void *blocks, int64_t nblocks);
+
+/* float.c (plain numbers; integer types dequantize as values and are not quantized) */
+GK_KERNELS(f32)
+GK_KERNELS(f16)
+GK_KERNELS(bf16)
+GK_KERNELS(f64)
+GK_KERNELS(i8)
+GK_KERNELS(i16)
+GK_KERNELS(i32)
+GK_KERNELS(i64)
+/* legacy.c */
+GK_KERNELS(q4_0)
+GK_KERNELS(q4_1)
+GK_KERNELS(q5_0)
+GK_KERNELS(q5_1)
+GK_KERNELS(q8_0)
+GK_KERNELS(q8_1)
+/* kquants.c */
+GK_KERNELS(q2_K)
+GK_KERNELS(q3_K)
+GK_KERNELS(q4_K)
+GK_KERNELS(q5_K)
+GK_KERNELS(q6_K)
+GK_KERNELS(q8_K)
+/* iquants.c */
+GK_KERNELS(iq2_xxs)
+GK_KERNELS(iq2_xs)
+GK_KERNELS(iq2_s)
+GK_KERNELS(iq3_xxs)
+GK_KERNELS(iq3_s)
+GK_KERNELS(iq1_s)
+GK_KERNELS(iq1_m)
+GK_KERNELS(iq4_nl)
+GK_KERNELS(iq4_xs)
+/* ternary.c */
+GK_KERNELS(tq1_0)
+GK_KERNELS(tq2_0)
+/* mxfp4.c */
+GK_KERNELS(mxfp4)
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * table.c - the one table of ggml tensor types.
+ *
+ * Every fact about a tensor type (name, block geometry, kernels) lives here; the
+ * rest of the library asks gk_type_get() instead of switching on type ids. Ids
+ * that ggml retired stay in the table, marked, so readers can say so.
+ */
+#include <strings.h>
+
+#include "ggufkit.h"
+#include "types/kernels.h"
+
+#define PLAIN(ID, NAME, BYTES, K)                                                       \
+    [ID] = { ID, NAME, 1, BYTES, false, false, gk_dequantize_##K, K##_QUANTIZE,       \
+             gk_byteswap_##K, false }
+#define BLOCK(ID, NAME, ELEMS, BYTES, K, IMAT)                                          \
+    [ID] = { ID, NAME, ELEMS, BYTES, true, false, gk_dequantize_##K, gk_quantize_##K, \
+             gk_byteswap_##K, IMAT }
+/* A block type whose kernels are not in the library yet: geometry only. */
+#define GEOMETRY(ID, NAME, ELEMS, BYTES, IMAT)                                          \
+    [ID] = { ID, NAME, ELEMS, BYTES, true, false, NULL, NULL, NULL, IMAT }
+#define RETIRED(ID, NAME) [ID] = { ID, NAME, 0, 0, true, true, NULL, NULL, NULL, false }
+
+/* Integer types are stored values, never a quantization target. */
+#define f32_QUANTIZE gk_quantize_f32
+#define f16_QUANTIZE gk_quantize_f16
+#define bf16_QUANTIZE gk_quantize_bf16
+#define f64_QUANTIZE NULL
+#define i8_QUANTIZE NULL
+#define i16_QUANTIZE NULL
+#define i32_QUANTIZE NULL
+#define i64_QUANTIZE NULL
+
+static const gk_type_info type_table[GK_TYPE_COUNT] = {
+    PLAIN(GK_TYPE_F32, "F32", 4, f32),
+    PLAIN(GK_TYPE_F16, "F16", 2, f16),
+    BLOCK(GK_TYPE_Q4_0, "Q4_0", 32, 18, q4_0, false),
+    BLOCK(GK_TYPE_Q4_1, "Q4_1", 32, 20, q4_1, false),
+    RETIRED(4, "Q4_2"),
+    RETIRED(5, "Q4_3"),
+    BLOCK(GK_TYPE_Q5_0, "Q5_0", 32, 22, q5_0, false),
+    BLOCK(GK_TYPE_Q5_1, "Q5_1", 32, 24, q5_1, false),
+    BLOCK(GK_TYPE_Q8_0, "Q8_0", 32, 34, q8_0, false),
+    BLOCK(GK_TYPE_Q8_1, "Q8_1", 32, 36, q8_1, false),
+    BLOCK(GK_TYPE_Q2_K, "Q2_K", 256, 84, q2_K, false),
+    BLOCK(GK_TYPE_Q3_K, "Q3_K", 256, 110, q3_K, false),
+    BLOCK(GK_TYPE_Q4_K, "Q4_K", 256, 144, q4_K, false),
+    BLOCK(GK_TYPE_Q5_K, "Q5_K", 256, 176, q5_K, false),
+    BLOCK(GK_TYPE_Q6_K, "Q6_K", 256, 210, q6_K, false),
+    BLOCK(GK_TYPE_Q8_K, "Q8_K", 256, 292, q8_K, false),
+    GEOMETRY(GK_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66, true),
+    GEOMETRY(GK_TYPE_IQ2_XS, "IQ2_XS", 256, 74, true),
+    GEOMETRY(GK_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98, false),
+    GEOMETRY(GK_TYPE_IQ1_S, "IQ1_S", 256, 50, true),
+    GEOMETRY(GK_TYPE_IQ4_NL, "IQ4_NL", 32, 18, false),
+    GEOMETRY(GK_TYPE_IQ3_S, "IQ3_S", 256, 110, false),
+    GEOMETRY(GK_TYPE_IQ2_S, "IQ2_S", 256, 82, true),
+    GEOMETRY(GK_TYPE_IQ4_XS, "IQ4_XS", 256, 136, false),
+    PLAIN(GK_TYPE_I8, "I8", 1, i8),
+    PLAIN(GK_TYPE_I16, "I16", 2, i16),
+    PLAIN(GK_TYPE_I32, "I32", 4, i32),
+    PLAIN(GK_TYPE_I64, "I64", 8, i64),
+    PLAIN(GK_TYPE_F64, "F64", 8, f64),
+    GEOMETRY(GK_TYPE_IQ1_M, "IQ1_M", 256, 56, true),
+    PLAIN(GK_TYPE_BF16, "BF16", 2, bf16),
+    RETIRED(31, "Q4_0_4_4"),
+    RETIRED(32, "Q4_0_4_8"),
+    RETIRED(33, "Q4_0_8_8"),
+    BLOCK(GK_TYPE_TQ1_0, "TQ1_0", 256, 54, tq1_0, false),
+    BLOCK(GK_TYPE_TQ2_0, "TQ2_0", 256, 66, tq2_0, false),
+    RETIRED(36, "IQ4_NL_4_4"),
+    RETIRED(37, "IQ4_NL_4_8"),
+    RETIRED(38, "IQ4_NL_8_8"),
+    BLOCK(GK_TYPE_MXFP4, "MXFP4", 32, 17, mxfp4, false),
+};
+
+const gk_type_info *gk_type_get(uint32_t id) {
+    if (id >= GK_TYPE_COUNT) return NULL;
+    const gk_type_info *t = &type_table[id];
+    if (t->name == NULL || t->retired) return NULL;
+    return t;
+}
+
+bool gk_type_is_retired(uint32_t id) {
+    return id < GK_TYPE_COUNT && type_table[id].retired;
+}
+
+const char *gk_type_retired_name(uint32_t id) {
+    return gk_type_is_retired(id) ? type_table[id].name : NULL;
+}
+
+const gk_type_info *gk_type_lookup(const char *name) {
+    if (name == NULL) return NULL;
+    for (uint32_t id = 0; id < GK_TYPE_COUNT; id++) {
+        const gk_type_info *t = &type_table[id];
+        if (t->name != NULL && !t->retired && strcasecmp(t->name, name) == 0) return t;
+    }
+    return NULL;
+}
+
+uint64_t gk_type_row_bytes(uint32_t id, uint64_t n) {
+    const gk_type_info *t = gk_type_get(id);
+    if (t == NULL || n % t->block_elems != 0) return 0;
+    return n / t->block_elems * t->block_bytes;
+}

@@ -1,0 +1,26 @@
+/*
+ * strset.h - a small growable hash set of byte strings, used to find duplicate
+ * keys and tensor names in one pass. Strings are borrowed, not copied.
+ */
+#ifndef GK_UTIL_STRSET_H
+#define GK_UTIL_STRSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gk_strset {
+    const char **ptrs;
+    uint64_t *lens;
+    size_t cap;     /* power of two, 0 when empty */
+    size_t count;
+} gk_strset;
+
+/** gk_strset_insert() : adds (s, len) unless present.
+ *  @return : 1 if added, 0 if it was already present, -1 when out of memory. */
+int gk_strset_insert(gk_strset *set, const char *s, uint64_t len);
+
+/** gk_strset_free() : releases the set's tables (not the strings). */
+void gk_strset_free(gk_strset *set);
+
+#endif
