@@ -30,6 +30,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_repack(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 /** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */

@@ -12,6 +12,7 @@ static const cmd_entry commands[] = {
     { "dump", cmd_dump, "list metadata and tensors (--json: gguf_dump.py's layout)" },
     { "verify", cmd_verify, "validate files fully and report every finding" },
     { "repack", cmd_repack, "rewrite a file through the writer (--alignment N)" },
+    { "quantize", cmd_quantize, "quantize tensors to a block format (llama-quantize compatible)" },
     { "synth", cmd_synth, "write a deterministic synthetic llama-shaped model" },
 };
 

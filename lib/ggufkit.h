@@ -477,6 +477,75 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
 int gk_default_threads(void);
 
 /* ======================================================================== */
+/* Quantization plans (the choices llama-quantize makes)                    */
+/* ======================================================================== */
+
+/* A target as llama-quantize names it: a file type (general.file_type) and the
+ * tensor type its eligible tensors get before any per-tensor mixing. */
+typedef struct gk_quant_target {
+    const char *name;         /* "Q4_K_M" */
+    uint32_t ftype;           /* llama.cpp's file type number */
+    uint32_t base_type;       /* gk_type id */
+    bool is_preset;           /* a mix (Q4_K_M ...) rather than a plain type */
+    bool is_copy;             /* COPY: tensors pass unchanged */
+} gk_quant_target;
+
+/** gk_quant_target_lookup() : finds a target by llama-quantize's name (case-
+ *  insensitive; aliases Q3_K, Q4_K, Q5_K mean the _M presets) or by file type
+ *  number ("15"). @return : the target or NULL. */
+const gk_quant_target *gk_quant_target_lookup(const char *name);
+
+/** gk_quant_target_at() : @return : target i of the table (for listings), or NULL past the end. */
+const gk_quant_target *gk_quant_target_at(size_t i);
+
+/** gk_quant_eligible() : @return : true when llama-quantize would quantize the tensor
+ *  (name ends in "weight", 2+ dimensions, not a norm, not one of the excluded kinds). */
+bool gk_quant_eligible(const char *name, uint32_t n_dims);
+
+/** gk_quant_fallback() : @return : the type llama-quantize falls back to when a row of
+ *  n elements is not a whole number of `type`'s blocks (F16 last), or `type` itself
+ *  when the row fits. */
+uint32_t gk_quant_fallback(uint32_t type, uint64_t n);
+
+typedef struct gk_quant_opts {
+    const gk_quant_target *target;
+    bool pure;                /* every eligible tensor gets the base type */
+    bool allow_requantize;    /* accept already-quantized inputs */
+    bool no_fallback;         /* a row that does not fit is an error, not a fallback */
+    bool leave_output;        /* keep output.weight as it is */
+    int32_t output_type;      /* type for output.weight, or -1 */
+    int32_t token_embd_type;  /* type for token_embd.weight, or -1 */
+} gk_quant_opts;
+
+/* One output tensor of a plan. */
+typedef struct gk_quant_entry {
+    size_t src_tensor;        /* index in the input model */
+    uint32_t from, to;        /* types before and after */
+    uint32_t wanted;          /* the type chosen before a fallback (== to without one) */
+} gk_quant_entry;
+
+typedef struct gk_quant_plan {
+    gk_model *out;            /* the output model (tensors in the writer's order) */
+    gk_quant_entry *entries;  /* one per output tensor, same order */
+    size_t n_entries;
+    size_t n_converted;       /* tensors whose type changes */
+    size_t n_fallbacks;       /* tensors that did not get the wanted type */
+    size_t n_requantized;     /* converted tensors whose input was already quantized */
+} gk_quant_plan;
+
+/** gk_quant_plan_build() : decides every tensor's output type as llama-quantize
+ *  does and builds the output model: tensors ordered by layer number then name,
+ *  metadata copied in order, then general.quantization_version = 2 and
+ *  general.file_type set (moved to the end), split.* removed.
+ *  @return : GK_OK, or an error naming the tensor (requantize refused, fallback
+ *            refused, no kernel for a type). */
+gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_quant_plan *plan,
+                              gk_error *err);
+
+/** gk_quant_plan_free() : releases a plan's model and entries. */
+void gk_quant_plan_free(gk_quant_plan *plan);
+
+/* ======================================================================== */
 /* Model conventions (verify --schema)                                      */
 /* ======================================================================== */
 

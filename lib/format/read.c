@@ -141,7 +141,7 @@ static gk_status rd_u64(reader *r, uint64_t *v, const char *what) {
 /* A count or length: 32 bits in GGUF v1, 64 bits after. */
 static gk_status rd_count(reader *r, uint64_t *v, const char *what) {
     if (r->version == 1) {
-        uint32_t c;
+        uint32_t c = 0;
         gk_status st = rd_u32(r, &c, what);
         *v = c;
         return st;
