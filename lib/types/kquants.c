@@ -1,0 +1,974 @@
+/*
+ * kquants.c - the "K" super-block quantizations of ggml: Q2_K, Q3_K, Q4_K, Q5_K,
+ * Q6_K and Q8_K (256 elements per block).
+ *
+ * Quantization reproduces ggml's reference quantizers bit for bit: without an
+ * importance matrix the quantize_row_q*_K_ref algorithms, with one the weighted
+ * per-row algorithms ggml's quantize_q*_K use (Q8_K has no weighted form and ignores
+ * it). Every float expression keeps ggml's types and order of operations; the file
+ * must be built without -ffast-math and with -ffp-contract=off (meson.build sets it).
+ *
+ * Block layouts (ggml-common.h), byte offsets, and what gk_byteswap_* swaps:
+ *
+ *   type  bytes  layout                                            swapped members
+ *   Q2_K   84    scales[16] qs[64] d:half@80 dmin:half@82          d, dmin (2 bytes)
+ *   Q3_K  110    hmask[32] qs[64] scales[12] d:half@108            d (2 bytes)
+ *   Q4_K  144    d:half@0 dmin:half@2 scales[12] qs[128]           d, dmin (2 bytes)
+ *   Q5_K  176    d:half@0 dmin:half@2 scales[12] qh[32] qs[128]    d, dmin (2 bytes)
+ *   Q6_K  210    ql[128] qh[64] scales[16](int8) d:half@208        d (2 bytes)
+ *   Q8_K  292    d:float@0 qs[256](int8) bsums[16]:int16@260       d (4 bytes), each bsums[i] (2)
+ *
+ * Byte arrays (quants, packed scales, int8 values) have no byte order and stay as
+ * they are. Kernels work on a local copy of each block, so src/dst need no alignment.
+ * Scale searches shared with the legacy types come from quant_util.h.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "types/kernels.h"
+#include "types/quant_util.h"
+
+#define QK_K 256
+
+typedef struct {
+    uint8_t scales[QK_K / 16]; /* low nibble scale, high nibble min */
+    uint8_t qs[QK_K / 4];
+    uint16_t d;
+    uint16_t dmin;
+} block_q2_K;
+
+typedef struct {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12]; /* sixteen 6-bit scales */
+    uint16_t d;
+} block_q3_K;
+
+typedef struct {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[12]; /* eight 6-bit scales and eight 6-bit mins */
+    uint8_t qs[QK_K / 2];
+} block_q4_K;
+
+typedef struct {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[12];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} block_q5_K;
+
+typedef struct {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    uint16_t d;
+} block_q6_K;
+
+typedef struct {
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+} block_q8_K;
+
+_Static_assert(sizeof(block_q2_K) == 84 && offsetof(block_q2_K, d) == 80, "q2_K layout");
+_Static_assert(sizeof(block_q3_K) == 110 && offsetof(block_q3_K, d) == 108, "q3_K layout");
+_Static_assert(sizeof(block_q4_K) == 144 && offsetof(block_q4_K, qs) == 16, "q4_K layout");
+_Static_assert(sizeof(block_q5_K) == 176 && offsetof(block_q5_K, qs) == 48, "q5_K layout");
+_Static_assert(sizeof(block_q6_K) == 210 && offsetof(block_q6_K, d) == 208, "q6_K layout");
+_Static_assert(sizeof(block_q8_K) == 292 && offsetof(block_q8_K, bsums) == 260, "q8_K layout");
+
+/* ------------------------------------------------------------------------ */
+/* Scale-search helpers only the K-quants use (ggml's make_q3_quants and     */
+/* make_qp_quants, same float order); the shared ones (gk_nearest_int,       */
+/* gk_make_qx_quants, gk_make_qkx2/3_quants) live in quant_util.h.           */
+/* ------------------------------------------------------------------------ */
+
+static inline float half_to_float(uint16_t h) { return gk_fp16_to_fp32(h); }
+static inline uint16_t float_to_half(float f) { return gk_fp32_to_fp16(f); }
+
+/* Symmetric 3-bit style quantization (levels -nmax..nmax-1, stored offset by
+ * nmax) refined by up to five passes of per-element coordinate descent on the
+ * x^2-weighted error. Returns the least-squares scale. */
+static float fit_symmetric_refined(int n, int nmax, const float *x, int8_t *L) {
+    float max = 0;
+    float amax = 0;
+    for (int i = 0; i < n; ++i) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < GK_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    float iscale = -nmax / max;
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = gk_nearest_int(iscale * x[i]);
+        l = GK_MAX(-nmax, GK_MIN(nmax - 1, l));
+        L[i] = (int8_t)l;
+        float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * L[i];
+            if (slx > 0) {
+                float sl2 = suml2 - w * L[i] * L[i];
+                int new_l = gk_nearest_int(x[i] * sl2 / slx);
+                new_l = GK_MAX(-nmax, GK_MIN(nmax - 1, new_l));
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (int8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++changed;
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = (int8_t)(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* Quantize non-negative x (sub-block scales or mins) to L in [0, nmax] under
+ * weights qw: tries 8 scales around nmax/max by weighted error, then refines L by
+ * coordinate descent (ggml's make_qp_quants). Returns the least-squares scale. */
+static float fit_positive_scale(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
+    float max = 0;
+    for (int i = 0; i < n; ++i) max = GK_MAX(max, x[i]);
+    if (max < GK_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; ++i) L[i] = (uint8_t)gk_nearest_int(iscale * x[i]);
+    float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; ++i) {
+        float diff = x[i] - scale * L[i];
+        best_mse += qw[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; ++is) {
+        if (is == 0) continue;
+        float iscale_is = (0.1f * is + nmax) / max;
+        float scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = gk_nearest_int(iscale_is * x[i]);
+            l = GK_MIN(nmax, l);
+            float diff = x[i] - scale_is * l;
+            mse += qw[i] * diff * diff;
+        }
+        if (mse < best_mse) {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = gk_nearest_int(iscale * x[i]);
+        l = GK_MIN(nmax, l);
+        L[i] = (uint8_t)l;
+        float w = qw[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float w = qw[i];
+            float slx = sumlx - w * x[i] * L[i];
+            float sl2 = suml2 - w * L[i] * L[i];
+            if (slx > 0 && sl2 > 0) {
+                int new_l = gk_nearest_int(x[i] * sl2 / slx);
+                new_l = GK_MIN(nmax, new_l);
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (uint8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++changed;
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bit packing shared by several types                                      */
+/* ------------------------------------------------------------------------ */
+
+/* 2-bit quants: byte l of each 32-byte half holds elements l, l+32, l+64, l+96
+ * of that 128-element half, lowest bits first. */
+static void pack_2bit(const uint8_t *L, uint8_t *qs) {
+    for (int j = 0; j < QK_K; j += 128) {
+        for (int l = 0; l < 32; ++l) {
+            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
+                                      (L[j + l + 96] << 6));
+        }
+    }
+}
+
+/* Q4_K/Q5_K 12-byte scale field: eight 6-bit scales and eight 6-bit mins. */
+static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *scales) {
+    for (int j = 0; j < QK_K / 32; ++j) {
+        if (j < 4) {
+            scales[j] = ls[j];
+            scales[j + 4] = lm[j];
+        } else {
+            scales[j + 4] = (uint8_t)((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
+            scales[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
+            scales[j - 0] |= (uint8_t)((lm[j] >> 4) << 6);
+        }
+    }
+}
+
+static inline void unpack_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+    }
+}
+
+/* Q3_K 12-byte scale field: sixteen 6-bit values (already offset by 32). Low
+ * nibbles in bytes 0..7 (j < 8 low half, j >= 8 high half), top two bits in
+ * bytes 8..11. */
+static void pack_scales_q3(const int *l6, uint8_t *scales) {
+    memset(scales, 0, 12);
+    for (int j = 0; j < QK_K / 16; ++j) {
+        int l = l6[j];
+        if (j < 8) {
+            scales[j] = (uint8_t)(l & 0xF);
+        } else {
+            scales[j - 8] |= (uint8_t)((l & 0xF) << 4);
+        }
+        l >>= 4;
+        scales[j % 4 + 8] |= (uint8_t)(l << (2 * (j / 4)));
+    }
+}
+
+/* Signed sub-block scale j of a Q3_K block (-32..31). */
+static inline int unpack_scale_q3(const uint8_t *scales, int j) {
+    int sc = j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4;
+    sc |= ((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
+    return sc - 32;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q2_K: 16 groups of 16, 2-bit quants, 4-bit scale and min per group        */
+/* ------------------------------------------------------------------------ */
+
+/* Final 2-bit levels from the stored (fp16-rounded) scales and mins. */
+static void requantize_q2_K(const float *x, const block_q2_K *b, uint8_t *L) {
+    const float dall = half_to_float(b->d);
+    const float mall = half_to_float(b->dmin);
+    for (int j = 0; j < QK_K / 16; ++j) {
+        const float d = dall * (b->scales[j] & 0xF);
+        if (!d) continue;
+        const float dm = mall * (b->scales[j] >> 4);
+        for (int ii = 0; ii < 16; ++ii) {
+            int l = gk_nearest_int((x[16 * j + ii] + dm) / d);
+            L[16 * j + ii] = (uint8_t)GK_MAX(0, GK_MIN(3, l));
+        }
+    }
+}
+
+static void quantize_block_q2_K_ref(const float *x, block_q2_K *b) {
+    uint8_t L[QK_K];
+    uint8_t Laux[16];
+    float weights[16];
+    float mins[QK_K / 16];
+    float scales[QK_K / 16];
+    const float q4scale = 15.f;
+
+    float max_scale = 0;
+    float max_min = 0;
+    for (int j = 0; j < QK_K / 16; ++j) {
+        for (int l = 0; l < 16; ++l) weights[l] = fabsf(x[16 * j + l]);
+        scales[j] = gk_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
+                                        -0.5f, 0.1f, 15, true);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+
+    if (max_scale > 0) {
+        float iscale = q4scale / max_scale;
+        for (int j = 0; j < QK_K / 16; ++j)
+            b->scales[j] = (uint8_t)gk_nearest_int(iscale * scales[j]);
+        b->d = float_to_half(max_scale / q4scale);
+    } else {
+        memset(b->scales, 0, sizeof b->scales);
+        b->d = float_to_half(0.f);
+    }
+    if (max_min > 0) {
+        float iscale = q4scale / max_min;
+        for (int j = 0; j < QK_K / 16; ++j) {
+            int l = gk_nearest_int(iscale * mins[j]);
+            b->scales[j] |= (uint8_t)(l << 4);
+        }
+        b->dmin = float_to_half(max_min / q4scale);
+    } else {
+        b->dmin = float_to_half(0.f);
+    }
+    requantize_q2_K(x, b, L);
+    pack_2bit(L, b->qs);
+}
+
+static void quantize_block_q2_K_weighted(const float *x, block_q2_K *b, const float *qw) {
+    uint8_t L[QK_K];
+    uint8_t Laux[16];
+    float mins[QK_K / 16];
+    float scales[QK_K / 16];
+    float sw[QK_K / 16];
+    float weight[16];
+    uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
+
+    float sumx2 = 0;
+    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
+    float sigma2 = sumx2 / QK_K;
+    for (int j = 0; j < QK_K / 16; ++j) {
+        for (int l = 0; l < 16; ++l)
+            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
+        float sumw = 0;
+        for (int l = 0; l < 16; ++l) sumw += weight[l];
+        sw[j] = sumw;
+        scales[j] = gk_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux,
+                                        -0.9f, 0.05f, 36, false);
+    }
+
+    float dm = fit_positive_scale(QK_K / 16, 15, scales, Ls, sw);
+    float mm = fit_positive_scale(QK_K / 16, 15, mins, Lm, sw);
+    b->d = float_to_half(dm);
+    b->dmin = float_to_half(mm);
+    for (int j = 0; j < QK_K / 16; ++j) b->scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
+
+    requantize_q2_K(x, b, L);
+    pack_2bit(L, b->qs);
+}
+
+static void dequantize_block_q2_K(const block_q2_K *b, float *y) {
+    const float d = half_to_float(b->d);
+    const float min = half_to_float(b->dmin);
+    const uint8_t *q = b->qs;
+    int is = 0;
+    for (int n = 0; n < QK_K; n += 128) {
+        for (int shift = 0; shift < 8; shift += 2) {
+            for (int half = 0; half < 2; ++half) {
+                uint8_t sc = b->scales[is++];
+                const float dl = d * (sc & 0xF);
+                const float ml = min * (sc >> 4);
+                for (int l = 0; l < 16; ++l)
+                    *y++ = dl * ((int8_t)((q[l + 16 * half] >> shift) & 3)) - ml;
+            }
+        }
+        q += 32;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q3_K: 16 groups of 16, 3-bit quants (2 low bits + high-bit mask), 6-bit   */
+/* signed scales                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Final levels from the stored scales, then split into hmask and 2-bit qs. */
+static void finish_block_q3_K(const float *x, block_q3_K *b, int8_t *L) {
+    const float dall = half_to_float(b->d);
+    for (int j = 0; j < QK_K / 16; ++j) {
+        int8_t sc = (int8_t)unpack_scale_q3(b->scales, j);
+        float d = dall * sc;
+        if (!d) continue;
+        for (int ii = 0; ii < 16; ++ii) {
+            int l = gk_nearest_int(x[16 * j + ii] / d);
+            l = GK_MAX(-4, GK_MIN(3, l));
+            L[16 * j + ii] = (int8_t)(l + 4);
+        }
+    }
+    /* High bit of element j goes to bit j/32 of hmask[j%32]. */
+    memset(b->hmask, 0, sizeof b->hmask);
+    uint8_t L2[QK_K];
+    for (int j = 0; j < QK_K; ++j) {
+        int l = L[j];
+        if (l > 3) {
+            b->hmask[j % 32] |= (uint8_t)(1u << (j / 32));
+            l -= 4;
+        }
+        L2[j] = (uint8_t)l;
+    }
+    pack_2bit(L2, b->qs);
+}
+
+static void quantize_block_q3_K_ref(const float *x, block_q3_K *b) {
+    int8_t L[QK_K];
+    float scales[QK_K / 16];
+
+    float max_scale = 0;
+    float amax = 0;
+    for (int j = 0; j < QK_K / 16; ++j) {
+        scales[j] = fit_symmetric_refined(16, 4, x + 16 * j, L + 16 * j);
+        float scale = fabsf(scales[j]);
+        if (scale > amax) {
+            amax = scale;
+            max_scale = scales[j];
+        }
+    }
+
+    if (max_scale) {
+        float iscale = -32.f / max_scale;
+        int l6[QK_K / 16];
+        for (int j = 0; j < QK_K / 16; ++j) {
+            int8_t l = (int8_t)gk_nearest_int(iscale * scales[j]);
+            l6[j] = GK_MAX(-32, GK_MIN(31, l)) + 32;
+        }
+        pack_scales_q3(l6, b->scales);
+        b->d = float_to_half(1 / iscale);
+    } else {
+        memset(b->scales, 0, sizeof b->scales);
+        b->d = float_to_half(0.f);
+    }
+    finish_block_q3_K(x, b, L);
+}
+
+static void quantize_block_q3_K_weighted(const float *x, block_q3_K *b, const float *qw) {
+    int8_t L[QK_K];
+    float scales[QK_K / 16];
+    float weight[16];
+    float sw[QK_K / 16];
+    int8_t Ls[QK_K / 16];
+
+    float sumx2 = 0;
+    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
+    float sigma2 = 2 * sumx2 / QK_K;
+
+    for (int j = 0; j < QK_K / 16; ++j) {
+        for (int l = 0; l < 16; ++l)
+            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
+        float sumw = 0;
+        for (int l = 0; l < 16; ++l) sumw += weight[l];
+        sw[j] = sumw;
+        scales[j] = gk_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
+    }
+
+    float d_block = gk_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
+    int l6[QK_K / 16];
+    for (int j = 0; j < QK_K / 16; ++j) l6[j] = Ls[j];
+    pack_scales_q3(l6, b->scales);
+    b->d = float_to_half(d_block);
+    finish_block_q3_K(x, b, L);
+}
+
+static void dequantize_block_q3_K(const block_q3_K *b, float *y) {
+    const float d_all = half_to_float(b->d);
+    const uint8_t *q = b->qs;
+    int is = 0;
+    uint8_t m = 1;
+    for (int n = 0; n < QK_K; n += 128) {
+        for (int shift = 0; shift < 8; shift += 2) {
+            for (int half = 0; half < 2; ++half) {
+                const float dl = d_all * unpack_scale_q3(b->scales, is++);
+                for (int l = 16 * half; l < 16 * half + 16; ++l) {
+                    *y++ = dl * ((int8_t)((q[l] >> shift) & 3) - ((b->hmask[l] & m) ? 0 : 4));
+                }
+            }
+            m <<= 1;
+        }
+        q += 32;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q4_K / Q5_K: 8 groups of 32, 4- or 5-bit quants, 6-bit scale and min     */
+/* ------------------------------------------------------------------------ */
+
+/* Reference scale/min search for one block: per-group affine fits weighted by
+ * rms + |x|, then the group scales and mins quantized to 6 bits against their
+ * maxima. Fills scales[12], d, dmin. */
+static void fit_block_k4_ref(const float *x, int nmax, float rmin, float rdelta, int nstep,
+                             uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
+    uint8_t Laux[32];
+    float weights[32];
+    float mins[QK_K / 32];
+    float scales[QK_K / 32];
+
+    float max_scale = 0;
+    float max_min = 0;
+    for (int j = 0; j < QK_K / 32; ++j) {
+        float sum_x2 = 0;
+        for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
+        float av_x = sqrtf(sum_x2 / 32);
+        for (int l = 0; l < 32; ++l) weights[l] = av_x + fabsf(x[32 * j + l]);
+        scales[j] = gk_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
+                                        Laux, rmin, rdelta, nstep, false);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+
+    float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+    float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+    uint8_t ls[QK_K / 32], lm[QK_K / 32];
+    for (int j = 0; j < QK_K / 32; ++j) {
+        ls[j] = (uint8_t)gk_nearest_int(inv_scale * scales[j]);
+        lm[j] = (uint8_t)gk_nearest_int(inv_min * mins[j]);
+        ls[j] = GK_MIN(63, ls[j]);
+        lm[j] = GK_MIN(63, lm[j]);
+    }
+    pack_scale_min_k4(ls, lm, packed);
+    *d = float_to_half(max_scale / 63.f);
+    *dmin = float_to_half(max_min / 63.f);
+}
+
+/* Weighted scale/min search for one block (imatrix path of Q4_K and Q5_K). Only
+ * ggml's Q5_K caps the 6-bit levels at 63 again (clamp63); Q4_K packs them as is. */
+static void fit_block_k4_weighted(const float *x, const float *qw, int nmax, bool clamp63,
+                                  uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
+    uint8_t Laux[32];
+    uint8_t Ls[QK_K / 32];
+    uint8_t Lm[QK_K / 32];
+    float weights[32];
+    float sw[QK_K / 32];
+    float mins[QK_K / 32];
+    float scales[QK_K / 32];
+
+    float sum_x2 = 0;
+    for (int l = 0; l < QK_K; ++l) sum_x2 += x[l] * x[l];
+    float sigma2 = 2 * sum_x2 / QK_K;
+
+    for (int j = 0; j < QK_K / 32; ++j) {
+        for (int l = 0; l < 32; ++l)
+            weights[l] = qw[32 * j + l] * sqrtf(sigma2 + x[32 * j + l] * x[32 * j + l]);
+        float sumw = 0;
+        for (int l = 0; l < 32; ++l) sumw += weights[l];
+        sw[j] = sumw;
+        scales[j] = gk_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
+                                        -0.9f, 0.05f, 36, false);
+    }
+
+    float d_block = fit_positive_scale(QK_K / 32, 63, scales, Ls, sw);
+    float m_block = fit_positive_scale(QK_K / 32, 63, mins, Lm, sw);
+    for (int j = 0; clamp63 && j < QK_K / 32; ++j) {
+        Ls[j] = GK_MIN(63, Ls[j]);
+        Lm[j] = GK_MIN(63, Lm[j]);
+    }
+    pack_scale_min_k4(Ls, Lm, packed);
+    *d = float_to_half(d_block);
+    *dmin = float_to_half(m_block);
+}
+
+/* Final levels 0..nmax from the stored scales and mins. */
+static void requantize_k4(const float *x, int nmax, const uint8_t *packed, uint16_t d16,
+                          uint16_t dmin16, uint8_t *L) {
+    for (int j = 0; j < QK_K / 32; ++j) {
+        uint8_t sc, m;
+        unpack_scale_min_k4(j, packed, &sc, &m);
+        const float d = half_to_float(d16) * sc;
+        if (!d) continue;
+        const float dm = half_to_float(dmin16) * m;
+        for (int ii = 0; ii < 32; ++ii) {
+            int l = gk_nearest_int((x[32 * j + ii] + dm) / d);
+            L[32 * j + ii] = (uint8_t)GK_MAX(0, GK_MIN(nmax, l));
+        }
+    }
+}
+
+static void pack_q4_K(const uint8_t *L, uint8_t *qs) {
+    for (int j = 0; j < QK_K; j += 64) {
+        for (int l = 0; l < 32; ++l) qs[j / 2 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
+    }
+}
+
+/* Low nibbles to qs like Q4_K; bit 4 of elements n+j and n+j+32 of each
+ * 64-element chunk c go to bits 2c and 2c+1 of qh[j]. */
+static void pack_q5_K(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
+    memset(qh, 0, QK_K / 8);
+    uint8_t m1 = 1, m2 = 2;
+    for (int n = 0; n < QK_K; n += 64) {
+        for (int j = 0; j < 32; ++j) {
+            int l1 = L[n + j];
+            if (l1 > 15) {
+                l1 -= 16;
+                qh[j] |= m1;
+            }
+            int l2 = L[n + j + 32];
+            if (l2 > 15) {
+                l2 -= 16;
+                qh[j] |= m2;
+            }
+            qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
+        }
+        m1 = (uint8_t)(m1 << 2);
+        m2 = (uint8_t)(m2 << 2);
+    }
+}
+
+static void quantize_block_q4_K(const float *x, block_q4_K *b, const float *qw) {
+    uint8_t L[QK_K];
+    memset(b->scales, 0, sizeof b->scales);
+    if (qw)
+        fit_block_k4_weighted(x, qw, 15, false, L, &b->d, &b->dmin, b->scales);
+    else
+        fit_block_k4_ref(x, 15, -1.f, 0.1f, 20, L, &b->d, &b->dmin, b->scales);
+    requantize_k4(x, 15, b->scales, b->d, b->dmin, L);
+    pack_q4_K(L, b->qs);
+}
+
+static void quantize_block_q5_K(const float *x, block_q5_K *b, const float *qw) {
+    uint8_t L[QK_K];
+    memset(b->scales, 0, sizeof b->scales);
+    if (qw)
+        fit_block_k4_weighted(x, qw, 31, true, L, &b->d, &b->dmin, b->scales);
+    else
+        fit_block_k4_ref(x, 31, -0.5f, 0.1f, 15, L, &b->d, &b->dmin, b->scales);
+    requantize_k4(x, 31, b->scales, b->d, b->dmin, L);
+    pack_q5_K(L, b->qh, b->qs);
+}
+
+static void dequantize_block_q4_K(const block_q4_K *b, float *y) {
+    const float d = half_to_float(b->d);
+    const float min = half_to_float(b->dmin);
+    const uint8_t *q = b->qs;
+    for (int is = 0; is < QK_K / 32; is += 2) {
+        uint8_t sc, m;
+        unpack_scale_min_k4(is + 0, b->scales, &sc, &m);
+        const float d1 = d * sc;
+        const float m1 = min * m;
+        unpack_scale_min_k4(is + 1, b->scales, &sc, &m);
+        const float d2 = d * sc;
+        const float m2 = min * m;
+        for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0xF) - m1;
+        for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
+        q += 32;
+    }
+}
+
+static void dequantize_block_q5_K(const block_q5_K *b, float *y) {
+    const float d = half_to_float(b->d);
+    const float min = half_to_float(b->dmin);
+    const uint8_t *ql = b->qs;
+    const uint8_t *qh = b->qh;
+    uint8_t u1 = 1, u2 = 2;
+    for (int is = 0; is < QK_K / 32; is += 2) {
+        uint8_t sc, m;
+        unpack_scale_min_k4(is + 0, b->scales, &sc, &m);
+        const float d1 = d * sc;
+        const float m1 = min * m;
+        unpack_scale_min_k4(is + 1, b->scales, &sc, &m);
+        const float d2 = d * sc;
+        const float m2 = min * m;
+        for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+        for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+        ql += 32;
+        u1 = (uint8_t)(u1 << 2);
+        u2 = (uint8_t)(u2 << 2);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q6_K: 16 groups of 16, 6-bit quants, 8-bit signed scales                  */
+/* ------------------------------------------------------------------------ */
+
+/* Low nibbles: ql[l] holds elements l and l+64, ql[l+32] elements l+32 and l+96
+ * of each 128-element half; qh[l] holds the top two bits of all four. */
+static void pack_q6_K(const int8_t *L, uint8_t *ql, uint8_t *qh) {
+    for (int j = 0; j < QK_K; j += 128) {
+        for (int l = 0; l < 32; ++l) {
+            const uint8_t q1 = L[j + l + 0] & 0xF;
+            const uint8_t q2 = L[j + l + 32] & 0xF;
+            const uint8_t q3 = L[j + l + 64] & 0xF;
+            const uint8_t q4 = L[j + l + 96] & 0xF;
+            ql[l + 0] = (uint8_t)(q1 | (q3 << 4));
+            ql[l + 32] = (uint8_t)(q2 | (q4 << 4));
+            qh[l] = (uint8_t)((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
+                              ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
+        }
+        ql += 64;
+        qh += 32;
+    }
+}
+
+/* qw NULL: reference path (x^2 weights); else the raw importance weights. */
+static void quantize_block_q6_K(const float *x, block_q6_K *b, const float *qw) {
+    int8_t L[QK_K];
+    float scales[QK_K / 16];
+
+    float max_scale = 0;
+    float max_abs_scale = 0;
+    for (int ib = 0; ib < QK_K / 16; ++ib) {
+        const float scale =
+            gk_make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : NULL);
+        scales[ib] = scale;
+        const float abs_scale = fabsf(scale);
+        if (abs_scale > max_abs_scale) {
+            max_abs_scale = abs_scale;
+            max_scale = scale;
+        }
+    }
+
+    if (max_abs_scale < GK_GROUP_MAX_EPS) {
+        memset(b, 0, sizeof *b);
+        b->d = float_to_half(0.f);
+        return;
+    }
+
+    float iscale = -128.f / max_scale;
+    b->d = float_to_half(1 / iscale);
+    for (int ib = 0; ib < QK_K / 16; ++ib)
+        b->scales[ib] = (int8_t)GK_MIN(127, gk_nearest_int(iscale * scales[ib]));
+
+    const float dall = half_to_float(b->d);
+    for (int j = 0; j < QK_K / 16; ++j) {
+        float d = dall * b->scales[j];
+        if (!d) continue;
+        for (int ii = 0; ii < 16; ++ii) {
+            int l = gk_nearest_int(x[16 * j + ii] / d);
+            l = GK_MAX(-32, GK_MIN(31, l));
+            L[16 * j + ii] = (int8_t)(l + 32);
+        }
+    }
+    pack_q6_K(L, b->ql, b->qh);
+}
+
+static void dequantize_block_q6_K(const block_q6_K *b, float *y) {
+    const float d = half_to_float(b->d);
+    const uint8_t *ql = b->ql;
+    const uint8_t *qh = b->qh;
+    const int8_t *sc = b->scales;
+    for (int n = 0; n < QK_K; n += 128) {
+        for (int l = 0; l < 32; ++l) {
+            int is = l / 16;
+            const int8_t q1 = (int8_t)((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+            const int8_t q2 = (int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+            const int8_t q3 = (int8_t)((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+            const int8_t q4 = (int8_t)((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+            y[l + 0] = d * sc[is + 0] * q1;
+            y[l + 32] = d * sc[is + 2] * q2;
+            y[l + 64] = d * sc[is + 4] * q3;
+            y[l + 96] = d * sc[is + 6] * q4;
+        }
+        y += 128;
+        ql += 64;
+        qh += 32;
+        sc += 8;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q8_K: one float scale, 8-bit quants, sums of each 16 quants               */
+/* ------------------------------------------------------------------------ */
+
+static void quantize_block_q8_K(const float *x, block_q8_K *b) {
+    float max = 0;
+    float amax = 0;
+    for (int j = 0; j < QK_K; ++j) {
+        float ax = fabsf(x[j]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[j];
+        }
+    }
+    if (!amax) {
+        /* ggml leaves bsums untouched here; they are zero sums, so write zeros. */
+        memset(b, 0, sizeof *b);
+        return;
+    }
+    const float iscale = -127.f / max;
+    for (int j = 0; j < QK_K; ++j) {
+        int v = gk_nearest_int(iscale * x[j]);
+        b->qs[j] = (int8_t)GK_MIN(127, v);
+    }
+    for (int j = 0; j < QK_K / 16; ++j) {
+        int sum = 0;
+        for (int ii = 0; ii < 16; ++ii) sum += b->qs[j * 16 + ii];
+        b->bsums[j] = (int16_t)sum;
+    }
+    b->d = 1 / iscale;
+}
+
+static void dequantize_block_q8_K(const block_q8_K *b, float *y) {
+    for (int j = 0; j < QK_K; ++j) y[j] = b->d * b->qs[j];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Shared row/block walk: quantize every 256-element block of every row into a
+ * local block and copy it out. The importance weights restart at each row. */
+#define KQ_QUANTIZE_ROWS(T, CALL)                                                      \
+    do {                                                                               \
+        const int64_t nb = n_per_row / QK_K;                                           \
+        uint8_t *out = dst;                                                            \
+        for (int64_t row = 0; row < nrows; ++row) {                                    \
+            for (int64_t i = 0; i < nb; ++i) {                                         \
+                const float *x = src + row * n_per_row + i * QK_K;                     \
+                const float *qw = imatrix ? imatrix + i * QK_K : NULL;                 \
+                T blk;                                                                 \
+                memset(&blk, 0, sizeof blk);                                           \
+                CALL;                                                                  \
+                (void)qw;                                                              \
+                memcpy(out, &blk, sizeof blk);                                         \
+                out += sizeof blk;                                                     \
+            }                                                                          \
+        }                                                                              \
+    } while (0)
+
+#define KQ_DEQUANTIZE(T, FN)                                                           \
+    do {                                                                               \
+        const uint8_t *in = src;                                                       \
+        for (int64_t i = 0; i < n / QK_K; ++i) {                                       \
+            T blk;                                                                     \
+            memcpy(&blk, in + i * (int64_t)sizeof blk, sizeof blk);                    \
+            FN(&blk, dst + i * QK_K);                                                  \
+        }                                                                              \
+    } while (0)
+
+static void swap_half_at(uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    v = gk_bswap16(v);
+    memcpy(p, &v, 2);
+}
+
+/** gk_quantize_q2_K() : Q2_K rows; imatrix selects ggml's weighted algorithm. */
+void gk_quantize_q2_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q2_K, qw ? quantize_block_q2_K_weighted(x, &blk, qw)
+                                    : quantize_block_q2_K_ref(x, &blk));
+}
+
+/** gk_dequantize_q2_K() : n elements of Q2_K blocks to floats. */
+void gk_dequantize_q2_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q2_K, dequantize_block_q2_K);
+}
+
+/** gk_byteswap_q2_K() : swaps d and dmin of each block. */
+void gk_byteswap_q2_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q2_K)) {
+        swap_half_at(p + offsetof(block_q2_K, d));
+        swap_half_at(p + offsetof(block_q2_K, dmin));
+    }
+}
+
+/** gk_quantize_q3_K() : Q3_K rows; imatrix selects ggml's weighted algorithm. */
+void gk_quantize_q3_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q3_K, qw ? quantize_block_q3_K_weighted(x, &blk, qw)
+                                    : quantize_block_q3_K_ref(x, &blk));
+}
+
+/** gk_dequantize_q3_K() : n elements of Q3_K blocks to floats. */
+void gk_dequantize_q3_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q3_K, dequantize_block_q3_K);
+}
+
+/** gk_byteswap_q3_K() : swaps d of each block. */
+void gk_byteswap_q3_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q3_K))
+        swap_half_at(p + offsetof(block_q3_K, d));
+}
+
+/** gk_quantize_q4_K() : Q4_K rows; imatrix selects ggml's weighted algorithm. */
+void gk_quantize_q4_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q4_K, quantize_block_q4_K(x, &blk, qw));
+}
+
+/** gk_dequantize_q4_K() : n elements of Q4_K blocks to floats. */
+void gk_dequantize_q4_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q4_K, dequantize_block_q4_K);
+}
+
+/** gk_byteswap_q4_K() : swaps d and dmin of each block. */
+void gk_byteswap_q4_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q4_K)) {
+        swap_half_at(p + offsetof(block_q4_K, d));
+        swap_half_at(p + offsetof(block_q4_K, dmin));
+    }
+}
+
+/** gk_quantize_q5_K() : Q5_K rows; imatrix selects ggml's weighted algorithm. */
+void gk_quantize_q5_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q5_K, quantize_block_q5_K(x, &blk, qw));
+}
+
+/** gk_dequantize_q5_K() : n elements of Q5_K blocks to floats. */
+void gk_dequantize_q5_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q5_K, dequantize_block_q5_K);
+}
+
+/** gk_byteswap_q5_K() : swaps d and dmin of each block. */
+void gk_byteswap_q5_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q5_K)) {
+        swap_half_at(p + offsetof(block_q5_K, d));
+        swap_half_at(p + offsetof(block_q5_K, dmin));
+    }
+}
+
+/** gk_quantize_q6_K() : Q6_K rows; imatrix selects ggml's weighted algorithm. */
+void gk_quantize_q6_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q6_K, quantize_block_q6_K(x, &blk, qw));
+}
+
+/** gk_dequantize_q6_K() : n elements of Q6_K blocks to floats. */
+void gk_dequantize_q6_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q6_K, dequantize_block_q6_K);
+}
+
+/** gk_byteswap_q6_K() : swaps d of each block. */
+void gk_byteswap_q6_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q6_K))
+        swap_half_at(p + offsetof(block_q6_K, d));
+}
+
+/** gk_quantize_q8_K() : Q8_K rows (ggml has no weighted Q8_K: imatrix is ignored). */
+void gk_quantize_q8_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    imatrix = NULL;
+    KQ_QUANTIZE_ROWS(block_q8_K, quantize_block_q8_K(x, &blk));
+}
+
+/** gk_dequantize_q8_K() : n elements of Q8_K blocks to floats. */
+void gk_dequantize_q8_K(const void *src, float *dst, int64_t n) {
+    KQ_DEQUANTIZE(block_q8_K, dequantize_block_q8_K);
+}
+
+/** gk_byteswap_q8_K() : swaps the float d and each of the 16 int16 bsums. */
+void gk_byteswap_q8_K(void *blocks, int64_t nblocks) {
+    uint8_t *p = blocks;
+    for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q8_K)) {
+        uint32_t d;
+        memcpy(&d, p + offsetof(block_q8_K, d), 4);
+        d = gk_bswap32(d);
+        memcpy(p + offsetof(block_q8_K, d), &d, 4);
+        for (int j = 0; j < QK_K / 16; ++j)
+            swap_half_at(p + offsetof(block_q8_K, bsums) + 2 * (size_t)j);
+    }
+}

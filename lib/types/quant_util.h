@@ -1,0 +1,58 @@
+/*
+ * quant_util.h - scalar helpers shared by the block quantizers (legacy, K-quants).
+ *
+ * These reproduce ggml's reference helpers operation for operation (same float
+ * types, same evaluation order) so that quantized output is bit-identical to
+ * ggml's reference quantizers. Build with -ffp-contract=off.
+ */
+#ifndef GK_TYPES_QUANT_UTIL_H
+#define GK_TYPES_QUANT_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef GK_MIN
+#define GK_MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef GK_MAX
+#define GK_MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+/* Below this absolute maximum a group counts as all zero (ggml's GROUP_MAX_EPS). */
+#define GK_GROUP_MAX_EPS 1e-15f
+
+/** gk_nearest_int() : round to nearest, ties to even, by the 1.5*2^23 trick.
+ *  Valid for |fval| <= 4194303 (as ggml's nearest_int; larger inputs give
+ *  meaningless but harmless results). */
+static inline int gk_nearest_int(float fval) {
+    float biased = fval + 12582912.f;
+    int32_t bits;
+    memcpy(&bits, &biased, sizeof bits);
+    return (bits & 0x007fffff) - 0x00400000;
+}
+
+/** gk_make_qx_quants() : symmetric quantization of n values x to integers in
+ *  [-nmax, nmax-1], stored in L offset by nmax (ggml's make_qx_quants).
+ *  rmse_type 0: plain scaling; 1..4 weight choice when qw is NULL (x^2, 1, |x|,
+ *  sqrt|x|); negative: one refinement step only. qw: optional per-value weights.
+ *  @return : the scale (0 for an all-zero group). */
+float gk_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type,
+                        const float *qw);
+
+/** gk_make_qkx2_quants() : asymmetric (scale and min) quantization of n values to
+ *  [0, nmax] with per-value weights, searching nstep+1 scales from
+ *  rmin + nmax in steps of rdelta (ggml's make_qkx2_quants). Laux: n scratch bytes.
+ *  *the_min receives minus the fitted minimum. @return : the scale. */
+float gk_make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                          float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
+                          bool use_mad);
+
+/** gk_make_qkx3_quants() : as gk_make_qkx2_quants, but weights may be NULL (then x^2)
+ *  and an all-equal group quantizes to zero (ggml's make_qkx3_quants, current
+ *  version that also guards against out-of-range levels). */
+float gk_make_qkx3_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                          float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
+                          bool use_mad);
+
+#endif
