@@ -369,6 +369,24 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
 gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out,
                          gk_error *err);
 
+/* gk_open() also reads compressed and archived models, as streams, without
+ * unpacking them to disk: a path whose data is a zstd stream (.gguf.zst), and
+ * "ARCHIVE::MEMBER" for a member of a tar (plain, .gz, .xz, .zst), zip or 7z
+ * archive. Such files have gk_file_fd() == -1; their tensor data is read in
+ * order, and reading behind the current position restarts the stream. */
+
+/* Called for each archive member whose data starts with the GGUF magic.
+ * Returning false stops the listing. */
+typedef bool (*gk_member_fn)(void *ctx, const char *member, uint64_t size);
+
+/** gk_archive_list() : lists the GGUF members of the archive at path.
+ *  @return : GK_OK, or an error when path cannot be read as an archive. */
+gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err);
+
+/** gk_path_is_archive() : @return : true when path's contents are an archive
+ *  (tar, compressed tar, zip, 7z) rather than a GGUF file or a zstd-compressed one. */
+bool gk_path_is_archive(const char *path);
+
 /** gk_close() : releases a file handle (NULL accepted). */
 void gk_close(gk_file *f);
 
@@ -417,9 +435,11 @@ enum {
     GK_SINK_DEFAULT = 0,
     GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
 };
+/* Compression level for destinations ending in ".zst" (1-22; default 3). */
+#define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)
 
 /** gk_sink_open() : creates the temporary file for dest. Refuses when dest exists
- *  (unless GK_SINK_OVERWRITE). */
+ *  (unless GK_SINK_OVERWRITE). A dest ending in ".zst" is written zstd-compressed. */
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
 /** gk_sink_write() : appends bytes. */
 gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
@@ -507,6 +527,39 @@ bool gk_quant_eligible(const char *name, uint32_t n_dims);
  *  when the row fits. */
 uint32_t gk_quant_fallback(uint32_t type, uint64_t n);
 
+/* --tensor-type PATTERN=TYPE: tensors whose name matches the POSIX extended
+ * regular expression (searched, not anchored) get TYPE; the last match wins. */
+typedef struct gk_quant_tensor_rule {
+    const char *pattern;
+    uint32_t type;            /* gk_type id */
+} gk_quant_tensor_rule;
+
+/* --override-kv KEY=KIND:VALUE. */
+typedef enum gk_kv_override_kind {
+    GK_OVR_INT, GK_OVR_FLOAT, GK_OVR_BOOL, GK_OVR_STR
+} gk_kv_override_kind;
+
+typedef struct gk_kv_override {
+    char key[128];
+    gk_kv_override_kind kind;
+    int64_t i;
+    double f;
+    bool b;
+    char s[128];
+} gk_kv_override;
+
+/** gk_kv_override_parse() : parses "KEY=int:5", "KEY=float:0.5", "KEY=bool:true",
+ *  "KEY=str:text" (llama-quantize's --override-kv syntax; key below 128 bytes,
+ *  string at most 127 bytes; numbers must parse whole).
+ *  @return : GK_OK, or GK_E_ARG with a message. */
+gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
+
+/** gk_kv_override_apply() : sets the pair at the end of m's metadata, as
+ *  llama-quantize does. An existing key of the same kind keeps its type (an int
+ *  into a u16 key stays u16; out of range is an error); otherwise the value is
+ *  written as i32 (i64 when it does not fit), f32, bool or string. */
+gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err);
+
 typedef struct gk_quant_opts {
     const gk_quant_target *target;
     bool pure;                /* every eligible tensor gets the base type */
@@ -515,32 +568,121 @@ typedef struct gk_quant_opts {
     bool leave_output;        /* keep output.weight as it is */
     int32_t output_type;      /* type for output.weight, or -1 */
     int32_t token_embd_type;  /* type for token_embd.weight, or -1 */
+    /* Zero for all of these gives llama-quantize's defaults. */
+    bool keep_split;          /* one output file per input shard (gk_quant_plan_build_inputs) */
+    bool has_imatrix;         /* importance data will be supplied (some rules depend on it) */
+    const gk_quant_tensor_rule *tensor_rules;   /* --tensor-type, in command-line order */
+    size_t n_tensor_rules;
+    const gk_kv_override *overrides;            /* --override-kv, in command-line order */
+    size_t n_overrides;
 } gk_quant_opts;
+
+/* Why an entry has its type (gk_quant_entry.why bits). */
+enum {
+    GK_QWHY_MIXED = 1 << 0,    /* the per-tensor rules chose other than the base type */
+    GK_QWHY_PATTERN = 1 << 1,  /* a --tensor-type pattern matched */
+    GK_QWHY_OPTION = 1 << 2,   /* --output-tensor-type / --token-embedding-type */
+    GK_QWHY_FALLBACK = 1 << 3, /* rows are not whole blocks of the wanted type */
+    GK_QWHY_KEPT = 1 << 4,     /* not eligible (norms, 1-D, --leave-output-tensor, COPY) */
+};
 
 /* One output tensor of a plan. */
 typedef struct gk_quant_entry {
     size_t src_tensor;        /* index in the input model */
     uint32_t from, to;        /* types before and after */
     uint32_t wanted;          /* the type chosen before a fallback (== to without one) */
+    size_t src_input;         /* which input model holds it (0 for a single input) */
+    size_t out_file;          /* which output model it goes to (0 without keep_split) */
+    unsigned why;             /* GK_QWHY_* bits */
+    int pattern;              /* index of the deciding --tensor-type rule, or -1 */
 } gk_quant_entry;
 
 typedef struct gk_quant_plan {
-    gk_model *out;            /* the output model (tensors in the writer's order) */
-    gk_quant_entry *entries;  /* one per output tensor, same order */
+    gk_model *out;            /* the output model (tensors in the writer's order); == outs[0] */
+    gk_quant_entry *entries;  /* one per output tensor, same order (grouped by out_file) */
     size_t n_entries;
     size_t n_converted;       /* tensors whose type changes */
     size_t n_fallbacks;       /* tensors that did not get the wanted type */
     size_t n_requantized;     /* converted tensors whose input was already quantized */
+    gk_model **outs;          /* every output model: one, or one per shard with keep_split */
+    size_t n_outs;
 } gk_quant_plan;
 
 /** gk_quant_plan_build() : decides every tensor's output type as llama-quantize
  *  does and builds the output model: tensors ordered by layer number then name,
  *  metadata copied in order, then general.quantization_version = 2 and
- *  general.file_type set (moved to the end), split.* removed.
+ *  general.file_type set (moved to the end), split.* removed, --override-kv
+ *  pairs set last. Without --pure, quantized targets mix types per tensor
+ *  (gk_quant_mix_type).
  *  @return : GK_OK, or an error naming the tensor (requantize refused, fallback
- *            refused, no kernel for a type). */
+ *            refused, no kernel for a type, importance matrix needed). */
 gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_quant_plan *plan,
                               gk_error *err);
+
+/** gk_quant_plan_build_inputs() : like gk_quant_plan_build over a shard set
+ *  (inputs in shard order; metadata from the first). Without keep_split every
+ *  tensor goes to one output in loader order; with it, output k holds shard k's
+ *  tensors in file order, output 0 the metadata, and every output
+ *  split.no / split.count / split.tensors.count when there is more than one. */
+gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inputs,
+                                     const gk_quant_opts *opts, gk_quant_plan *plan, gk_error *err);
+
+/* ---- Per-tensor type mixing (llama.cpp's llama_tensor_get_type) ---- */
+
+/* What the mixing rules know of a model (llama.cpp's hparams and counts). */
+typedef struct gk_mix_model {
+    char arch[64];            /* general.architecture ("" when absent) */
+    uint32_t n_layer;         /* ARCH.block_count (or 1 + the highest blk.N) */
+    uint32_t n_head, n_head_kv;   /* of layer 0 */
+    uint32_t n_gqa;           /* n_head / n_head_kv, 0 when n_head_kv is 0 */
+    uint32_t n_expert;        /* ARCH.expert_count, 0 when absent */
+    bool is_falcon;           /* arch "falcon" */
+    bool is_70b;              /* llama.cpp's model type 70B (llama/qwen2/deci, 80 layers) */
+    bool has_output;          /* output.weight exists (else token_embd takes its rules) */
+    int n_attention_wv;       /* tensors whose name holds attn_v.weight / attn_qkv.weight / attn_kv_b.weight */
+} gk_mix_model;
+
+/* Counters the rules advance as tensors pass in processing order. */
+typedef struct gk_mix_state {
+    int i_attention_wv, i_ffn_down, i_ffn_gate, i_ffn_up;
+} gk_mix_state;
+
+/** gk_mix_model_init() : reads the facts the rules need from m's metadata and
+ *  the tensor names of the n_models models (a shard set; metadata from models[0]). */
+void gk_mix_model_init(gk_mix_model *mm, const gk_model *const *models, size_t n_models);
+
+/** gk_quant_mix_type() : the type llama-quantize's rules choose for the tensor
+ *  `name` (row length ne0) of a target with file type ftype and base type
+ *  base_type, before the fallback for rows that are not whole blocks.
+ *  output_type / token_embd_type (-1 when unset) are the user's choices the
+ *  rules themselves consult. Advances st. @return : GK_OK, or GK_E_CORRUPT when
+ *  a mixture-of-experts tensor has no valid layer number in its name. */
+gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t ftype,
+                            uint32_t base_type, const char *name, uint64_t ne0,
+                            int32_t output_type, int32_t token_embd_type, bool has_imatrix,
+                            uint32_t *out, gk_error *err);
+
+/** gk_quant_imatrix_required() : @return : true when llama-quantize refuses to
+ *  quantize tensor `name` to type without an importance matrix for target ftype. */
+bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name);
+
+/* ---- Shard sets (NAME-00001-of-00003.gguf ...) ---- */
+
+/** gk_shard_path() : writes "PREFIX-%05d-of-%05d.gguf" (idx 0-based) to buf.
+ *  @return : false when it does not fit. */
+bool gk_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
+
+/** gk_shard_prefix() : the prefix of path when it ends in the shard suffix of
+ *  idx/count. @return : false when path is not that shard's name. */
+bool gk_shard_prefix(char *buf, size_t size, const char *path, unsigned idx, unsigned count);
+
+/** gk_open_shards() : opens path and, when its split.count is above 1, the
+ *  sibling shards the way llama.cpp's loader finds them (path must be the first
+ *  shard; each shard's split.no is checked; split.tensors.count must match).
+ *  *files (malloc'ed array, close each and free it) receives *n handles.
+ *  @return : GK_OK or an error naming the shard. */
+gk_status gk_open_shards(const char *path, unsigned flags, gk_file ***files, size_t *n,
+                         gk_error *err);
 
 /** gk_quant_plan_free() : releases a plan's model and entries. */
 void gk_quant_plan_free(gk_quant_plan *plan);
@@ -565,6 +707,132 @@ gk_status gk_schema_check(const gk_model *m, gk_finding **out, size_t *n);
 
 /** gk_findings_free() : releases an array from gk_schema_check (NULL accepted). */
 void gk_findings_free(gk_finding *findings);
+
+/* ======================================================================== */
+/* Split, merge and byte order (llama-gguf-split's shard sets)              */
+/* ======================================================================== */
+
+/* A shard set is PREFIX-00001-of-0000N.gguf ... PREFIX-0000N-of-0000N.gguf. The
+ * first shard holds the model's metadata; every shard holds split.no (u16, from
+ * 0), split.count (u16) and split.tensors.count (i32, tensors of the whole set),
+ * in that order after any other keys, and a run of the tensors in model order. */
+#define GK_SPLIT_KEY_NO "split.no"
+#define GK_SPLIT_KEY_COUNT "split.count"
+#define GK_SPLIT_KEY_TENSORS "split.tensors.count"
+#define GK_SPLIT_MAX_SHARDS 65535   /* split.count is a u16 */
+
+typedef struct gk_split_opts {
+    uint64_t max_tensors;        /* at most this many tensors per shard, or 0 */
+    uint64_t max_bytes;          /* at most this many tensor bytes per shard (each
+                                    tensor counted padded to the alignment), or 0;
+                                    exactly one of max_tensors / max_bytes is set */
+    bool no_tensor_first_split;  /* the first shard holds the metadata only */
+} gk_split_opts;
+
+/* One shard of a plan: a run of the input's tensors. */
+typedef struct gk_split_shard {
+    size_t first_tensor;         /* index in the input model */
+    size_t n_tensors;
+    uint64_t tensor_bytes;       /* the tensors' bytes, each padded to the alignment */
+    uint64_t file_bytes;         /* size of the shard file as written */
+} gk_split_shard;
+
+typedef struct gk_split_plan {
+    gk_split_shard *shards;
+    size_t n_shards;
+} gk_split_plan;
+
+/** gk_split_plan_build() : cuts the input's tensors into shards as llama-gguf-split
+ *  does: by count (a new shard every max_tensors tensors) or by size (a new shard
+ *  when the next tensor would take the shard's padded tensor bytes past max_bytes).
+ *  Unlike the reference, a tensor larger than max_bytes gets a shard of its own
+ *  instead of an abort, and sizes are padded to the model's alignment.
+ *  @return : GK_OK, GK_E_ARG (bad options, more than GK_SPLIT_MAX_SHARDS shards). */
+gk_status gk_split_plan_build(const gk_model *in, const gk_split_opts *opts, gk_split_plan *plan,
+                              gk_error *err);
+
+/** gk_split_plan_free() : releases a plan's shards (the plan itself is the caller's). */
+void gk_split_plan_free(gk_split_plan *plan);
+
+/** gk_split_shard_model() : builds shard k's model: for k == 0 the input's metadata,
+ *  for the others general.alignment only when it is not 32, then split.no,
+ *  split.tensors.count, split.count; the shard's tensors in input order.
+ *  *out is the caller's (gk_model_free). */
+gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, size_t k,
+                               gk_model **out, gk_error *err);
+
+/** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n.
+ *  @return : a malloc'ed path, or NULL when out of memory. */
+char *gk_split_path(const char *prefix, size_t k, size_t n);
+
+/** gk_split_write() : writes every shard of plan for the input in, each through
+ *  gk_write_model (pad_end on, as the reference writes). All shards or none: the
+ *  names are checked first (existing ones refused unless GK_SINK_OVERWRITE, an
+ *  input never replaced), and when shard k fails the shards this call already
+ *  published are removed. opts->progress sees the bytes of all shards together.
+ *  @return : GK_OK, or an error naming the shard. */
+gk_status gk_split_write(gk_file *in, const char *prefix, const gk_split_plan *plan,
+                         const gk_write_opts *opts, gk_error *err);
+
+/** gk_model_is_shard() : @return : true when m has split.count >= 1 (a merged file
+ *  with the reference's stale split.count = 0 is not a shard). */
+bool gk_model_is_shard(const gk_model *m);
+
+/* A complete, checked shard set opened for reading. */
+typedef struct gk_split_set gk_split_set;
+
+/** gk_split_set_open() : opens the set a shard belongs to (any shard of it): reads
+ *  its split.no and split.count, derives PREFIX from its name, opens every sibling
+ *  and checks the whole set: every shard present, split.no = 0..n-1, the same
+ *  split.count, split.tensors.count and total of tensors agreeing, no tensor twice,
+ *  one alignment, one byte order, one version. flags as for gk_open.
+ *  @return : GK_OK, GK_E_NOT_FOUND (the file is not a shard, or a sibling is
+ *            missing), GK_E_CORRUPT (the set disagrees: the message says how), or
+ *            the error of opening a shard. */
+gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set **out,
+                            gk_error *err);
+/** gk_split_set_close() : closes every shard and frees the set (NULL accepted). */
+void gk_split_set_close(gk_split_set *set);
+/** gk_split_set_count() : @return : number of shards. */
+size_t gk_split_set_count(const gk_split_set *set);
+/** gk_split_set_file() : @return : shard k (0-based), owned by the set, or NULL. */
+gk_file *gk_split_set_file(gk_split_set *set, size_t k);
+/** gk_split_set_prefix() : @return : PREFIX (the shard paths without "-0000k-of-0000n.gguf"). */
+const char *gk_split_set_prefix(const gk_split_set *set);
+/** gk_split_set_tensor_count() : @return : tensors in the whole set. */
+uint64_t gk_split_set_tensor_count(const gk_split_set *set);
+/** gk_split_set_tensor_bytes() : @return : bytes of tensor data in the whole set. */
+uint64_t gk_split_set_tensor_bytes(const gk_split_set *set);
+
+/** gk_split_set_merged() : the merged model (first shard's metadata without the
+ *  split.* keys, every shard's tensors in set order) and one step per tensor.
+ *  *out_model (gk_model_free) and *out_steps (free) are the caller's. */
+gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step **out_steps,
+                              gk_error *err);
+
+/** gk_merge_write() : writes the merged set to dest atomically (pad_end on), never
+ *  over one of the shards. Merging the shards of a canonical file gives it back. */
+gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opts *opts,
+                         gk_error *err);
+
+/** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
+ *  (or, without tensors, past its header) up to the next multiple of the
+ *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
+ *  file's shape when rewriting it. */
+bool gk_file_pads_end(gk_file *f);
+
+/** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
+ *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first
+ *  tensor and type that cannot. */
+gk_status gk_endian_check(const gk_model *m, gk_error *err);
+
+/** gk_endian_convert() : writes f to dest atomically in the byte order big (true)
+ *  or little: header, metadata and every tensor's blocks swapped by the type
+ *  table's kernels, laid out canonically, padded at the end as f is. A v1 input
+ *  is written as v3. Never in place (dest is refused when it is f).
+ *  @return : GK_OK, GK_E_UNSUPPORTED (a type without a byte-swap kernel), ... */
+gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_write_opts *opts,
+                            gk_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@ struct gk_file {
     char *path;
     int fd;                    /* -1 for memory sources */
     const uint8_t *mem;        /* memory source, or NULL */
+    struct gk_source *stream;  /* zstd stream or archive member, or NULL */
     uint64_t size;             /* bytes in the file */
     uint64_t header_end;       /* just past the tensor directory */
     uint64_t data_offset;      /* start of the data section */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "format/file.h"
+#include "io/source.h"
 #include "types/fp16.h"
 #include "util/strset.h"
 
@@ -44,6 +45,7 @@ typedef struct reader {
 /* ------------------------------------------------------------------------ */
 
 static gk_status pread_full(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err) {
+    if (f->stream) return gk_source_read(f->stream, off, buf, len, err);
     uint8_t *p = buf;
     while (len > 0) {
         ssize_t n = pread(f->fd, p, len, (off_t)off);
@@ -696,30 +698,86 @@ static gk_status open_common(gk_file *f, unsigned flags, gk_file **out, gk_error
     return GK_OK;
 }
 
+/* Splits "ARCHIVE::MEMBER" when the part before "::" is an existing file. */
+static bool split_member(const char *path, char **archive, const char **member) {
+    for (const char *sep = strstr(path, "::"); sep; sep = strstr(sep + 1, "::")) {
+        char *head = strndup(path, (size_t)(sep - path));
+        struct stat sb;
+        if (head && stat(head, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            *archive = head;
+            *member = sep + 2;
+            return true;
+        }
+        free(head);
+    }
+    return false;
+}
+
+bool gk_path_is_archive(const char *path) { return gk_source_sniff(path) == GK_SOURCE_ARCHIVE; }
+
+static bool collect_member(void *ctx, const char *member, uint64_t size) {
+    (void)size;
+    char *names = ctx;
+    size_t len = strlen(names);
+    if (len + strlen(member) + 3 < 256) snprintf(names + len, 256 - len, "%s%s", len ? ", " : "", member);
+    return true;
+}
+
+/* Opens the stream behind a compressed file or an archive member, if path names one. */
+static gk_status open_stream(gk_file *f, const char *path, bool *is_stream, gk_error *err) {
+    char *archive = NULL;
+    const char *member = NULL;
+    *is_stream = true;
+    if (split_member(path, &archive, &member)) {
+        gk_status st = gk_source_open_member(archive, member, &f->stream, &f->size, err);
+        free(archive);
+        return st;
+    }
+    switch (gk_source_sniff(path)) {
+    case GK_SOURCE_ZSTD: return gk_source_open_zstd(path, &f->stream, &f->size, err);
+    case GK_SOURCE_ARCHIVE: {
+        char names[256] = "";
+        gk_archive_list(path, collect_member, names, NULL);
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "this is an archive: name a member as ARCHIVE::MEMBER (GGUF members: %s)",
+                            names[0] ? names : "none");
+    }
+    default: *is_stream = false; return GK_OK;
+    }
+}
+
 gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err) {
     *out = NULL;
     gk_file *f = calloc(1, sizeof *f);
     if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    f->fd = -1;
+    f->path = strdup(path);
+    if (f->path == NULL) {
+        free(f);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    bool is_stream;
+    gk_status st = open_stream(f, path, &is_stream, err);
+    if (st != GK_OK || is_stream) {
+        if (st != GK_OK) {
+            gk_close(f);
+            return st;
+        }
+        return open_common(f, flags, out, err);
+    }
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
-        free(f);
+        gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(e));
     }
     struct stat sb;
     if (fstat(f->fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
         int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
-        close(f->fd);
-        free(f);
+        gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(e));
     }
     f->size = (uint64_t)sb.st_size;
-    f->path = strdup(path);
-    if (f->path == NULL) {
-        close(f->fd);
-        free(f);
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
     return open_common(f, flags, out, err);
 }
 
@@ -737,6 +795,7 @@ gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file 
 void gk_close(gk_file *f) {
     if (f == NULL) return;
     if (f->fd >= 0) close(f->fd);
+    gk_source_close(f->stream);
     gk_model_free(f->model);
     free(f->warnings);
     free(f->path);

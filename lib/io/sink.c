@@ -5,7 +5,8 @@
  * the final rename cannot cross filesystems). Commit fsyncs the file, renames it
  * over the destination (or refuses to replace one unless asked) and fsyncs the
  * folder; abort, or any failure, removes the temporary file. The destination is
- * therefore either untouched or complete.
+ * therefore either untouched or complete. A destination ending in ".zst" is
+ * compressed on the fly (zstd); offsets then count the uncompressed bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zstd.h>
 
 #include "ggufkit.h"
 
@@ -26,7 +29,10 @@ struct gk_sink {
     char *dir;
     int fd;
     unsigned flags;
-    uint64_t offset;
+    uint64_t offset;           /* uncompressed bytes written */
+    ZSTD_CCtx *zc;             /* set when compressing */
+    uint8_t *zbuf;
+    size_t zcap;
 };
 
 bool gk_same_file(const char *a, const char *b) {
@@ -80,11 +86,24 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
                             s->dir ? s->dir : ".", strerror(e));
     }
     fchmod(s->fd, 0644);
+    size_t dl = strlen(dest);
+    if (dl > 4 && strcmp(dest + dl - 4, ".zst") == 0) {
+        int level = (int)((flags >> 8) & 0xff);
+        s->zc = ZSTD_createCCtx();
+        s->zcap = ZSTD_CStreamOutSize();
+        s->zbuf = malloc(s->zcap);
+        if (s->zc == NULL || s->zbuf == NULL) {
+            gk_sink_abort(s);
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        }
+        ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, level ? level : 3);
+        ZSTD_CCtx_setParameter(s->zc, ZSTD_c_checksumFlag, 1);
+    }
     *out = s;
     return GK_OK;
 }
 
-gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err) {
+static gk_status write_raw(gk_sink *s, const void *buf, size_t len, gk_error *err) {
     const uint8_t *p = buf;
     while (len > 0) {
         ssize_t n = write(s->fd, p, len);
@@ -95,9 +114,28 @@ gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err) 
         }
         p += n;
         len -= (size_t)n;
-        s->offset += (uint64_t)n;
     }
     return GK_OK;
+}
+
+/* Feeds bytes to the compressor (mode ZSTD_e_continue) or flushes it (ZSTD_e_end). */
+static gk_status compress(gk_sink *s, const void *buf, size_t len, ZSTD_EndDirective mode, gk_error *err) {
+    ZSTD_inBuffer in = { buf, len, 0 };
+    for (;;) {
+        ZSTD_outBuffer out = { s->zbuf, s->zcap, 0 };
+        size_t left = ZSTD_compressStream2(s->zc, &out, &in, mode);
+        if (ZSTD_isError(left))
+            return gk_error_set(err, GK_E_IO, -1, "%s: zstd: %s", s->dest, ZSTD_getErrorName(left));
+        gk_status st = write_raw(s, s->zbuf, out.pos, err);
+        if (st != GK_OK) return st;
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size) return GK_OK;
+    }
+}
+
+gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err) {
+    gk_status st = s->zc ? compress(s, buf, len, ZSTD_e_continue, err) : write_raw(s, buf, len, err);
+    if (st == GK_OK) s->offset += len;
+    return st;
 }
 
 gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err) {
@@ -135,6 +173,7 @@ static gk_status copy_buffered(gk_sink *s, int fd, uint64_t off, uint64_t len, g
 }
 
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
+    if (s->zc) return copy_buffered(s, fd, off, len, err);
     while (len > 0) {
         loff_t in_off = (loff_t)off;
         size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
@@ -155,8 +194,10 @@ gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_e
 uint64_t gk_sink_offset(const gk_sink *s) { return s->offset; }
 
 gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
-    gk_status st = GK_OK;
-    if (fsync(s->fd) != 0) {
+    gk_status st = s->zc ? compress(s, NULL, 0, ZSTD_e_end, err) : GK_OK;
+    if (st != GK_OK) {
+        /* reported */
+    } else if (fsync(s->fd) != 0) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", s->dest, strerror(errno));
     } else if (close(s->fd) != 0) {
         s->fd = -1;
@@ -194,6 +235,8 @@ void gk_sink_abort(gk_sink *s) {
     if (s == NULL) return;
     if (s->fd >= 0) close(s->fd);
     if (s->tmp) unlink(s->tmp);
+    ZSTD_freeCCtx(s->zc);
+    free(s->zbuf);
     free(s->tmp);
     free(s->dest);
     free(s->dir);

@@ -63,9 +63,22 @@ static gk_status copy_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_
         }
         return GK_OK;
     }
-    return gk_sink_write(sink, st->src->mem + off, (size_t)t->nbytes, err) == GK_OK
-               ? advance(pr, t->nbytes, err)
-               : err->code;
+    if (st->src->mem)
+        return gk_sink_write(sink, st->src->mem + off, (size_t)t->nbytes, err) == GK_OK
+                   ? advance(pr, t->nbytes, err)
+                   : err->code;
+    /* A stream (compressed file, archive member): bounded chunks in order. */
+    uint8_t *buf = malloc(SWAP_CHUNK_BYTES);
+    if (buf == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status s = GK_OK;
+    for (uint64_t at = 0; at < t->nbytes && s == GK_OK; at += SWAP_CHUNK_BYTES) {
+        size_t n = (size_t)(t->nbytes - at < SWAP_CHUNK_BYTES ? t->nbytes - at : SWAP_CHUNK_BYTES);
+        s = read_tensor_bytes(st->src, st->src_tensor, at, buf, n, err);
+        if (s == GK_OK) s = gk_sink_write(sink, buf, n, err);
+        if (s == GK_OK) s = advance(pr, n, err);
+    }
+    free(buf);
+    return s;
 }
 
 static gk_status swap_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_error *err) {

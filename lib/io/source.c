@@ -1,0 +1,297 @@
+/*
+ * source.c - zstd streams and archive members as forward-reading byte sources.
+ *
+ * A source delivers its decompressed bytes in order. gk_source_read() skips
+ * forward by decompressing into scratch space, and restarts from the beginning
+ * when asked for bytes behind its position. Sizes come from the container when
+ * it records them (zstd frame header, archive entry), otherwise from one full
+ * pass, so the reader can check counts against the bytes that remain.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "io/source.h"
+
+#define SCRATCH_BYTES (256 * 1024)
+
+struct gk_source {
+    gk_source_kind kind;
+    char *path;
+    char *member;
+    uint64_t pos;              /* decompressed bytes delivered so far */
+    uint8_t *scratch;
+    /* zstd */
+    int fd;
+    ZSTD_DStream *ds;
+    uint8_t *in_buf;
+    size_t in_cap;
+    ZSTD_inBuffer in;
+    size_t last_ret;           /* last ZSTD_decompressStream result: 0 at a frame end */
+    /* archive */
+    struct archive *ar;
+};
+
+static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
+
+/* ------------------------------------------------------------------------ */
+/* zstd                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static gk_status zstd_start(gk_source *s, gk_error *err) {
+    if (s->fd >= 0) close(s->fd);
+    s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    if (s->ds == NULL && (s->ds = ZSTD_createDStream()) == NULL)
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    ZSTD_initDStream(s->ds);
+    s->in_cap = ZSTD_DStreamInSize();
+    if (s->in_buf == NULL && (s->in_buf = malloc(s->in_cap)) == NULL)
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    s->in = (ZSTD_inBuffer){ s->in_buf, 0, 0 };
+    s->last_ret = 0;
+    s->pos = 0;
+    return GK_OK;
+}
+
+/* Decompresses up to len bytes into dst; *got < len only at the end of the data. */
+static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
+    ZSTD_outBuffer out = { dst, len, 0 };
+    while (out.pos < out.size) {
+        if (s->in.pos == s->in.size) {
+            ssize_t n = read(s->fd, s->in_buf, s->in_cap);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
+            if (n == 0) {
+                if (s->last_ret != 0)
+                    return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
+                                        "zstd stream ends inside a frame (compressed file truncated)");
+                break;
+            }
+            s->in = (ZSTD_inBuffer){ s->in_buf, (size_t)n, 0 };
+        }
+        size_t ret = ZSTD_decompressStream(s->ds, &out, &s->in);
+        if (ZSTD_isError(ret))
+            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + out.pos), "zstd: %s",
+                                ZSTD_getErrorName(ret));
+        s->last_ret = ret;
+    }
+    *got = out.pos;
+    s->pos += out.pos;
+    return GK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Archives                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static struct archive *archive_open_path(const char *path) {
+    struct archive *a = archive_read_new();
+    if (a == NULL) return NULL;
+    archive_read_support_filter_all(a);
+    archive_read_support_format_all(a);
+    if (archive_read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
+        archive_read_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static gk_status archive_start(gk_source *s, gk_error *err) {
+    if (s->ar) archive_read_free(s->ar);
+    s->pos = 0;
+    s->ar = archive_open_path(s->path);
+    if (s->ar == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot read as an archive");
+    struct archive_entry *e;
+    int rc;
+    while ((rc = archive_read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        const char *name = archive_entry_pathname(e);
+        if (name && strcmp(name, s->member) == 0) return GK_OK;
+    }
+    if (rc != ARCHIVE_EOF)
+        return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", archive_error_string(s->ar));
+    return gk_error_set(err, GK_E_NOT_FOUND, -1, "archive has no member '%s'", s->member);
+}
+
+static gk_status archive_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
+    size_t done = 0;
+    while (done < len) {
+        la_ssize_t n = archive_read_data(s->ar, (uint8_t *)dst + done, len - done);
+        if (n < 0)
+            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s",
+                                archive_error_string(s->ar));
+        if (n == 0) break;
+        done += (size_t)n;
+    }
+    *got = done;
+    s->pos += done;
+    return GK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Common                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static gk_status restart(gk_source *s, gk_error *err) {
+    return s->kind == GK_SOURCE_ZSTD ? zstd_start(s, err) : archive_start(s, err);
+}
+
+static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
+    return s->kind == GK_SOURCE_ZSTD ? zstd_pull(s, dst, len, got, err) : archive_pull(s, dst, len, got, err);
+}
+
+/* Counts the decompressed bytes with one full pass, then restarts. */
+static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
+    size_t got;
+    do {
+        gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, err);
+        if (st != GK_OK) return st;
+    } while (got == SCRATCH_BYTES);
+    *size = s->pos;
+    return restart(s, err);
+}
+
+gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err) {
+    gk_status st;
+    if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
+    while (s->pos < off) {
+        uint64_t gap = off - s->pos;
+        size_t n = gap > SCRATCH_BYTES ? SCRATCH_BYTES : (size_t)gap, got;
+        if ((st = pull(s, s->scratch, n, &got, err)) != GK_OK) return st;
+        if (got < n) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)s->pos, "data ends early");
+    }
+    size_t got;
+    if ((st = pull(s, buf, len, &got, err)) != GK_OK) return st;
+    if (got < len)
+        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + got),
+                            "data ends early (%zu of %zu bytes)", got, len);
+    return GK_OK;
+}
+
+static gk_source *source_new(gk_source_kind kind, const char *path, const char *member) {
+    gk_source *s = calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->kind = kind;
+    s->fd = -1;
+    s->path = strdup(path);
+    s->member = member ? strdup(member) : NULL;
+    s->scratch = malloc(SCRATCH_BYTES);
+    if (s->path == NULL || s->scratch == NULL || (member && s->member == NULL)) {
+        gk_source_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size, gk_error *err) {
+    *out = NULL;
+    gk_source *s = source_new(GK_SOURCE_ZSTD, path, NULL);
+    if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status st = zstd_start(s, err);
+    if (st == GK_OK) {
+        uint8_t head[18];   /* the largest zstd frame header */
+        ssize_t n = pread(s->fd, head, sizeof head, 0);
+        unsigned long long cs = n > 0 ? ZSTD_getFrameContentSize(head, (size_t)n) : ZSTD_CONTENTSIZE_ERROR;
+        if (cs == ZSTD_CONTENTSIZE_ERROR && n > 0 && (size_t)n >= 4 && memcmp(head, zstd_magic, 4) != 0)
+            st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
+        else if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
+            st = measure(s, size, err);
+        else
+            *size = cs;
+    }
+    if (st != GK_OK) {
+        gk_source_close(s);
+        return st;
+    }
+    *out = s;
+    return GK_OK;
+}
+
+gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
+                                uint64_t *size, gk_error *err) {
+    *out = NULL;
+    gk_source *s = source_new(GK_SOURCE_ARCHIVE, path, member);
+    if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status st = archive_start(s, err);
+    if (st == GK_OK) st = measure(s, size, err);
+    if (st != GK_OK) {
+        gk_source_close(s);
+        return st;
+    }
+    *out = s;
+    return GK_OK;
+}
+
+void gk_source_close(gk_source *s) {
+    if (s == NULL) return;
+    if (s->fd >= 0) close(s->fd);
+    if (s->ds) ZSTD_freeDStream(s->ds);
+    if (s->ar) archive_read_free(s->ar);
+    free(s->in_buf);
+    free(s->scratch);
+    free(s->path);
+    free(s->member);
+    free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Classification and listing                                               */
+/* ------------------------------------------------------------------------ */
+
+static bool is_gguf_magic(const uint8_t *p) {
+    return memcmp(p, "GGUF", 4) == 0 || memcmp(p, "FUGG", 4) == 0;
+}
+
+gk_source_kind gk_source_sniff(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return GK_SOURCE_PLAIN;
+    uint8_t h[512];
+    ssize_t n = pread(fd, h, sizeof h, 0);
+    close(fd);
+    if (n < 4 || is_gguf_magic(h)) return GK_SOURCE_PLAIN;
+    if (memcmp(h, zstd_magic, 4) == 0) {
+        /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
+        uint8_t first[4];
+        ZSTD_DCtx *dc = ZSTD_createDCtx();
+        ZSTD_inBuffer in = { h, (size_t)n, 0 };
+        ZSTD_outBuffer out = { first, sizeof first, 0 };
+        if (dc) ZSTD_decompressStream(dc, &out, &in);
+        ZSTD_freeDCtx(dc);
+        return out.pos == 4 && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
+    }
+    static const struct { size_t off, len; const char *magic; } archives[] = {
+        { 0, 2, "\x1f\x8b" }, { 0, 6, "\xfd" "7zXZ\0" }, { 0, 3, "BZh" }, { 0, 4, "PK\x03\x04" },
+        { 0, 6, "7z\xbc\xaf\x27\x1c" }, { 257, 5, "ustar" },
+    };
+    for (size_t i = 0; i < sizeof archives / sizeof archives[0]; i++)
+        if ((size_t)n >= archives[i].off + archives[i].len &&
+            memcmp(h + archives[i].off, archives[i].magic, archives[i].len) == 0)
+            return GK_SOURCE_ARCHIVE;
+    return GK_SOURCE_PLAIN;
+}
+
+gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err) {
+    struct archive *a = archive_open_path(path);
+    if (a == NULL) return gk_error_set(err, GK_E_IO, -1, "%s: cannot read as an archive", path);
+    struct archive_entry *e;
+    int rc;
+    gk_status st = GK_OK;
+    while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        if (archive_entry_filetype(e) != AE_IFREG) continue;
+        uint8_t magic[4];
+        la_ssize_t n = archive_read_data(a, magic, sizeof magic);
+        if (n == 4 && is_gguf_magic(magic)) {
+            uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+            if (!fn(ctx, archive_entry_pathname(e), size)) break;
+        }
+    }
+    if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s: archive: %s", path, archive_error_string(a));
+    archive_read_free(a);
+    return st;
+}
