@@ -19,6 +19,8 @@
 /* A block type whose kernels are not in the library yet: geometry only. */
 #define GEOMETRY(ID, NAME, ELEMS, BYTES, IMAT)                                          \
     [ID] = { ID, NAME, ELEMS, BYTES, true, false, NULL, NULL, NULL, IMAT }
+/* A block type with dequantize and byteswap but no quantizer yet (imatrix-only I-quants). */
+#define DEQUANT_ONLY(ID, NAME, ELEMS, BYTES, K, IMAT) [ID] = { ID, NAME, ELEMS, BYTES, true, false, gk_dequantize_##K, NULL, gk_byteswap_##K, IMAT }
 #define RETIRED(ID, NAME) [ID] = { ID, NAME, 0, 0, true, true, NULL, NULL, NULL, false }
 
 /* Integer types are stored values, never a quantization target. */
@@ -48,20 +50,20 @@ static const gk_type_info type_table[GK_TYPE_COUNT] = {
     BLOCK(GK_TYPE_Q5_K, "Q5_K", 256, 176, q5_K, false),
     BLOCK(GK_TYPE_Q6_K, "Q6_K", 256, 210, q6_K, false),
     BLOCK(GK_TYPE_Q8_K, "Q8_K", 256, 292, q8_K, false),
-    GEOMETRY(GK_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66, true),
-    GEOMETRY(GK_TYPE_IQ2_XS, "IQ2_XS", 256, 74, true),
-    GEOMETRY(GK_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98, false),
-    GEOMETRY(GK_TYPE_IQ1_S, "IQ1_S", 256, 50, true),
-    GEOMETRY(GK_TYPE_IQ4_NL, "IQ4_NL", 32, 18, false),
-    GEOMETRY(GK_TYPE_IQ3_S, "IQ3_S", 256, 110, false),
-    GEOMETRY(GK_TYPE_IQ2_S, "IQ2_S", 256, 82, true),
-    GEOMETRY(GK_TYPE_IQ4_XS, "IQ4_XS", 256, 136, false),
+    DEQUANT_ONLY(GK_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66, iq2_xxs, true),
+    DEQUANT_ONLY(GK_TYPE_IQ2_XS, "IQ2_XS", 256, 74, iq2_xs, true),
+    BLOCK(GK_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98, iq3_xxs, false),
+    DEQUANT_ONLY(GK_TYPE_IQ1_S, "IQ1_S", 256, 50, iq1_s, true),
+    BLOCK(GK_TYPE_IQ4_NL, "IQ4_NL", 32, 18, iq4_nl, false),
+    BLOCK(GK_TYPE_IQ3_S, "IQ3_S", 256, 110, iq3_s, false),
+    DEQUANT_ONLY(GK_TYPE_IQ2_S, "IQ2_S", 256, 82, iq2_s, true),
+    BLOCK(GK_TYPE_IQ4_XS, "IQ4_XS", 256, 136, iq4_xs, false),
     PLAIN(GK_TYPE_I8, "I8", 1, i8),
     PLAIN(GK_TYPE_I16, "I16", 2, i16),
     PLAIN(GK_TYPE_I32, "I32", 4, i32),
     PLAIN(GK_TYPE_I64, "I64", 8, i64),
     PLAIN(GK_TYPE_F64, "F64", 8, f64),
-    GEOMETRY(GK_TYPE_IQ1_M, "IQ1_M", 256, 56, true),
+    DEQUANT_ONLY(GK_TYPE_IQ1_M, "IQ1_M", 256, 56, iq1_m, true),
     PLAIN(GK_TYPE_BF16, "BF16", 2, bf16),
     RETIRED(31, "Q4_0_4_4"),
     RETIRED(32, "Q4_0_4_8"),
