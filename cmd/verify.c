@@ -16,7 +16,8 @@ static const char *const usage =
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
-    "  --json     print the findings as JSON\n"
+    "  --json     print the findings as JSON (a reader error carries its \"code\",\n"
+    "             e.g. \"truncated\", \"duplicate-key\")\n"
     "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
 
 static const char *rule_name(gk_rule r) {
@@ -36,9 +37,11 @@ static void print_finding(const char *path, int64_t offset, const char *level, g
     printf("%s: %s (rule: %s)\n", level, msg, rule_name(rule));
 }
 
+/* code: the gk_status_name() of a reader error, or NULL (warnings, schema findings). */
 static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_rule rule,
-                             const char *msg) {
+                             const char *code, const char *msg) {
     cJSON *o = cJSON_CreateObject();
+    if (code) cJSON_AddStringToObject(o, "code", code);
     if (offset >= 0) cJSON_AddNumberToObject(o, "offset", (double)offset);
     else cJSON_AddNullToObject(o, "offset");
     cJSON_AddStringToObject(o, "level", level);
@@ -47,26 +50,50 @@ static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_
     cJSON_AddItemToArray(list, o);
 }
 
+/* Finishes an interrupted `ggufkit edit --in-place` of path (its journal).
+ * @return : what was done, or NULL when there was no journal; a failure is
+ *           described in *failed (NULL otherwise). */
+static const char *recover_journal(const char *path, gk_error *err, bool *failed) {
+    gk_recovery what;
+    *failed = gk_journal_recover(path, &what, NULL, NULL, err) != GK_OK;
+    if (*failed) return NULL;
+    switch (what) {
+    case GK_RECOVERY_RESTORED: return "an interrupted edit was undone (old header restored from the journal)";
+    case GK_RECOVERY_UNTOUCHED: return "removed the journal of an interrupted edit (the file was not changed)";
+    case GK_RECOVERY_TORN: return "removed an incomplete journal (the file was not changed)";
+    default: return NULL;
+    }
+}
+
 /* Verifies one file; @return : true when it is valid. */
 static bool verify_one(const char *path, bool schema, cJSON *json_files) {
     gk_file *f = NULL;
     gk_error err;
+    bool recovery_failed;
+    const char *recovered = recover_journal(path, &err, &recovery_failed);
+    if (recovery_failed) {
+        if (json_files == NULL) print_finding(path, -1, "error", GK_RULE_SPEC, err.message);
+        else fprintf(stderr, "ggufkit: %s: %s\n", path, err.message);
+    } else if (recovered && json_files == NULL) {
+        printf("%s: recovered: %s\n", path, recovered);
+    }
     gk_status st = gk_open(path, GK_OPEN_DEFAULT, &f, &err);
     cJSON *jf = NULL, *jlist = NULL;
     if (json_files) {
         jf = cJSON_CreateObject();
         cJSON_AddStringToObject(jf, "file", path);
+        if (recovered) cJSON_AddStringToObject(jf, "recovered", recovered);
         jlist = cJSON_AddArrayToObject(jf, "findings");
         cJSON_AddItemToArray(json_files, jf);
     }
     bool ok = st == GK_OK;
     if (!ok) {
-        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, err.message);
+        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
         else print_finding(path, err.offset, "error", err.rule, err.message);
     } else {
         for (size_t i = 0; i < gk_file_warning_count(f); i++) {
             const gk_warning *w = gk_file_warning_at(f, i);
-            if (jlist) add_json_finding(jlist, w->offset, "warning", w->rule, w->message);
+            if (jlist) add_json_finding(jlist, w->offset, "warning", w->rule, NULL, w->message);
             else print_finding(path, w->offset, "warning", w->rule, w->message);
         }
         if (schema) {
@@ -76,7 +103,7 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
             for (size_t i = 0; i < n; i++) {
                 const char *level = findings[i].is_error ? "error" : "warning";
                 if (findings[i].is_error) ok = false;
-                if (jlist) add_json_finding(jlist, -1, level, GK_RULE_SCHEMA, findings[i].message);
+                if (jlist) add_json_finding(jlist, -1, level, GK_RULE_SCHEMA, NULL, findings[i].message);
                 else print_finding(path, -1, level, GK_RULE_SCHEMA, findings[i].message);
             }
             gk_findings_free(findings);

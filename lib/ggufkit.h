@@ -73,7 +73,7 @@ typedef enum gk_status {
     GK_E_EMPTY_NAME,      /* tensor name of length zero */
     GK_E_DUP_TENSOR,      /* the same tensor name twice */
     GK_E_NDIMS,           /* more than GK_MAX_DIMS dimensions */
-    GK_E_DIM,             /* a dimension is zero or negative when read as int64 */
+    GK_E_DIM,             /* a dimension is negative when read as int64 */
     GK_E_DIM_OVERFLOW,    /* product of dimensions or byte size overflows */
     GK_E_TENSOR_TYPE,     /* unknown tensor type id */
     GK_E_TENSOR_TYPE_RETIRED, /* type id removed from ggml (4, 5, 31-33, 36-38) */
@@ -666,26 +666,87 @@ gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t f
  *  quantize tensor `name` to type without an importance matrix for target ftype. */
 bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name);
 
-/* ---- Shard sets (NAME-00001-of-00003.gguf ...) ---- */
+/* ---- Shard sets as llama-quantize reads and writes them ---- */
 
-/** gk_shard_path() : writes "PREFIX-%05d-of-%05d.gguf" (idx 0-based) to buf.
- *  @return : false when it does not fit. */
-bool gk_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
+/** gk_quant_shard_path() : writes "PREFIX-%05u-of-%05u.gguf" (idx 0-based) to buf,
+ *  llama-quantize's --keep-split output names. @return : false when it does not fit. */
+bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
 
-/** gk_shard_prefix() : the prefix of path when it ends in the shard suffix of
- *  idx/count. @return : false when path is not that shard's name. */
-bool gk_shard_prefix(char *buf, size_t size, const char *path, unsigned idx, unsigned count);
-
-/** gk_open_shards() : opens path and, when its split.count is above 1, the
+/** gk_quant_open_inputs() : opens path and, when its split.count is above 1, the
  *  sibling shards the way llama.cpp's loader finds them (path must be the first
- *  shard; each shard's split.no is checked; split.tensors.count must match).
- *  *files (malloc'ed array, close each and free it) receives *n handles.
+ *  shard, named PREFIX-00001-of-0000N.gguf; each shard's split.no is checked;
+ *  split.tensors.count must match the tensors found).
+ *  *files (malloc'ed array: gk_close each, then free it) receives *n handles.
  *  @return : GK_OK or an error naming the shard. */
-gk_status gk_open_shards(const char *path, unsigned flags, gk_file ***files, size_t *n,
-                         gk_error *err);
+gk_status gk_quant_open_inputs(const char *path, unsigned flags, gk_file ***files, size_t *n,
+                               gk_error *err);
 
 /** gk_quant_plan_free() : releases a plan's model and entries. */
 void gk_quant_plan_free(gk_quant_plan *plan);
+
+/* ======================================================================== */
+/* Importance matrices (llama-imatrix output, as llama-quantize reads them)  */
+/* ======================================================================== */
+
+/* Per-tensor importance weights: the legacy binary form (sums divided by the
+ * call count) or the GGUF form (NAME.in_sum2 / NAME.counts per row; rows never
+ * reached get 1). An entry for a 3-D expert tensor holds ne[0] values per expert
+ * (ne[0]*ne[2] in all). */
+typedef struct gk_imatrix gk_imatrix;
+
+/** gk_imatrix_load() : reads the matrix at path (form chosen by the magic).
+ *  @return : GK_OK and *out set, or an error naming the problem (truncated file,
+ *            inconsistent counts, sums without counts, non-finite values),
+ *            with the byte offset where known. */
+gk_status gk_imatrix_load(const char *path, gk_imatrix **out, gk_error *err);
+
+/** gk_imatrix_free() : releases a matrix (NULL accepted). */
+void gk_imatrix_free(gk_imatrix *im);
+
+/** gk_imatrix_count() : @return : number of entries (after any filtering). */
+size_t gk_imatrix_count(const gk_imatrix *im);
+
+/** gk_imatrix_entry() : entry i: @return : its name (NULL past the end); its
+ *  values and their count through values / n (either may be NULL). */
+const char *gk_imatrix_entry(const gk_imatrix *im, size_t i, const float **values, size_t *n);
+
+/** gk_imatrix_find() : @return : the values of entry name (count in *n) or NULL. */
+const float *gk_imatrix_find(const gk_imatrix *im, const char *name, size_t *n);
+
+/** gk_imatrix_dataset() : @return : the calibration dataset name recorded, or NULL. */
+const char *gk_imatrix_dataset(const gk_imatrix *im);
+
+/** gk_imatrix_chunks() : @return : the chunk count recorded (0 when none). */
+int32_t gk_imatrix_chunks(const gk_imatrix *im);
+
+/** gk_imatrix_is_gguf() : @return : true when read from the GGUF form. */
+bool gk_imatrix_is_gguf(const gk_imatrix *im);
+
+/** gk_imatrix_filter() : --exclude-weights then --include-weights, as
+ *  llama-quantize: entries whose name contains an exclude string are dropped;
+ *  with include strings only entries whose name contains one of them remain. */
+void gk_imatrix_filter(gk_imatrix *im, const char *const *include, size_t n_include,
+                       const char *const *exclude, size_t n_exclude);
+
+/** gk_imatrix_check_model() : refuses a matrix made for another model (the
+ *  n_models models of a shard set, or one): an entry naming no tensor of them,
+ *  or one whose length is not ne[0]*ne[2] of its tensor (token_embd.weight
+ *  excepted, as llama-quantize ignores it there).
+ *  @return : GK_OK or GK_E_ARG naming the entry. */
+gk_status gk_imatrix_check_model(const gk_imatrix *im, const gk_model *const *models,
+                                 size_t n_models, gk_error *err);
+
+/** gk_imatrix_for_tensor() : @return : the weights for tensor t (ne[0]*ne[2]
+ *  values, ne[0] per expert slice) or NULL when there is no entry of that length. */
+const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
+
+/** gk_imatrix_overrides() : the metadata llama-quantize records for a matrix, as
+ *  --override-kv pairs to apply after the user's (that is how it passes them):
+ *  quantize.imatrix.file (the path exactly as given, cut to 127 bytes),
+ *  quantize.imatrix.dataset (when recorded, 127 bytes at most),
+ *  quantize.imatrix.entries_count and quantize.imatrix.chunks_count (when above
+ *  0), the counts as ints (i32 in a new key). @return : pairs written (2 to 4). */
+size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_override out[4]);
 
 /* ======================================================================== */
 /* Model conventions (verify --schema)                                      */
@@ -833,6 +894,207 @@ gk_status gk_endian_check(const gk_model *m, gk_error *err);
  *  @return : GK_OK, GK_E_UNSUPPORTED (a type without a byte-swap kernel), ... */
 gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_write_opts *opts,
                             gk_error *err);
+
+/* ======================================================================== */
+/* Metadata edits (ggufkit edit)                                            */
+/* ======================================================================== */
+
+/* An ordered list of metadata edits, applied in one pass by gk_edit_apply. Values
+ * given as text are parsed when applied, against the model as the earlier edits
+ * left it (an existing key keeps its type). */
+typedef struct gk_edit gk_edit;
+
+/* The key of the padding pair ggufkit writes so that a header can later grow or
+ * shrink in place: an array of zero UINT8 whose length is adjusted so the data
+ * section does not move. */
+#define GK_PADDING_KEY "ggufkit.padding"
+/* Bytes a padding pair takes besides its elements (key, type, element type, count). */
+#define GK_PADDING_OVERHEAD 39u
+
+/** gk_edit_new() : @return : an empty edit list, or NULL when out of memory. */
+gk_edit *gk_edit_new(void);
+/** gk_edit_free() : releases an edit list (NULL accepted). */
+void gk_edit_free(gk_edit *e);
+/** gk_edit_count() : @return : number of queued edits. */
+size_t gk_edit_count(const gk_edit *e);
+
+/** gk_edit_add_set() : queues "set key to the len bytes of text". type NULL: an
+ *  existing key keeps its type (text is parsed as that type), a new key takes the
+ *  well-known type of its name, else one inferred from the text (true/false ->
+ *  bool; an integer -> u32 when it fits, else i32, u64, i64; a decimal number ->
+ *  f32; anything else -> str). type "u8" ... "f64", "bool", "str": that type.
+ *  type "json": text is a JSON value (arrays: element type inferred, or the
+ *  well-known key's). type "array[T]": a JSON array of T.
+ *  @return : GK_OK, GK_E_ARG (unknown type name), GK_E_NOMEM. */
+gk_status gk_edit_add_set(gk_edit *e, const char *key, const char *type, const char *text,
+                          size_t len, gk_error *err);
+/** gk_edit_add_set_value() : queues "set key to (a deep copy of) v". */
+gk_status gk_edit_add_set_value(gk_edit *e, const char *key, const gk_value *v, gk_error *err);
+/** gk_edit_add_delete() : queues "delete every key matching pattern" (an exact key
+ *  or an fnmatch(3) glob). Applying it fails when nothing matches. */
+gk_status gk_edit_add_delete(gk_edit *e, const char *pattern, gk_error *err);
+/** gk_edit_add_rename() : queues "rename old_key to new_key" (position kept). */
+gk_status gk_edit_add_rename(gk_edit *e, const char *old_key, const char *new_key, gk_error *err);
+/** gk_edit_add_special_token() : queues "tokenizer.ggml.NAME_token_id = the id of
+ *  token text in tokenizer.ggml.tokens" (name: bos, eos, eot, eom, unknown/unk,
+ *  padding/pad, sep (llama.cpp's "seperator"), cls, mask, fim_pre ... fim_sep).
+ *  When text occurs more than once, the lowest id is taken.
+ *  @return : GK_OK, GK_E_ARG (unknown name). */
+gk_status gk_edit_add_special_token(gk_edit *e, const char *name, const char *text, gk_error *err);
+/** gk_edit_add_special_token_id() : like gk_edit_add_special_token with the id
+ *  given; applying it refuses an id outside the vocabulary. */
+gk_status gk_edit_add_special_token_id(gk_edit *e, const char *name, uint64_t id, gk_error *err);
+/** gk_edit_add_patch() : queues the edits of a JSON patch document:
+ *    {"set": {KEY: VALUE | {"type": T, "value": V}, ...}, "delete": [PATTERN, ...],
+ *     "rename": {OLD: NEW, ...}}
+ *  (sections in document order), or the output of `ggufkit dump --json` (or its
+ *  "metadata" object): every KEY: {"type": "UINT32", "value": V, "array_types": [...]}
+ *  is a set; pairs without a value (arrays dumped without --json-array) and the
+ *  GGUF.* pseudo keys are skipped. Numbers and strings are taken exactly as
+ *  written (64-bit integers, \u0000 in strings).
+ *  @return : GK_OK, GK_E_ARG (not JSON, or not a patch: the message says where). */
+gk_status gk_edit_add_patch(gk_edit *e, const char *json, size_t len, gk_error *err);
+
+enum {
+    GK_EDIT_DEFAULT = 0,
+    GK_EDIT_FORCE = 1 << 0,   /* skip the refusals (layout keys, key names, well-known types) */
+};
+
+/* What gk_edit_apply did. */
+typedef struct gk_edit_result {
+    bool refused;             /* the error is a refusal GK_EDIT_FORCE would skip */
+    size_t n_set, n_deleted, n_renamed;
+} gk_edit_result;
+
+/** gk_edit_apply() : applies every queued edit to m in order. Refused unless
+ *  GK_EDIT_FORCE: touching keys that decide the layout (general.alignment,
+ *  split.*, GGUF.*) or GK_PADDING_KEY (set/rename), creating a key whose name
+ *  breaks the spec's rules (gk_key_name_valid), a value whose type contradicts a
+ *  well-known key's (gk_key_expected_type).
+ *  @return : GK_OK, or the first failure with err naming the edit; m is then
+ *            partly edited (apply to a clone). */
+gk_status gk_edit_apply(const gk_edit *e, gk_model *m, unsigned flags, gk_edit_result *res,
+                        gk_error *err);
+
+/** gk_key_name_valid() : @return : true when key follows the spec's naming rules:
+ *  ASCII, '.'-separated non-empty segments of [a-z0-9_], at most 65535 bytes. */
+bool gk_key_name_valid(const char *key);
+
+/** gk_key_expected_type() : the type llama.cpp (or the spec) expects for a
+ *  well-known key: general.*, ARCH.context_length and the other hyperparameters
+ *  (any architecture prefix), tokenizer.ggml.*, tokenizer.chat_template*.
+ *  *type receives the type, *elem the element type of an array (GK_V_COUNT for
+ *  scalars), *or_array true when a per-layer array of *type is accepted too.
+ *  @return : true when key is well known. */
+bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool *or_array);
+
+/** gk_model_set_padding() : sets GK_PADDING_KEY to n zero bytes (position kept,
+ *  appended when new): a rewrite leaves that much room for later in-place edits. */
+gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
+
+/* Whether an edited model can be written over the file it was read from without
+ * moving the data section. */
+typedef struct gk_inplace_fit {
+    bool fits;
+    uint64_t needed;          /* header bytes of the edited model, without padding pair */
+    uint64_t room;            /* bytes before the data section (file size without tensors) */
+    bool padded;              /* the fit uses GK_PADDING_KEY */
+    uint64_t padding;         /* its element count then */
+    uint64_t new_size;        /* the file size after the edit */
+    char reason[160];         /* why it does not fit */
+} gk_inplace_plan;
+
+/** gk_inplace_fit() : decides whether m (f's model after edits; same tensors)
+ *  can replace f's header in place, and when it can, adjusts (adds, resizes or
+ *  removes) m's GK_PADDING_KEY so its header ends exactly where f's data section
+ *  starts. A file without tensors always fits (it may grow or shrink). When it
+ *  does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
+
+/* Called before every low-level write, truncate, fsync and unlink of an in-place
+ * write or a recovery; returning false stops the writer at once, without any
+ * cleanup (crash simulation for tests). what names the operation. */
+typedef bool (*gk_io_hook)(void *ctx, const char *what);
+
+/* The journal an in-place write keeps beside FILE while it rewrites the header. */
+#define GK_JOURNAL_SUFFIX ".ggufkit-journal"
+
+/** gk_inplace_write() : rewrites f's file with m's header (after gk_inplace_fit
+ *  said it fits), crash-safely: the old bytes of the range that changes go to
+ *  FILE.ggufkit-journal (with length and SHA-256; file and folder fsynced), then
+ *  the new bytes are written and fsynced, then the journal is removed. Tensor
+ *  bytes are never touched. *changed (may be NULL) tells whether any byte changed.
+ *  hook may be NULL. @return : GK_OK, GK_E_EXISTS (a journal is already there),
+ *  GK_E_UNSUPPORTED (not a regular file), GK_E_IO, GK_E_INTERRUPTED (hook). */
+gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx,
+                           bool *changed, gk_error *err);
+
+/* What gk_journal_recover found beside a file. */
+typedef enum gk_recovery {
+    GK_RECOVERY_NONE = 0,     /* no journal */
+    GK_RECOVERY_RESTORED,     /* complete journal: the old header bytes were written back */
+    GK_RECOVERY_UNTOUCHED,    /* complete journal, file still as before: journal removed */
+    GK_RECOVERY_TORN,         /* incomplete journal (the file was never touched): removed */
+} gk_recovery;
+
+/** gk_journal_recover() : finishes an interrupted in-place edit of path: restores
+ *  the old header from a complete journal, removes a torn one. *what says which.
+ *  @return : GK_OK, GK_E_CORRUPT (the journal belongs to another file: left alone),
+ *            GK_E_NOT_FOUND (journal without its file), GK_E_IO. */
+gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hook, void *hook_ctx,
+                             gk_error *err);
+
+/** gk_edit_rewrite() : writes m (f's model after edits; same tensors) as a whole
+ *  new file through gk_write_model: tensor bytes copied, data laid out
+ *  canonically, padded at the end as f is, v1 written as v3. dest NULL replaces
+ *  f's own file atomically (a new file renamed over it, mode kept).
+ *  opts: sink_flags, threads, progress (pad_end is taken from f). */
+gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
+                          gk_error *err);
+
+/* ======================================================================== */
+/* Index: a SQLite catalogue of GGUF collections (ggufkit index)            */
+/* ======================================================================== */
+
+/* Options of gk_index_run. Zero for all of them gives the defaults. */
+typedef struct gk_index_opts {
+    int jobs;                 /* header-parsing threads (<= 0: all cores) */
+    bool full_arrays;         /* store arrays whole (else the first array_head elements) */
+    bool prune;               /* remove the rows of files that no longer exist */
+    unsigned array_head;      /* elements kept of each array level (0: 8) */
+    unsigned batch_files;     /* files written per transaction (0: 200) */
+    gk_progress_fn progress;  /* bytes (on disk) of the files being read; may be NULL */
+    void *progress_ctx;
+} gk_index_opts;
+
+/* What a run did. Counts of rows are per GGUF (a file, or an archive member). */
+typedef struct gk_index_stats {
+    uint64_t files_seen;      /* regular files found under the paths (the database excluded) */
+    uint64_t added;           /* rows new in the database */
+    uint64_t updated;         /* rows re-read because their file's size or mtime changed */
+    uint64_t unchanged;       /* rows left alone (file size and mtime as recorded) */
+    uint64_t broken;          /* rows written this run with an error */
+    uint64_t removed;         /* rows deleted (pruned, or members gone from a changed archive) */
+    uint64_t vanished;        /* rows whose file no longer exists (removed only with prune) */
+    uint64_t headers_read;    /* GGUF headers parsed plus archives listed this run */
+    uint64_t not_gguf;        /* files holding no GGUF (remembered; not re-read while unchanged) */
+    uint64_t rows;            /* rows in the files table after the run */
+    uint64_t models;          /* rows in the models table after the run */
+} gk_index_stats;
+
+/** gk_index_run() : indexes every GGUF under paths (folders walked recursively,
+ *  symbolic links inside them not followed) into the SQLite database db_path
+ *  (created when missing; WAL mode): plain GGUF files (any file starting with the
+ *  magic, or named .gguf), zstd-compressed ones, and each GGUF member of an
+ *  archive. Only headers are read. A file whose size and mtime match its
+ *  recorded row is not opened; a broken file is a row with its error. Tables,
+ *  views and columns: docs/index.md. stats (may be NULL) receives the counts.
+ *  @return : GK_OK (broken files included), GK_E_NOT_FOUND (a path does not
+ *            exist; nothing written), GK_E_IO (the database cannot be opened or
+ *            written), GK_E_INTERRUPTED (progress returned false; what was
+ *            written stays), GK_E_NOMEM. */
+gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths,
+                       const gk_index_opts *opts, gk_index_stats *stats, gk_error *err);
 
 #ifdef __cplusplus
 }

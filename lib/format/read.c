@@ -112,7 +112,7 @@ static gk_status read_into(reader *r, void *dst, uint64_t n, const char *what) {
     uint8_t *p = dst;
     while (n > 0) {
         size_t chunk = n > WINDOW_BYTES ? WINDOW_BYTES : (size_t)n;
-        const uint8_t *src;
+        const uint8_t *src = NULL;
         gk_status st = need(r, chunk, &src, what);
         if (st != GK_OK) return st;
         memcpy(p, src, chunk);
@@ -123,7 +123,7 @@ static gk_status read_into(reader *r, void *dst, uint64_t n, const char *what) {
 }
 
 static gk_status rd_u32(reader *r, uint32_t *v, const char *what) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     gk_status st = need(r, 4, &p, what);
     if (st != GK_OK) return st;
     memcpy(v, p, 4);
@@ -132,7 +132,7 @@ static gk_status rd_u32(reader *r, uint32_t *v, const char *what) {
 }
 
 static gk_status rd_u64(reader *r, uint64_t *v, const char *what) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     gk_status st = need(r, 8, &p, what);
     if (st != GK_OK) return st;
     memcpy(v, p, 8);
@@ -229,7 +229,7 @@ static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth);
 
 /* Reads a scalar of type t (not STR/ARR) into out. */
 static gk_status rd_scalar(reader *r, gk_vtype t, gk_value *out) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     size_t n = gk_vtype_size(t);
     uint64_t at = r->pos;
     gk_status st = need(r, n, &p, gk_vtype_name(t));
@@ -406,7 +406,7 @@ static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth) {
 /* ------------------------------------------------------------------------ */
 
 static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     gk_status st = need(r, 4, &p, "magic");
     if (st != GK_OK) return gk_error_set(r->err, GK_E_MAGIC, 0, "not a GGUF file: shorter than the 4-byte magic");
     bool reversed = memcmp(p, "FUGG", 4) == 0;
@@ -421,8 +421,13 @@ static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
     r->swap = reversed || (raw & 0xFFFF) == 0;
     uint32_t version = r->swap ? gk_bswap32(raw) : raw;
     if (version < 1 || version > 3)
-        return gk_error_set(r->err, GK_E_VERSION, 4, "unsupported GGUF version %u (known: 1, 2, 3)", version);
+        return gk_error_set(r->err, GK_E_VERSION, 4, "unsupported GGUF version %u%s (known: 1, 2, 3)", version,
+                            r->swap && !reversed ? ", read in the opposite byte order" : "");
     r->version = version;
+    if (reversed)
+        gk_file_add_warning(r->f, GK_RULE_LLAMACPP, 0,
+                            "magic written as \"FUGG\" (a byte-swapped u32, as old gguf-py did); "
+                            "llama.cpp and current gguf-py refuse it");
     const uint16_t probe = 1;
     bool host_little = *(const uint8_t *)&probe == 1;
     r->f->model->version = version;
@@ -605,9 +610,10 @@ static gk_status check_placement(reader *r) {
         uint64_t begin = r->f->data_offset + t->offset;
         if (t->offset > r->f->size || begin > r->f->size || t->nbytes > r->f->size - begin) {
             snprintf(msg, sizeof msg,
-                     "tensor '%s': data [%llu, +%llu) runs past the end of the file (%llu bytes)",
-                     t->name.ptr, (unsigned long long)begin, (unsigned long long)t->nbytes,
-                     (unsigned long long)r->f->size);
+                     "tensor '%s': data at offset %llu + %llu of the data section (%llu bytes) "
+                     "runs past the end of the file (%llu bytes)",
+                     t->name.ptr, (unsigned long long)r->f->data_offset, (unsigned long long)t->offset,
+                     (unsigned long long)t->nbytes, (unsigned long long)r->f->size);
             if ((st = placement(r, GK_E_DATA_EOF, at, msg)) != GK_OK) return st;
         }
     }
@@ -632,7 +638,7 @@ static gk_status check_placement(reader *r) {
 }
 
 static gk_status parse(reader *r) {
-    uint64_t n_tensors, n_kv;
+    uint64_t n_tensors = 0, n_kv = 0;
     gk_status st = rd_preamble(r, &n_tensors, &n_kv);
     if (st != GK_OK) return st;
     gk_strset seen = { 0 };
