@@ -31,6 +31,11 @@ int cmd_verify(int argc, char **argv);
 int cmd_repack(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
+int cmd_split(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_endian(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 /** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
@@ -39,6 +44,14 @@ int cmd_report(const char *path, const gk_error *err);
 /** cmd_usage_error() : prints "ggufkit CMD: message" and a hint to use --help.
  *  @return : GK_EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** cmd_rule_name() : @return : whose rule a finding cites: "GGUF spec",
+ *  "llama.cpp loader", "gguf python reader", "model schema". */
+const char *cmd_rule_name(gk_rule rule);
+
+/** cmd_print_warnings() : prints the reader's warnings about f on stderr, one
+ *  "ggufkit: PATH: warning: offset N: message (rule: R)" line each. */
+void cmd_print_warnings(const char *path, const gk_file *f);
 
 /** cmd_is_help() : @return : true when arg is -h or --help. */
 bool cmd_is_help(const char *arg);
@@ -71,10 +84,35 @@ struct cJSON;
 
 /** cmd_json_string() : a cJSON string item holding the n bytes at s exactly, NUL
  *  bytes included (s[n] must be readable and NUL, as the library's strings are).
+ *  Ill-formed UTF-8 (which the reader lets through in values, with a warning)
+ *  becomes U+FFFD per maximal ill-formed part, as Python decodes with "replace".
  *  @return : the item (caller deletes it) or NULL when out of memory. */
 struct cJSON *cmd_json_string(const char *s, uint64_t n);
 
+/** cmd_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
+ *  starts at s (n bytes available, n >= 1), or 0 when none starts there. */
+size_t cmd_utf8_char_len(const char *s, uint64_t n);
+/** cmd_utf8_bad_len() : where cmd_utf8_char_len is 0, @return : bytes of the
+ *  ill-formed part at s (at least 1) that one U+FFFD stands for. */
+size_t cmd_utf8_bad_len(const char *s, uint64_t n);
+/** cmd_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
+bool cmd_utf8_valid(const char *s, uint64_t n);
+
 /** cmd_now() : @return : monotonic seconds. */
 double cmd_now(void);
+
+/* Shared by split, merge and endian (cmd/split.c). */
+
+/** cmd_catch_interrupts() : makes SIGINT, SIGTERM and SIGHUP stop a write cleanly
+ *  (cmd_write_progress then returns false, so nothing is left under final names)
+ *  and turns SIGXFSZ (file size limit) into a write error. */
+void cmd_catch_interrupts(void);
+/** cmd_write_progress() : a gk_progress_fn over a cmd_progress (ctx); false once interrupted. */
+bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total);
+/** cmd_split_info_text() : when m (read from path) is a shard, prints the lines about
+ *  its set (checked with gk_split_set_open) that `info` shows; nothing otherwise. */
+void cmd_split_info_text(FILE *out, const char *path, const gk_model *m);
+/** cmd_split_info_json() : the same as a JSON object, or JSON null for a non-shard. */
+struct cJSON *cmd_split_info_json(const char *path, const gk_model *m);
 
 #endif

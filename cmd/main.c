@@ -13,7 +13,12 @@ static const cmd_entry commands[] = {
     { "verify", cmd_verify, "validate files fully and report every finding" },
     { "repack", cmd_repack, "rewrite a file through the writer (--alignment N)" },
     { "quantize", cmd_quantize, "quantize tensors to a block format (llama-quantize compatible)" },
+    { "split", cmd_split, "split a model into llama-gguf-split shards (by tensors or size)" },
+    { "merge", cmd_merge, "merge a shard set back into one file" },
+    { "endian", cmd_endian, "convert a file to big- or little-endian (header, metadata, tensors)" },
     { "synth", cmd_synth, "write a deterministic synthetic llama-shaped model" },
+    { "edit", cmd_edit, "edit metadata: set, delete, rename, patch (in place when it fits)" },
+    { "index", cmd_index, "catalogue GGUF files (folders, .zst, archives) in a SQLite database" },
 };
 
 static void print_usage(FILE *out) {

@@ -9,11 +9,13 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit repack [--alignment N] [--force] IN OUT\n\n"
+    "usage: ggufkit repack [--alignment N] [--reserve BYTES] [--force] IN OUT\n\n"
     "Rewrites IN to OUT through ggufkit's writer, keeping the version (2 or 3; v1\n"
     "becomes 3), byte order, metadata order and tensor bytes. Tensor data is laid\n"
     "out in directory order, each tensor at the next aligned offset.\n"
     "  --alignment N  set general.alignment to N (a power of two) and re-lay the data\n"
+    "  --reserve BYTES  leave BYTES of room in the header (a ggufkit.padding pair) for\n"
+    "                 later `ggufkit edit --in-place` edits\n"
     "  --force        replace OUT if it exists\n";
 
 static bool progress_cb(void *ctx, uint64_t done, uint64_t total) {
@@ -23,23 +25,9 @@ static bool progress_cb(void *ctx, uint64_t done, uint64_t total) {
     return true;
 }
 
-/* The input pads after its last tensor (or, without tensors, after its header). */
-static bool input_pads_end(gk_file *f) {
-    gk_model *m = gk_file_model(f);
-    uint64_t align = gk_model_alignment(m);
-    uint64_t end = gk_file_header_end(f);
-    for (size_t i = 0; i < gk_tensor_count(m); i++) {
-        const gk_tensor *t = gk_tensor_at(m, i);
-        uint64_t e = gk_file_data_offset(f) + t->offset + t->nbytes;
-        if (e > end) end = e;
-    }
-    uint64_t padded = (end + align - 1) / align * align;
-    return padded != end && gk_file_size(f) >= padded;
-}
-
 int cmd_repack(int argc, char **argv) {
-    uint64_t alignment = 0;
-    bool force = false;
+    uint64_t alignment = 0, reserve = 0;
+    bool force = false, has_reserve = false;
     const char *paths[2];
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -49,6 +37,10 @@ int cmd_repack(int argc, char **argv) {
             if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &alignment) || alignment == 0 ||
                 (alignment & (alignment - 1)) != 0 || alignment > (1u << 30))
                 return cmd_usage_error("repack", "--alignment needs a power of two");
+        } else if (strcmp(a, "--reserve") == 0) {
+            if (i + 1 >= argc || !cmd_parse_size(argv[++i], &reserve) || reserve > (1ULL << 32))
+                return cmd_usage_error("repack", "--reserve needs a size in bytes (at most 4G)");
+            has_reserve = true;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -82,10 +74,14 @@ int cmd_repack(int argc, char **argv) {
             goto done;
         }
     }
+    if (has_reserve && gk_model_set_padding(out, reserve, &err) != GK_OK) {
+        cmd_report(paths[1], &err);
+        goto done;
+    }
     for (size_t i = 0; i < gk_tensor_count(src); i++) steps[i] = (gk_step){ in, i, NULL };
     cmd_progress bar;
     cmd_progress_start(&bar, "repack", 0);
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = input_pads_end(in),
+    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = gk_file_pads_end(in),
                            .progress = progress_cb, .progress_ctx = &bar };
     gk_status st = gk_write_model(paths[1], out, steps, &opts, &err);
     cmd_progress_finish(&bar);

@@ -403,6 +403,12 @@ uint64_t gk_file_data_offset(const gk_file *f);
 /** gk_file_fd() : @return : the file descriptor, or -1 for a memory source. */
 int gk_file_fd(const gk_file *f);
 
+/** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
+ *  (or, without tensors, past its header) up to the next multiple of the
+ *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
+ *  file's shape when rewriting it. */
+bool gk_file_pads_end(gk_file *f);
+
 /** gk_file_warning_count() / gk_file_warning_at() : the warnings found while reading. */
 size_t gk_file_warning_count(const gk_file *f);
 const gk_warning *gk_file_warning_at(const gk_file *f, size_t i);
@@ -875,12 +881,6 @@ gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step *
  *  over one of the shards. Merging the shards of a canonical file gives it back. */
 gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opts *opts,
                          gk_error *err);
-
-/** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
- *  (or, without tensors, past its header) up to the next multiple of the
- *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
- *  file's shape when rewriting it. */
-bool gk_file_pads_end(gk_file *f);
 
 /** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
  *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first

@@ -808,6 +808,19 @@ void gk_close(gk_file *f) {
     free(f);
 }
 
+bool gk_file_pads_end(gk_file *f) {
+    gk_model *m = gk_file_model(f);
+    uint64_t align = gk_model_alignment(m);
+    uint64_t end = gk_file_header_end(f);
+    for (size_t i = 0; i < gk_tensor_count(m); i++) {
+        const gk_tensor *t = gk_tensor_at(m, i);
+        uint64_t e = gk_file_data_offset(f) + t->offset + t->nbytes;
+        if (e > end) end = e;
+    }
+    uint64_t padded = gk_align_up(end, align);
+    return padded != end && gk_file_size(f) >= padded;
+}
+
 gk_model *gk_file_model(gk_file *f) { return f->model; }
 const char *gk_file_path(const gk_file *f) { return f->path ? f->path : ""; }
 uint64_t gk_file_size(const gk_file *f) { return f->size; }

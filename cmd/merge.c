@@ -1,0 +1,61 @@
+/*
+ * merge.c - `ggufkit merge`: joins a llama-gguf-split shard set back into one
+ * file, after checking the whole set, without the split.* keys.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char *const usage =
+    "usage: ggufkit merge [--force] SHARD OUT\n\n"
+    "Merges the shard set SHARD belongs to (any shard of it; the others are found by\n"
+    "name, PREFIX-%05d-of-%05d.gguf) into OUT: the first shard's metadata without the\n"
+    "split.* keys, then every shard's tensors in order. The whole set is checked first:\n"
+    "every shard present and valid, split.no in sequence, split.count and\n"
+    "split.tensors.count agreeing with the shards, no tensor twice, one alignment, byte\n"
+    "order and version. Merging the shards of a file `ggufkit split` made gives that\n"
+    "file back byte for byte (when it was laid out canonically).\n"
+    "  --force   replace OUT if it exists (never one of the shards)\n"
+    "OUT is written atomically: it is complete or absent.\n"
+    "Exit status: 0 success, 1 failure (bad set, write error), 2 usage error.\n";
+
+int cmd_merge(int argc, char **argv) {
+    bool force = false;
+    const char *paths[2];
+    int n_paths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cmd_is_help(a)) {
+            fputs(usage, stdout);
+            return GK_EXIT_OK;
+        } else if (strcmp(a, "--force") == 0) {
+            force = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cmd_usage_error("merge", "unknown option '%s'", a);
+        } else if (n_paths < 2) {
+            paths[n_paths++] = a;
+        } else {
+            return cmd_usage_error("merge", "too many arguments");
+        }
+    }
+    if (n_paths != 2) return cmd_usage_error("merge", "need SHARD and OUT");
+
+    gk_split_set *set;
+    gk_error err;
+    if (gk_split_set_open(paths[0], GK_OPEN_DEFAULT, &set, &err) != GK_OK) return cmd_report(NULL, &err);
+    cmd_catch_interrupts();
+    cmd_progress bar;
+    cmd_progress_start(&bar, "merge", gk_split_set_tensor_bytes(set));
+    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+                           .progress_ctx = &bar };
+    gk_status st = gk_merge_write(set, paths[1], &opts, &err);
+    cmd_progress_finish(&bar);
+    int rc = GK_EXIT_OK;
+    if (st != GK_OK) rc = cmd_report(NULL, &err);
+    else
+        fprintf(stderr, "merged %zu shards, %" PRIu64 " tensors into %s\n", gk_split_set_count(set),
+                gk_split_set_tensor_count(set), paths[1]);
+    gk_split_set_close(set);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/*
+ * split.c - `ggufkit split`: cuts a model into a llama-gguf-split shard set
+ * (PREFIX-00001-of-0000N.gguf ...), by tensor count or by size, all shards or
+ * none. Also the pieces the split, merge and endian commands share: stopping
+ * cleanly on Ctrl-C, the progress callback, and the shard-set lines of `info`.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cmd.h"
+
+static const char *const usage =
+    "usage: ggufkit split (--split-max-tensors N | --split-max-size SIZE)\n"
+    "                     [--no-tensor-first-split] [--dry-run] IN OUT_PREFIX\n\n"
+    "Splits IN into OUT_PREFIX-00001-of-0000N.gguf ... OUT_PREFIX-0000N-of-0000N.gguf the\n"
+    "way llama-gguf-split does (same keys split.no, split.count, split.tensors.count,\n"
+    "same cut points, byte-identical shards for alignment 32). The first shard holds\n"
+    "all metadata; each shard holds a run of the tensors in file order.\n"
+    "  --split-max-tensors N    at most N tensors per shard\n"
+    "  --split-max-size SIZE    at most SIZE bytes of tensor data per shard (each tensor\n"
+    "                           counted padded to the alignment); K, M, G are decimal\n"
+    "                           units (500M = 500000000). A tensor larger than SIZE gets\n"
+    "                           a shard of its own.\n"
+    "  --no-tensor-first-split  the first shard holds the metadata only\n"
+    "  --dry-run                print the plan, write nothing\n"
+    "Existing shard names are refused before anything is written; when writing fails\n"
+    "the shards already written are removed. `ggufkit merge` joins a set again.\n"
+    "Exit status: 0 success, 1 failure, 2 usage error.\n";
+
+/* ------------------------------------------------------------------------ */
+/* Shared by split, merge and endian                                        */
+/* ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+void cmd_catch_interrupts(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);   /* a file size limit becomes a write error, cleaned up */
+}
+
+bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total) {
+    cmd_progress *p = ctx;
+    p->total = total;
+    cmd_progress_update(p, done);
+    return !interrupted;
+}
+
+void cmd_split_info_text(FILE *out, const char *path, const gk_model *m) {
+    if (!gk_model_is_shard(m)) return;
+    uint64_t no = 0, count = 0;
+    gk_kv_get_uint(m, GK_SPLIT_KEY_NO, &no);
+    gk_kv_get_uint(m, GK_SPLIT_KEY_COUNT, &count);
+    fprintf(out, "\nsplit set:     shard %" PRIu64 " of %" PRIu64 "\n", no + 1, count);
+    gk_split_set *set;
+    gk_error err;
+    if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
+        fprintf(out, "  set:         INCOMPLETE OR INCONSISTENT: %s\n", err.message);
+        return;
+    }
+    fprintf(out, "  prefix:      %s\n", gk_split_set_prefix(set));
+    fprintf(out, "  set:         complete, %zu shards, %" PRIu64 " tensors, %" PRIu64 " tensor bytes\n",
+            gk_split_set_count(set), gk_split_set_tensor_count(set), gk_split_set_tensor_bytes(set));
+    for (size_t k = 0; k < gk_split_set_count(set); k++) {
+        gk_file *f = gk_split_set_file(set, k);
+        fprintf(out, "  %5zu  %6zu tensors  %14" PRIu64 " bytes  %s\n", k + 1, gk_tensor_count(gk_file_model(f)),
+                gk_file_size(f), gk_file_path(f));
+    }
+    gk_split_set_close(set);
+}
+
+struct cJSON *cmd_split_info_json(const char *path, const gk_model *m) {
+    if (!gk_model_is_shard(m)) return cJSON_CreateNull();
+    uint64_t no = 0, count = 0;
+    gk_kv_get_uint(m, GK_SPLIT_KEY_NO, &no);
+    gk_kv_get_uint(m, GK_SPLIT_KEY_COUNT, &count);
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL) return NULL;
+    cJSON_AddNumberToObject(o, "shard", (double)(no + 1));
+    cJSON_AddNumberToObject(o, "count", (double)count);
+    gk_split_set *set;
+    gk_error err;
+    if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
+        cJSON_AddBoolToObject(o, "complete", false);
+        cJSON_AddStringToObject(o, "error", err.message);
+        return o;
+    }
+    cJSON_AddBoolToObject(o, "complete", true);
+    cJSON_AddStringToObject(o, "prefix", gk_split_set_prefix(set));
+    cJSON_AddNumberToObject(o, "tensors", (double)gk_split_set_tensor_count(set));
+    cJSON_AddNumberToObject(o, "tensor_bytes", (double)gk_split_set_tensor_bytes(set));
+    cJSON *files = cJSON_AddArrayToObject(o, "files");
+    for (size_t k = 0; files && k < gk_split_set_count(set); k++)
+        cJSON_AddItemToArray(files, cJSON_CreateString(gk_file_path(gk_split_set_file(set, k))));
+    gk_split_set_close(set);
+    return o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ggufkit split                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void print_plan(const char *prefix, const gk_model *m, const gk_split_plan *plan) {
+    printf("%zu shards, %zu tensors\n", plan->n_shards, gk_tensor_count(m));
+    for (size_t k = 0; k < plan->n_shards; k++) {
+        const gk_split_shard *sh = &plan->shards[k];
+        char *path = gk_split_path(prefix, k, plan->n_shards);
+        printf("  %s  %6zu tensors  %14" PRIu64 " bytes\n", path ? path : "?", sh->n_tensors, sh->file_bytes);
+        free(path);
+    }
+}
+
+int cmd_split(int argc, char **argv) {
+    gk_split_opts so = { 0 };
+    bool dry_run = false;
+    const char *paths[2];
+    int n_paths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cmd_is_help(a)) {
+            fputs(usage, stdout);
+            return GK_EXIT_OK;
+        } else if (strcmp(a, "--split-max-tensors") == 0) {
+            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &so.max_tensors) || so.max_tensors == 0)
+                return cmd_usage_error("split", "--split-max-tensors needs a positive number");
+        } else if (strcmp(a, "--split-max-size") == 0) {
+            if (i + 1 >= argc || !cmd_parse_size(argv[++i], &so.max_bytes) || so.max_bytes == 0)
+                return cmd_usage_error("split", "--split-max-size needs a positive size (e.g. 500M, 2G)");
+        } else if (strcmp(a, "--no-tensor-first-split") == 0) {
+            so.no_tensor_first_split = true;
+        } else if (strcmp(a, "--dry-run") == 0) {
+            dry_run = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cmd_usage_error("split", "unknown option '%s'", a);
+        } else if (n_paths < 2) {
+            paths[n_paths++] = a;
+        } else {
+            return cmd_usage_error("split", "too many arguments");
+        }
+    }
+    if ((so.max_tensors == 0) == (so.max_bytes == 0))
+        return cmd_usage_error("split", "give one of --split-max-tensors and --split-max-size");
+    if (n_paths != 2) return cmd_usage_error("split", "need IN and OUT_PREFIX");
+
+    gk_file *in;
+    gk_error err;
+    if (gk_open(paths[0], GK_OPEN_DEFAULT, &in, &err) != GK_OK) return cmd_report(paths[0], &err);
+    gk_split_plan plan;
+    if (gk_split_plan_build(gk_file_model(in), &so, &plan, &err) != GK_OK) {
+        gk_close(in);
+        return cmd_report(paths[0], &err);
+    }
+    print_plan(paths[1], gk_file_model(in), &plan);
+    int rc = GK_EXIT_OK;
+    if (!dry_run) {
+        cmd_catch_interrupts();
+        cmd_progress bar;
+        cmd_progress_start(&bar, "split", 0);
+        gk_write_opts opts = { .progress = cmd_write_progress, .progress_ctx = &bar };
+        gk_status st = gk_split_write(in, paths[1], &plan, &opts, &err);
+        cmd_progress_finish(&bar);
+        if (st != GK_OK) rc = cmd_report(NULL, &err);
+    }
+    gk_split_plan_free(&plan);
+    gk_close(in);
+    return rc;
+}
