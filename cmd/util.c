@@ -32,6 +32,28 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...) {
     return GK_EXIT_USAGE;
 }
 
+const char *cmd_rule_name(gk_rule rule) {
+    switch (rule) {
+    case GK_RULE_SPEC: return "GGUF spec";
+    case GK_RULE_LLAMACPP: return "llama.cpp loader";
+    case GK_RULE_PYTHON: return "gguf python reader";
+    case GK_RULE_SCHEMA: return "model schema";
+    }
+    return "?";
+}
+
+void cmd_print_warnings(const char *path, const gk_file *f) {
+    size_t n = gk_file_warning_count(f);
+    for (size_t i = 0; i < n; i++) {
+        const gk_warning *w = gk_file_warning_at(f, i);
+        fprintf(stderr, "ggufkit: ");
+        if (path && *path) fprintf(stderr, "%s: ", path);
+        fprintf(stderr, "warning: ");
+        if (w->offset >= 0) fprintf(stderr, "offset %lld: ", (long long)w->offset);
+        fprintf(stderr, "%s (rule: %s)\n", w->message, cmd_rule_name(w->rule));
+    }
+}
+
 bool cmd_is_help(const char *arg) {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
@@ -159,7 +181,96 @@ static cJSON *json_string_with_nul(const char *s, uint64_t n) {
     return raw;
 }
 
+size_t cmd_utf8_char_len(const char *str, uint64_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    if (n == 0) return 0;
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;         /* no overlong forms */
+        if (c == 0xED) hi = 0x9F;         /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;         /* nothing past U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n < len) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+size_t cmd_utf8_bad_len(const char *str, uint64_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned char c = s[0];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len == 0) return 1;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+    /* The lead byte plus the continuation bytes that could still have
+     * completed it (Unicode's "maximal subpart", as Python decodes). */
+    size_t k = 1;
+    while (k < len && k < n && s[k] >= (k == 1 ? lo : 0x80) && s[k] <= (k == 1 ? hi : 0xBF)) k++;
+    return k;
+}
+
+/* Copies s with every ill-formed part replaced by U+FFFD; *out_len gets the new
+ * length. @return : the malloc'ed, NUL-terminated copy, or NULL. */
+static char *utf8_repair(const char *s, uint64_t n, uint64_t *out_len) {
+    if (n > (SIZE_MAX - 1) / 3) return NULL;
+    char *out = malloc(3 * (size_t)n + 1);   /* one bad byte grows to at most 3 */
+    if (out == NULL) return NULL;
+    uint64_t i = 0, len = 0;
+    while (i < n) {
+        size_t ok = cmd_utf8_char_len(s + i, n - i);
+        if (ok) {
+            memcpy(out + len, s + i, ok);
+            len += ok;
+            i += ok;
+        } else {
+            memcpy(out + len, "\xEF\xBF\xBD", 3);
+            len += 3;
+            i += cmd_utf8_bad_len(s + i, n - i);
+        }
+    }
+    out[len] = '\0';
+    *out_len = len;
+    return out;
+}
+
+bool cmd_utf8_valid(const char *s, uint64_t n) {
+    uint64_t i = 0;
+    while (i < n) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t ok = cmd_utf8_char_len(s + i, n - i);
+        if (ok == 0) return false;
+        i += ok;
+    }
+    return true;
+}
+
 struct cJSON *cmd_json_string(const char *s, uint64_t n) {
+    if (!cmd_utf8_valid(s, n)) {
+        uint64_t len;
+        char *fixed = utf8_repair(s, n, &len);
+        if (fixed == NULL) return NULL;
+        cJSON *item = cmd_json_string(fixed, len);
+        free(fixed);
+        return item;
+    }
     if (memchr(s, '\0', n) == NULL) return cJSON_CreateString(s);
     return json_string_with_nul(s, n);
 }

@@ -38,6 +38,7 @@ typedef struct reader {
     bool swap;                 /* file byte order differs from the host's */
     uint32_t version;
     char ctx[CTX_MAX];         /* what is being read: "key 'x'", "tensor 'y'" */
+    int64_t elem;              /* array element being read, or -1 */
 } reader;
 
 /* ------------------------------------------------------------------------ */
@@ -87,12 +88,14 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
 
 static uint64_t remaining(const reader *r) { return r->f->size - r->pos; }
 
+static gk_status fail(reader *r, gk_status code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Makes n bytes at the read position available; n <= WINDOW_BYTES. */
 static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what) {
     if (n > remaining(r))
-        return gk_error_set(r->err, GK_E_TRUNCATED, (int64_t)r->pos,
-                            "%s%s%s: file ends inside it (%zu bytes needed, %llu left)", r->ctx,
-                            r->ctx[0] ? ": " : "", what, n, (unsigned long long)remaining(r));
+        return fail(r, GK_E_TRUNCATED, r->pos, "%s: file ends inside it (%zu bytes needed, %llu left)",
+                    what, n, (unsigned long long)remaining(r));
     if (r->pos < r->win_start || r->pos + n > r->win_start + r->win_len) {
         size_t len = WINDOW_BYTES;
         if (len > remaining(r)) len = (size_t)remaining(r);
@@ -162,6 +165,9 @@ static gk_status fail(reader *r, gk_status code, uint64_t offset, const char *fm
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (r->ctx[0] && r->elem >= 0)
+        return gk_error_set(r->err, code, (int64_t)offset, "%s: element %lld: %s", r->ctx,
+                            (long long)r->elem, msg);
     if (r->ctx[0]) return gk_error_set(r->err, code, (int64_t)offset, "%s: %s", r->ctx, msg);
     return gk_error_set(r->err, code, (int64_t)offset, "%s", msg);
 }
@@ -302,47 +308,48 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
     return GK_OK;
 }
 
-/* Array of strings: read into a pool, then pack into the single-block form. */
+/* Array of strings, read straight into the single-block form: gk_str[n] at the
+ * front, the bytes after it; entry pointers are fixed once the block stops moving. */
 static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
-    gk_str *items = n ? calloc(n, sizeof *items) : NULL;
-    if (n && items == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
-    char *pool = NULL;
-    size_t pool_len = 0, pool_cap = 0;
+    if (n == 0) return GK_OK;
+    size_t head = (size_t)n * sizeof(gk_str);
+    size_t cap = head + 4096, used = head;
+    uint8_t *block = malloc(cap);
+    if (block == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
     gk_status st = GK_OK;
     bool warned = false;
-    for (uint64_t i = 0; i < n && st == GK_OK; i++) {
+    for (uint64_t i = 0; i < n; i++) {
         uint64_t at = r->pos, len;
-        char what[48];
-        snprintf(what, sizeof what, "element %llu: string", (unsigned long long)i);
-        st = rd_str_len(r, &len, what);
-        if (st != GK_OK) break;
-        if (pool_len + len + 1 > pool_cap) {
-            size_t cap = pool_cap ? pool_cap : 4096;
-            while (cap < pool_len + len + 1) cap *= 2;
-            char *np = realloc(pool, cap);
-            if (np == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
-            pool = np;
-            pool_cap = cap;
+        r->elem = (int64_t)i;
+        if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
+        if (used + len + 1 > cap) {
+            while (cap < used + len + 1) cap *= 2;
+            uint8_t *nb = realloc(block, cap);
+            if (nb == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
+            block = nb;
         }
-        st = read_into(r, pool + pool_len, len, what);
-        if (st != GK_OK) break;
-        if (!warned && !gk_utf8_valid(pool + pool_len, len)) {
-            warn_bad_utf8(r, at, what);
+        char *dst = (char *)block + used;
+        if ((st = read_into(r, dst, len, "string")) != GK_OK) break;
+        if (!warned && !gk_utf8_valid(dst, len)) {
+            warn_bad_utf8(r, at, "string");
             warned = true;
         }
-        pool[pool_len + len] = '\0';
-        items[i].ptr = (const char *)(uintptr_t)pool_len;  /* offset until packed */
+        dst[len] = '\0';
+        gk_str *items = (gk_str *)block;
+        items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
         items[i].len = len;
-        pool_len += len + 1;
+        used += len + 1;
     }
-    if (st == GK_OK && n > 0) {
-        for (uint64_t i = 0; i < n; i++) items[i].ptr = pool + (uintptr_t)items[i].ptr;
-        out->arr.data = gk_str_array_pack(items, n);
-        if (out->arr.data == NULL) st = fail(r, GK_E_NOMEM, r->pos, "out of memory");
+    r->elem = -1;
+    if (st != GK_OK) {
+        free(block);
+        return st;
     }
-    free(items);
-    free(pool);
-    return st;
+    gk_str *items = (gk_str *)block;
+    const char *bytes = (const char *)block + head;
+    for (uint64_t i = 0; i < n; i++) items[i].ptr = bytes + (uintptr_t)items[i].ptr;
+    out->arr.data = block;
+    return GK_OK;
 }
 
 static gk_status rd_array(reader *r, gk_value *out, int depth) {
@@ -682,7 +689,7 @@ static gk_status open_common(gk_file *f, unsigned flags, gk_file **out, gk_error
     if (err == NULL) err = &local;
     gk_error_clear(err);
     f->model = gk_model_new();
-    reader r = { .f = f, .err = err, .flags = flags };
+    reader r = { .f = f, .err = err, .flags = flags, .elem = -1 };
     if (f->model == NULL) {
         gk_close(f);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

@@ -1,0 +1,633 @@
+/*
+ * dump.c - `ggufkit dump`: lists a file's header facts, every key/value pair and
+ * every tensor directory entry.
+ *
+ * The default output is for people: one line per pair and per tensor, arrays
+ * summarized by type, length and their first elements. `--json` writes the layout
+ * of llama.cpp's `gguf_dump.py --json` (pseudo keys GGUF.version, GGUF.tensor_count
+ * and GGUF.kv_count first; offsets are where each field starts in the file), with
+ * array values only under `--json-array`, as the reference does. Numbers are
+ * exact: 64-bit integers as integers, floats as the shortest text that reads back
+ * as the same double, NaN and infinities as Python's json writes them (NaN,
+ * Infinity). Where the reference fails or flattens, we differ on purpose: arrays
+ * of arrays come out as nested lists, and ill-formed UTF-8 in a string value
+ * (which the reference cannot decode) comes out with U+FFFD in its place.
+ *
+ * The JSON is streamed: small fields go through cJSON one entry at a time, array
+ * values element by element, so a 250k-token vocabulary is never held twice.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cmd.h"
+
+/* Elements shown of an array in the readable listing. */
+#define SUMMARY_ELEMS 6
+/* Bytes of a string shown before it is cut, for scalar values and array elements. */
+#define SCALAR_STR_MAX 160
+#define ELEM_STR_MAX 48
+
+typedef struct dump_opts {
+    bool json;
+    bool json_array;
+    bool no_tensors;
+    const char *path;
+} dump_opts;
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "usage: ggufkit dump [--json] [--json-array] [--no-tensors] FILE\n"
+            "\n"
+            "List the header, every metadata key/value pair and every tensor of a GGUF file.\n"
+            "\n"
+            "options:\n"
+            "  --json        write JSON in the layout of llama.cpp's gguf_dump.py --json\n"
+            "                (array values are left out unless --json-array is given)\n"
+            "  --json-array  with --json, include the values of arrays\n"
+            "  --no-tensors  leave out the tensor directory\n"
+            "  -h, --help    show this help\n"
+            "\n"
+            "The readable listing shows each pair's index, key, type and value (strings\n"
+            "quoted and escaped, arrays as type, length and first elements) and each\n"
+            "tensor's index, name, type, shape, data offset and size in bytes.\n"
+            "\n"
+            "Warnings about the file (what llama.cpp or the gguf python reader would refuse,\n"
+            "tensor data past the end of the file) go to stderr and do not fail the dump.\n"
+            "Exit status: 0 success, 1 the header is not valid GGUF (the error names the\n"
+            "byte offset), 2 usage error.\n");
+}
+
+/* Formats a double as the shortest text that reads back as the same double
+ * (NaN and infinities as Python's json module writes them). */
+static void format_double(char *buf, size_t size, double d) {
+    if (isnan(d)) {
+        snprintf(buf, size, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
+        return;
+    }
+    /* The first precision that reads back exactly gives the fewest digits,
+     * correctly rounded (any shorter exact text would round the same way). */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (prec == 17 || strtod(buf, NULL) == d) break;
+    }
+    /* Keep it a float for readers that tell 3 from 3.0 (Python's json does). */
+    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Readable listing                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Length of the longest prefix of s[0..n) that is at most max bytes and does
+ * not end inside a UTF-8 sequence. */
+static uint64_t utf8_cut(const char *s, uint64_t n, uint64_t max) {
+    if (n <= max) return n;
+    uint64_t cut = max;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    return cut;
+}
+
+/* Prints s[0..n) quoted, with backslash escapes for quotes, backslashes,
+ * control bytes and bytes that are not UTF-8, cut after max bytes ("..."
+ * follows the closing quote then). @return : true if the string was cut. */
+static bool print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max) {
+    uint64_t shown = utf8_cut(s, n, max);
+    fputc('"', out);
+    for (uint64_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            size_t len = cmd_utf8_char_len(s + i, shown - i);
+            if (len) fwrite(s + i, 1, len, out);
+            else fprintf(out, "\\x%02x", c);
+            i += len ? len - 1 : 0;
+            continue;
+        }
+        switch (c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (c < 0x20 || c == 0x7F) fprintf(out, "\\x%02x", c);
+            else fputc(c, out);
+        }
+    }
+    fputc('"', out);
+    if (shown < n) fputs("...", out);
+    return shown < n;
+}
+
+static void print_summary(FILE *out, const gk_value *v);
+
+/* Prints element i of a packed array of type elem (nested arrays recurse; the
+ * reader bounds their depth at GK_MAX_ARRAY_DEPTH). */
+static void print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i) {
+    char num[40];
+    switch (elem) {
+    case GK_V_U8: fprintf(out, "%u", ((const uint8_t *)data)[i]); break;
+    case GK_V_I8: fprintf(out, "%d", ((const int8_t *)data)[i]); break;
+    case GK_V_U16: fprintf(out, "%u", ((const uint16_t *)data)[i]); break;
+    case GK_V_I16: fprintf(out, "%d", ((const int16_t *)data)[i]); break;
+    case GK_V_U32: fprintf(out, "%" PRIu32, ((const uint32_t *)data)[i]); break;
+    case GK_V_I32: fprintf(out, "%" PRId32, ((const int32_t *)data)[i]); break;
+    case GK_V_U64: fprintf(out, "%" PRIu64, ((const uint64_t *)data)[i]); break;
+    case GK_V_I64: fprintf(out, "%" PRId64, ((const int64_t *)data)[i]); break;
+    case GK_V_F32:
+        format_double(num, sizeof num, (double)((const float *)data)[i]);
+        fputs(num, out);
+        break;
+    case GK_V_F64:
+        format_double(num, sizeof num, ((const double *)data)[i]);
+        fputs(num, out);
+        break;
+    case GK_V_BOOL: fputs(((const uint8_t *)data)[i] ? "true" : "false", out); break;
+    case GK_V_STR: {
+        const gk_str *s = &((const gk_str *)data)[i];
+        print_quoted(out, s->ptr, s->len, ELEM_STR_MAX);
+        break;
+    }
+    case GK_V_ARR: print_summary(out, &((const gk_value *)data)[i]); break;
+    default: fputs("?", out); break;
+    }
+}
+
+/* Prints the first elements of an array: [a, b, c, ...]. */
+static void print_summary(FILE *out, const gk_value *v) {
+    uint64_t n = v->arr.n;
+    uint64_t shown = n < SUMMARY_ELEMS ? n : SUMMARY_ELEMS;
+    fputc('[', out);
+    for (uint64_t i = 0; i < shown; i++) {
+        if (i) fputs(", ", out);
+        print_element(out, v->arr.elem, v->arr.data, i);
+    }
+    if (shown < n) fputs(shown ? ", ..." : "...", out);
+    fputc(']', out);
+}
+
+/* Writes the type label of v: "UINT32", "[STRING]", "[[INT32]]" (nested arrays
+ * are labelled through their first element; an empty inner array shows ARRAY). */
+static void type_label(char *buf, size_t size, const gk_value *v) {
+    int depth = 0;
+    const gk_value *cur = v;
+    gk_vtype leaf = v->type;
+    while (leaf == GK_V_ARR && depth < GK_MAX_ARRAY_DEPTH + 1) {
+        depth++;
+        leaf = cur->arr.elem;
+        if (leaf == GK_V_ARR) {
+            if (cur->arr.n == 0) break;
+            cur = &((const gk_value *)cur->arr.data)[0];
+        }
+    }
+    const char *name = gk_vtype_name(leaf);
+    size_t pos = 0;
+    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = '[';
+    int w = snprintf(buf + pos, size - pos, "%s", name ? name : "?");
+    pos = w < 0 ? pos : pos + (size_t)w;
+    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = ']';
+    buf[pos < size ? pos : size - 1] = '\0';
+}
+
+/* Prints a scalar or an array summary for the readable listing. */
+static void print_value(FILE *out, const gk_value *v) {
+    char num[40];
+    switch (v->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
+        fprintf(out, "%" PRIu64, v->u);
+        break;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
+        fprintf(out, "%" PRId64, v->i);
+        break;
+    case GK_V_F32: case GK_V_F64:
+        format_double(num, sizeof num, v->f);
+        fputs(num, out);
+        break;
+    case GK_V_BOOL: fputs(v->b ? "true" : "false", out); break;
+    case GK_V_STR:
+        if (print_quoted(out, v->s.ptr, v->s.len, SCALAR_STR_MAX))
+            fprintf(out, " (%" PRIu64 " bytes)", v->s.len);
+        break;
+    case GK_V_ARR:
+        fprintf(out, "%" PRIu64 " element%s ", v->arr.n, v->arr.n == 1 ? "" : "s");
+        print_summary(out, v);
+        break;
+    default: fputs("?", out); break;
+    }
+}
+
+/* Name of tensor type id, also for ids the table does not know. */
+static const char *tensor_type_name(uint32_t id, char *buf, size_t size) {
+    const gk_type_info *t = gk_type_get(id);
+    if (t) return t->name;
+    const char *old = gk_type_retired_name(id);
+    if (old) return old;
+    snprintf(buf, size, "type%" PRIu32, id);
+    return buf;
+}
+
+static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
+    const gk_model *m = gk_file_model(f);
+    size_t nkv = gk_kv_count(m), nt = gk_tensor_count(m);
+    fprintf(out, "file:        %s\n", o->path);
+    fprintf(out, "version:     %" PRIu32 "\n", gk_model_version(m));
+    fprintf(out, "byte order:  %s\n", gk_model_big_endian(m) ? "big-endian" : "little-endian");
+    fprintf(out, "alignment:   %" PRIu32 "\n", gk_model_alignment(m));
+    fprintf(out, "kv pairs:    %zu\n", nkv);
+    fprintf(out, "tensors:     %zu\n", nt);
+    fprintf(out, "data offset: %" PRIu64 "\n", gk_file_data_offset(f));
+    fprintf(out, "file size:   %" PRIu64 "\n", gk_file_size(f));
+
+    /* Width of the key column: the longest key, within reason. */
+    size_t keyw = 3;
+    for (size_t i = 0; i < nkv; i++) {
+        size_t len = gk_kv_at(m, i)->key.len;
+        if (len > keyw) keyw = len;
+    }
+    if (keyw > 48) keyw = 48;
+    /* Width of the type column: the longest label ("[[INT32]]"). */
+    size_t typew = 4;
+    for (size_t i = 0; i < nkv; i++) {
+        char label[64];
+        type_label(label, sizeof label, &gk_kv_at(m, i)->value);
+        if (strlen(label) > typew) typew = strlen(label);
+    }
+
+    fprintf(out, "\nmetadata (%zu):\n", nkv);
+    fprintf(out, "  %5s  %-*s  %-*s  %s\n", "index", (int)keyw, "key", (int)typew, "type", "value");
+    for (size_t i = 0; i < nkv; i++) {
+        const gk_kv *kv = gk_kv_at(m, i);
+        char label[64];
+        type_label(label, sizeof label, &kv->value);
+        fprintf(out, "  %5zu  ", i);
+        /* Keys are valid UTF-8 but may hold control bytes: escape those only. */
+        bool plain = true;
+        for (uint64_t j = 0; j < kv->key.len; j++) {
+            unsigned char c = (unsigned char)kv->key.ptr[j];
+            if (c < 0x20 || c == 0x7F) plain = false;
+        }
+        if (plain) fprintf(out, "%-*.*s", (int)keyw, (int)kv->key.len, kv->key.ptr);
+        else print_quoted(out, kv->key.ptr, kv->key.len, UINT64_MAX);
+        fprintf(out, "  %-*s  ", (int)typew, label);
+        print_value(out, &kv->value);
+        fputc('\n', out);
+    }
+    if (o->no_tensors) return;
+
+    size_t namew = 4;
+    for (size_t i = 0; i < nt; i++) {
+        size_t len = gk_tensor_at(m, i)->name.len;
+        if (len > namew) namew = len;
+    }
+    if (namew > 48) namew = 48;
+    uint64_t data_off = gk_file_data_offset(f);
+    fprintf(out, "\ntensors (%zu):\n", nt);
+    fprintf(out, "  %5s  %-*s  %-8s  %-26s  %12s  %12s  %12s\n", "index", (int)namew, "name", "type",
+            "shape", "offset", "file offset", "bytes");
+    for (size_t i = 0; i < nt; i++) {
+        const gk_tensor *t = gk_tensor_at(m, i);
+        char tbuf[24], shape[128];
+        size_t pos = 0;
+        shape[pos++] = '[';
+        for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
+            int w = snprintf(shape + pos, sizeof shape - pos, "%s%" PRIu64, d ? ", " : "", t->ne[d]);
+            if (w > 0) pos += (size_t)w;
+        }
+        snprintf(shape + pos, sizeof shape - pos, "]");
+        fprintf(out, "  %5zu  ", i);
+        bool plain = true;
+        for (uint64_t j = 0; j < t->name.len; j++) {
+            unsigned char c = (unsigned char)t->name.ptr[j];
+            if (c < 0x20 || c == 0x7F) plain = false;
+        }
+        if (plain) fprintf(out, "%-*.*s", (int)namew, (int)t->name.len, t->name.ptr);
+        else print_quoted(out, t->name.ptr, t->name.len, UINT64_MAX);
+        fprintf(out, "  %-8s  %-26s  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
+                tensor_type_name(t->type, tbuf, sizeof tbuf), shape, t->offset, data_off + t->offset,
+                t->nbytes);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A JSON number written verbatim. */
+static cJSON *json_u64(uint64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_i64(int64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+/* Where values are streamed to, with scratch space for cJSON's string printing. */
+typedef struct json_writer {
+    FILE *out;
+    char *buf;
+    size_t cap;
+} json_writer;
+
+/* Prints item unformatted and deletes it. @return : false when out of memory. */
+static bool write_item(json_writer *w, cJSON *item) {
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    cJSON_Delete(item);
+    if (text == NULL) return false;
+    fputs(text, w->out);
+    cJSON_free(text);
+    return true;
+}
+
+/* Writes n bytes at s as a JSON string. cJSON escapes it from a node that
+ * borrows the bytes, into a reused buffer: no allocation per string, which
+ * matters for vocabularies of 250k tokens. */
+static bool write_string(json_writer *w, const char *s, uint64_t n) {
+    /* cJSON's worst case is 6 bytes per input byte (\u001f), plus quotes and
+     * the slack its documentation asks for. */
+    if (n > (INT32_MAX - 64) / 6 || memchr(s, '\0', n) != NULL || !cmd_utf8_valid(s, n))
+        return write_item(w, cmd_json_string(s, n));
+    size_t need = 6 * (size_t)n + 64;
+    if (need > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < need) cap *= 2;
+        char *grown = realloc(w->buf, cap);
+        if (grown == NULL) return false;
+        w->buf = grown;
+        w->cap = cap;
+    }
+    cJSON node;
+    memset(&node, 0, sizeof node);
+    node.type = cJSON_String;
+    node.valuestring = (char *)s;   /* NUL-terminated at n: the library's strings are */
+    if (!cJSON_PrintPreallocated(&node, w->buf, (int)w->cap, false)) return false;
+    fputs(w->buf, w->out);
+    return true;
+}
+
+static bool write_value(json_writer *w, const gk_value *v);
+
+/* Writes element i of a packed array of type elem. */
+static bool write_element(json_writer *w, gk_vtype elem, const void *data, uint64_t i) {
+    char num[40];
+    switch (elem) {
+    case GK_V_U8: fprintf(w->out, "%u", ((const uint8_t *)data)[i]); return true;
+    case GK_V_I8: fprintf(w->out, "%d", ((const int8_t *)data)[i]); return true;
+    case GK_V_U16: fprintf(w->out, "%u", ((const uint16_t *)data)[i]); return true;
+    case GK_V_I16: fprintf(w->out, "%d", ((const int16_t *)data)[i]); return true;
+    case GK_V_U32: fprintf(w->out, "%" PRIu32, ((const uint32_t *)data)[i]); return true;
+    case GK_V_I32: fprintf(w->out, "%" PRId32, ((const int32_t *)data)[i]); return true;
+    case GK_V_U64: fprintf(w->out, "%" PRIu64, ((const uint64_t *)data)[i]); return true;
+    case GK_V_I64: fprintf(w->out, "%" PRId64, ((const int64_t *)data)[i]); return true;
+    case GK_V_F32:
+        format_double(num, sizeof num, (double)((const float *)data)[i]);
+        fputs(num, w->out);
+        return true;
+    case GK_V_F64:
+        format_double(num, sizeof num, ((const double *)data)[i]);
+        fputs(num, w->out);
+        return true;
+    case GK_V_BOOL: return write_item(w, cJSON_CreateBool(((const uint8_t *)data)[i] != 0));
+    case GK_V_STR: {
+        const gk_str *s = &((const gk_str *)data)[i];
+        return write_string(w, s->ptr, s->len);
+    }
+    case GK_V_ARR: return write_value(w, &((const gk_value *)data)[i]);
+    default: return false;
+    }
+}
+
+/* Writes any value: numbers exactly (64-bit integers as integers, floats as the
+ * shortest text that reads back as the same double), arrays element by element
+ * (arrays of arrays as nested lists). @return : false when out of memory. */
+static bool write_value(json_writer *w, const gk_value *v) {
+    char num[40];
+    switch (v->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
+        fprintf(w->out, "%" PRIu64, v->u);
+        return true;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
+        fprintf(w->out, "%" PRId64, v->i);
+        return true;
+    case GK_V_F32: case GK_V_F64:
+        format_double(num, sizeof num, v->f);
+        fputs(num, w->out);
+        return true;
+    case GK_V_BOOL: return write_item(w, cJSON_CreateBool(v->b));
+    case GK_V_STR: return write_string(w, v->s.ptr, v->s.len);
+    case GK_V_ARR:
+        fputc('[', w->out);
+        for (uint64_t i = 0; i < v->arr.n; i++) {
+            if (i) fputc(',', w->out);
+            if (!write_element(w, v->arr.elem, v->arr.data, i)) return false;
+        }
+        fputc(']', w->out);
+        return true;
+    default: return false;
+    }
+}
+
+/* The reference's array_types: the element type, then (for arrays of arrays)
+ * the element types of the first element, and so on; an empty array adds
+ * nothing. */
+static bool add_array_types(cJSON *list, const gk_value *v) {
+    for (int depth = 0; v->type == GK_V_ARR && v->arr.n > 0 && depth <= GK_MAX_ARRAY_DEPTH; depth++) {
+        const char *name = gk_vtype_name(v->arr.elem);
+        if (!cJSON_AddItemToArray(list, cJSON_CreateString(name ? name : "UNKNOWN"))) return false;
+        if (v->arr.elem != GK_V_ARR) break;
+        v = &((const gk_value *)v->arr.data)[0];
+    }
+    return true;
+}
+
+/* Writes one metadata entry `"key":{"index":..,"type":..,"offset":..,
+ * ["array_types":..,] ["value":..]}`, with a leading comma unless first. The
+ * small fields go through a cJSON object; the value is streamed after them. */
+static bool write_field(json_writer *w, bool *first, const char *key, uint64_t key_len,
+                        size_t index, int64_t offset, const gk_value *v, bool with_array_values) {
+    const char *tname = gk_vtype_name(v->type);
+    cJSON *obj = cJSON_CreateObject();
+    bool ok = obj != NULL && cJSON_AddItemToObject(obj, "index", json_u64(index)) &&
+              cJSON_AddItemToObject(obj, "type", cJSON_CreateString(tname ? tname : "UNKNOWN")) &&
+              cJSON_AddItemToObject(obj, "offset", json_i64(offset));
+    if (ok && v->type == GK_V_ARR) {
+        cJSON *types = cJSON_CreateArray();
+        ok = types != NULL && add_array_types(types, v) && cJSON_AddItemToObject(obj, "array_types", types);
+        if (!ok) cJSON_Delete(types);
+    }
+    char *head = ok ? cJSON_PrintUnformatted(obj) : NULL;
+    cJSON_Delete(obj);
+    if (head == NULL) return false;
+
+    if (!*first) fputc(',', w->out);
+    *first = false;
+    ok = write_string(w, key, key_len);
+    fputc(':', w->out);
+    if (ok && (v->type != GK_V_ARR || with_array_values)) {
+        /* head is "{...}": reopen it for the value. */
+        fwrite(head, 1, strlen(head) - 1, w->out);
+        fputs(",\"value\":", w->out);
+        ok = write_value(w, v);
+        fputc('}', w->out);
+    } else if (ok) {
+        fputs(head, w->out);
+    }
+    cJSON_free(head);
+    return ok;
+}
+
+/* Writes `"name":item` (with a leading comma unless first) and frees item.
+ * @return : false when out of memory. */
+static bool write_member(json_writer *w, bool *first, const char *name, uint64_t name_len,
+                         cJSON *item) {
+    if (item == NULL) return false;
+    if (!*first) fputc(',', w->out);
+    *first = false;
+    if (!write_string(w, name, name_len)) {
+        cJSON_Delete(item);
+        return false;
+    }
+    fputc(':', w->out);
+    return write_item(w, item);
+}
+
+/* One tensor directory entry: {index, shape, type, offset}. */
+static cJSON *json_tensor(size_t index, const gk_tensor *t) {
+    char tbuf[24];
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *shape = cJSON_CreateArray();
+    bool ok = obj != NULL && shape != NULL;
+    for (uint32_t d = 0; ok && d < t->n_dims && d < GK_MAX_DIMS; d++)
+        ok = cJSON_AddItemToArray(shape, json_u64(t->ne[d]));
+    ok = ok && cJSON_AddItemToObject(obj, "index", json_u64(index));
+    if (ok) ok = cJSON_AddItemToObject(obj, "shape", shape);
+    else cJSON_Delete(shape);
+    ok = ok &&
+         cJSON_AddItemToObject(obj, "type", cJSON_CreateString(tensor_type_name(t->type, tbuf, sizeof tbuf))) &&
+         cJSON_AddItemToObject(obj, "offset", json_i64(t->file_offset));
+    if (!ok) {
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* Writes the whole document; @return : false when out of memory. */
+static bool dump_json(FILE *out, gk_file *f, const dump_opts *o) {
+    const gk_model *m = gk_file_model(f);
+    size_t nkv = gk_kv_count(m), nt = gk_tensor_count(m);
+    uint32_t version = gk_model_version(m);
+    /* v1 stores the counts as u32, later versions as u64. */
+    gk_vtype count_type = version == 1 ? GK_V_U32 : GK_V_U64;
+    int64_t count_size = version == 1 ? 4 : 8;
+    json_writer w = { out, NULL, 0 };
+
+    bool first = true;
+    fputc('{', out);
+    bool ok = write_member(&w, &first, "filename", 8, cJSON_CreateString(o->path)) &&
+              write_member(&w, &first, "endian", 6,
+                           cJSON_CreateString(gk_model_big_endian(m) ? "BIG" : "LITTLE"));
+
+    /* The header's fields come first, as pseudo keys. */
+    const gk_value v_version = { .type = GK_V_U32, .u = version };
+    const gk_value v_tensors = { .type = count_type, .u = nt };
+    const gk_value v_kvs = { .type = count_type, .u = nkv };
+    bool mfirst = true;
+    if (ok) fputs(",\"metadata\":{", out);
+    ok = ok && write_field(&w, &mfirst, "GGUF.version", 12, 0, 4, &v_version, false) &&
+         write_field(&w, &mfirst, "GGUF.tensor_count", 17, 1, 8, &v_tensors, false) &&
+         write_field(&w, &mfirst, "GGUF.kv_count", 13, 2, 8 + count_size, &v_kvs, false);
+    for (size_t i = 0; ok && i < nkv; i++) {
+        const gk_kv *kv = gk_kv_at(m, i);
+        ok = write_field(&w, &mfirst, kv->key.ptr, kv->key.len, i + 3, kv->file_offset, &kv->value,
+                         o->json_array);
+    }
+    if (ok) fputs("},\"tensors\":{", out);
+
+    bool tfirst = true;
+    for (size_t i = 0; ok && !o->no_tensors && i < nt; i++) {
+        const gk_tensor *t = gk_tensor_at(m, i);
+        ok = write_member(&w, &tfirst, t->name.ptr, t->name.len, json_tensor(i, t));
+    }
+    if (ok) fputs("}}\n", out);
+    free(w.buf);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Reads the command line into o. @return : -1 to go on, else an exit code. */
+static int parse_args(int argc, char **argv, dump_opts *o) {
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!options_done && a[0] == '-' && a[1] != '\0') {
+            if (cmd_is_help(a)) {
+                print_help(stdout);
+                return GK_EXIT_OK;
+            } else if (strcmp(a, "--") == 0) {
+                options_done = true;
+            } else if (strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (strcmp(a, "--json-array") == 0) {
+                o->json_array = true;
+            } else if (strcmp(a, "--no-tensors") == 0) {
+                o->no_tensors = true;
+            } else {
+                return cmd_usage_error("dump", "unknown option '%s'", a);
+            }
+        } else if (o->path == NULL) {
+            o->path = a;
+        } else {
+            return cmd_usage_error("dump", "one FILE only (got '%s' and '%s')", o->path, a);
+        }
+    }
+    if (o->path == NULL) return cmd_usage_error("dump", "missing FILE");
+    if (o->json_array && !o->json) return cmd_usage_error("dump", "--json-array needs --json");
+    return -1;
+}
+
+int cmd_dump(int argc, char **argv) {
+    dump_opts o = { 0 };
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) return rc;
+
+    gk_error err;
+    gk_error_clear(&err);
+    gk_file *f = NULL;
+    /* Leniently: data-placement problems do not concern the header listed here;
+     * they go to stderr as warnings with the reader's other observations. */
+    if (gk_open(o.path, GK_OPEN_LENIENT, &f, &err) != GK_OK) return cmd_report(o.path, &err);
+    cmd_print_warnings(o.path, f);
+
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    rc = GK_EXIT_OK;
+    if (o.json) {
+        if (!dump_json(stdout, f, &o)) {
+            fflush(stdout);
+            gk_error_set(&err, GK_E_NOMEM, -1, "out of memory while writing JSON");
+            rc = cmd_report(o.path, &err);
+        }
+    } else {
+        dump_text(stdout, f, &o);
+    }
+    gk_close(f);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ggufkit dump: error writing the output\n");
+        rc = GK_EXIT_FAIL;
+    }
+    return rc;
+}
