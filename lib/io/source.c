@@ -102,7 +102,15 @@ static struct archive *archive_open_path(const char *path) {
     return a;
 }
 
+/* Positions s->ar at the member's data; *size gets its recorded size, or -1. */
+static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err);
+
 static gk_status archive_start(gk_source *s, gk_error *err) {
+    int64_t size;
+    return archive_seek_member(s, &size, err);
+}
+
+static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err) {
     if (s->ar) archive_read_free(s->ar);
     s->pos = 0;
     s->ar = archive_open_path(s->path);
@@ -111,7 +119,10 @@ static gk_status archive_start(gk_source *s, gk_error *err) {
     int rc;
     while ((rc = archive_read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
         const char *name = archive_entry_pathname(e);
-        if (name && strcmp(name, s->member) == 0) return GK_OK;
+        if (name && strcmp(name, s->member) == 0) {
+            *size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
+            return GK_OK;
+        }
     }
     if (rc != ARCHIVE_EOF)
         return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", archive_error_string(s->ar));
@@ -217,8 +228,10 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
     *out = NULL;
     gk_source *s = source_new(GK_SOURCE_ARCHIVE, path, member);
     if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    gk_status st = archive_start(s, err);
-    if (st == GK_OK) st = measure(s, size, err);
+    int64_t recorded;
+    gk_status st = archive_seek_member(s, &recorded, err);
+    if (st == GK_OK && recorded >= 0) *size = (uint64_t)recorded;
+    else if (st == GK_OK) st = measure(s, size, err);
     if (st != GK_OK) {
         gk_source_close(s);
         return st;
@@ -247,6 +260,28 @@ static bool is_gguf_magic(const uint8_t *p) {
     return memcmp(p, "GGUF", 4) == 0 || memcmp(p, "FUGG", 4) == 0;
 }
 
+/* Decompresses the first 4 bytes of a zstd file (its first block may be large). */
+static bool zstd_first_bytes(const char *path, uint8_t first[4]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    uint8_t buf[16384];
+    ZSTD_outBuffer out = { first, 4, 0 };
+    uint64_t fed = 0;
+    while (dc && out.pos < 4 && fed < (64u << 20)) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        fed += (uint64_t)n;
+        ZSTD_inBuffer in = { buf, (size_t)n, 0 };
+        while (in.pos < in.size && out.pos < 4)
+            if (ZSTD_isError(ZSTD_decompressStream(dc, &out, &in))) goto done;
+    }
+done:
+    ZSTD_freeDCtx(dc);
+    close(fd);
+    return out.pos == 4;
+}
+
 gk_source_kind gk_source_sniff(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return GK_SOURCE_PLAIN;
@@ -257,12 +292,7 @@ gk_source_kind gk_source_sniff(const char *path) {
     if (memcmp(h, zstd_magic, 4) == 0) {
         /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
         uint8_t first[4];
-        ZSTD_DCtx *dc = ZSTD_createDCtx();
-        ZSTD_inBuffer in = { h, (size_t)n, 0 };
-        ZSTD_outBuffer out = { first, sizeof first, 0 };
-        if (dc) ZSTD_decompressStream(dc, &out, &in);
-        ZSTD_freeDCtx(dc);
-        return out.pos == 4 && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
+        return zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
     }
     static const struct { size_t off, len; const char *magic; } archives[] = {
         { 0, 2, "\x1f\x8b" }, { 0, 6, "\xfd" "7zXZ\0" }, { 0, 3, "BZh" }, { 0, 4, "PK\x03\x04" },

@@ -1,0 +1,151 @@
+/*
+ * index.c - `ggufkit index`: catalogue the GGUF files under some folders in a
+ * SQLite database (gk_index_run); print what the run did, as one line or JSON.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char *const usage =
+    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--json] PATH...\n\n"
+    "Records the header of every GGUF file under each PATH (folders are walked\n"
+    "recursively) in a SQLite database: plain .gguf files (any file starting with the\n"
+    "GGUF magic), .gguf.zst streams, and each GGUF member of a tar / tar.gz / tar.xz /\n"
+    "tar.zst / zip / 7z archive. Tensor data is never read. Tables files, kv, tensors,\n"
+    "models (shard sets grouped), views model_summary and quant_mix: see docs/index.md.\n\n"
+    "A file whose size and modification time are unchanged since the last run is not\n"
+    "read again; a broken file is recorded with the reader's error and the run goes on.\n\n"
+    "options:\n"
+    "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
+    "  --jobs N        parse headers in N threads (default: all cores)\n"
+    "  --full-arrays   store metadata arrays whole (default: their first 8 elements)\n"
+    "  --prune         remove the rows of files that no longer exist\n"
+    "  --json          print the counts as JSON instead of a one-line summary\n"
+    "  -h, --help      show this help\n\n"
+    "Exit status: 0 success (broken files are data, not failures), 1 the database\n"
+    "cannot be written or a PATH does not exist, 2 usage error.\n";
+
+typedef struct index_args {
+    const char *db;
+    int jobs;
+    bool full_arrays, prune, json;
+    const char **paths;
+    size_t n_paths;
+} index_args;
+
+/* Reads the command line. @return : -1 to go on, else an exit code. */
+static int parse_args(int argc, char **argv, index_args *a) {
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!options_done && s[0] == '-' && s[1] != '\0') {
+            if (cmd_is_help(s)) {
+                fputs(usage, stdout);
+                return GK_EXIT_OK;
+            } else if (strcmp(s, "--") == 0) {
+                options_done = true;
+            } else if (strcmp(s, "--db") == 0 || strncmp(s, "--db=", 5) == 0) {
+                const char *v = strncmp(s, "--db=", 5) == 0 ? s + 5 : (i + 1 < argc ? argv[++i] : NULL);
+                if (v == NULL || *v == '\0') return cmd_usage_error("index", "--db needs a PATH");
+                a->db = v;
+            } else if (strcmp(s, "--jobs") == 0 || strncmp(s, "--jobs=", 7) == 0 || strcmp(s, "-j") == 0) {
+                const char *v = strncmp(s, "--jobs=", 7) == 0 ? s + 7 : (i + 1 < argc ? argv[++i] : NULL);
+                uint64_t n;
+                if (v == NULL || !cmd_parse_u64(v, &n) || n < 1 || n > 1024)
+                    return cmd_usage_error("index", "--jobs needs a number from 1 to 1024");
+                a->jobs = (int)n;
+            } else if (strcmp(s, "--full-arrays") == 0) {
+                a->full_arrays = true;
+            } else if (strcmp(s, "--prune") == 0) {
+                a->prune = true;
+            } else if (strcmp(s, "--json") == 0) {
+                a->json = true;
+            } else {
+                return cmd_usage_error("index", "unknown option '%s'", s);
+            }
+        } else {
+            a->paths[a->n_paths++] = s;
+        }
+    }
+    if (a->n_paths == 0) return cmd_usage_error("index", "missing PATH");
+    return -1;
+}
+
+/* A JSON number item of a count. */
+static bool add_count(cJSON *obj, const char *name, uint64_t v) {
+    return cJSON_AddNumberToObject(obj, name, (double)v) != NULL;
+}
+
+/* Prints the counts as one JSON object. @return : false when out of memory. */
+static bool print_json(const index_args *a, const gk_index_stats *s, double seconds) {
+    cJSON *obj = cJSON_CreateObject();
+    bool ok = obj != NULL && cJSON_AddStringToObject(obj, "db", a->db) != NULL &&
+              add_count(obj, "files_seen", s->files_seen) && add_count(obj, "added", s->added) &&
+              add_count(obj, "updated", s->updated) && add_count(obj, "unchanged", s->unchanged) &&
+              add_count(obj, "broken", s->broken) && add_count(obj, "removed", s->removed) &&
+              add_count(obj, "vanished", s->vanished) && add_count(obj, "headers_read", s->headers_read) &&
+              add_count(obj, "not_gguf", s->not_gguf) && add_count(obj, "rows", s->rows) &&
+              add_count(obj, "models", s->models) &&
+              cJSON_AddNumberToObject(obj, "seconds", (double)(int64_t)(seconds * 1000) / 1000.0) != NULL;
+    char *text = ok ? cJSON_Print(obj) : NULL;
+    cJSON_Delete(obj);
+    if (text == NULL) return false;
+    puts(text);
+    cJSON_free(text);
+    return true;
+}
+
+int cmd_index(int argc, char **argv) {
+    index_args a = { .db = "ggufkit.sqlite" };
+    a.paths = calloc((size_t)argc + 1, sizeof *a.paths);
+    if (a.paths == NULL) {
+        fprintf(stderr, "ggufkit index: out of memory\n");
+        return GK_EXIT_FAIL;
+    }
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) {
+        free(a.paths);
+        return rc;
+    }
+    cmd_catch_interrupts();
+    cmd_progress bar;
+    cmd_progress_start(&bar, "index", 0);
+    gk_index_opts opts = {
+        .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune,
+        .progress = cmd_write_progress, .progress_ctx = &bar,
+    };
+    gk_index_stats stats;
+    gk_error err;
+    gk_error_clear(&err);
+    double start = cmd_now();
+    gk_status st = gk_index_run(a.db, a.paths, a.n_paths, &opts, &stats, &err);
+    double seconds = cmd_now() - start;
+    cmd_progress_finish(&bar);
+    rc = GK_EXIT_OK;
+    if (st != GK_OK) {
+        rc = cmd_report(NULL, &err);
+    } else if (a.json) {
+        if (!print_json(&a, &stats, seconds)) {
+            fprintf(stderr, "ggufkit index: out of memory\n");
+            rc = GK_EXIT_FAIL;
+        }
+    } else {
+        printf("%s: %llu added, %llu updated, %llu unchanged, %llu broken, %llu removed",
+               a.db, (unsigned long long)stats.added, (unsigned long long)stats.updated,
+               (unsigned long long)stats.unchanged, (unsigned long long)stats.broken,
+               (unsigned long long)stats.removed);
+        if (stats.vanished && !a.prune)
+            printf(", %llu vanished (kept; --prune removes them)", (unsigned long long)stats.vanished);
+        printf("; %llu files, %llu models in the index (%.2fs)\n", (unsigned long long)stats.rows,
+               (unsigned long long)stats.models, seconds);
+    }
+    free(a.paths);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ggufkit index: error writing the output\n");
+        rc = GK_EXIT_FAIL;
+    }
+    return rc;
+}

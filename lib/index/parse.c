@@ -1,0 +1,609 @@
+/*
+ * parse.c - the index's worker side: turns one path into small summaries of the
+ * GGUF files it holds (a plain file, a .gguf.zst, or every GGUF member of an
+ * archive), ready for the database writer. Only headers are read (gk_open);
+ * arrays are kept as JSON of their first elements unless asked for in full.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <zstd.h>
+
+#include "index/index_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Values as text                                                           */
+/* ------------------------------------------------------------------------ */
+
+void ix_format_double(char *buf, size_t size, double d) {
+    if (isnan(d)) {
+        snprintf(buf, size, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (prec == 17 || strtod(buf, NULL) == d) break;
+    }
+    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
+}
+
+/* Bytes of the well-formed UTF-8 character at s (n >= 1 available), 0 if none. */
+static size_t utf8_char_len(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+    return len;
+}
+
+/* A copy of the n bytes at s in which each NUL byte and each byte that does not
+ * start a well-formed UTF-8 character becomes U+FFFD (cJSON strings end at NUL
+ * and must be UTF-8). */
+static char *utf8_repair(const char *s, size_t n) {
+    char *out = malloc(3 * n + 1);
+    if (out == NULL) return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = s[i] == '\0' ? 0 : utf8_char_len((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(out + o, s + i, len);
+            o += len;
+            i += len;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* @return : true when the n bytes at s are NUL-free well-formed UTF-8. */
+static bool clean_utf8(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t len = s[i] == '\0' ? 0 : utf8_char_len((const unsigned char *)s + i, n - i);
+        if (len == 0) return false;
+        i += len;
+    }
+    return true;
+}
+
+/* A cJSON string of a metadata string (s[len] is NUL, as the library's are). */
+static cJSON *json_str(const gk_str *s) {
+    if (clean_utf8(s->ptr, s->len)) return cJSON_CreateString(s->ptr);
+    char *fixed = utf8_repair(s->ptr, s->len);
+    if (fixed == NULL) return NULL;
+    cJSON *item = cJSON_CreateString(fixed);
+    free(fixed);
+    return item;
+}
+
+/* A JSON number written exactly as the text given. */
+static cJSON *json_raw_u64(uint64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_raw_i64(int64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_raw_double(double d) {
+    char buf[40];
+    ix_format_double(buf, sizeof buf, d);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_value(const gk_value *v, unsigned head);
+
+/* Element i of a packed array of type elem as a cJSON item. */
+static cJSON *json_element(gk_vtype elem, const void *data, uint64_t i, unsigned head) {
+    switch (elem) {
+    case GK_V_U8: return json_raw_u64(((const uint8_t *)data)[i]);
+    case GK_V_I8: return json_raw_i64(((const int8_t *)data)[i]);
+    case GK_V_U16: return json_raw_u64(((const uint16_t *)data)[i]);
+    case GK_V_I16: return json_raw_i64(((const int16_t *)data)[i]);
+    case GK_V_U32: return json_raw_u64(((const uint32_t *)data)[i]);
+    case GK_V_I32: return json_raw_i64(((const int32_t *)data)[i]);
+    case GK_V_U64: return json_raw_u64(((const uint64_t *)data)[i]);
+    case GK_V_I64: return json_raw_i64(((const int64_t *)data)[i]);
+    case GK_V_F32: return json_raw_double((double)((const float *)data)[i]);
+    case GK_V_F64: return json_raw_double(((const double *)data)[i]);
+    case GK_V_BOOL: return cJSON_CreateBool(((const uint8_t *)data)[i] != 0);
+    case GK_V_STR: return json_str(&((const gk_str *)data)[i]);
+    case GK_V_ARR: return json_value(&((const gk_value *)data)[i], head);
+    default: return NULL;
+    }
+}
+
+/* Any value as a cJSON item; arrays cut to head elements (0: all). */
+static cJSON *json_value(const gk_value *v, unsigned head) {
+    switch (v->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return json_raw_u64(v->u);
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return json_raw_i64(v->i);
+    case GK_V_F32: case GK_V_F64: return json_raw_double(v->f);
+    case GK_V_BOOL: return cJSON_CreateBool(v->b);
+    case GK_V_STR: return json_str(&v->s);
+    case GK_V_ARR: {
+        cJSON *list = cJSON_CreateArray();
+        uint64_t n = head && v->arr.n > head ? head : v->arr.n;
+        for (uint64_t i = 0; list != NULL && i < n; i++) {
+            cJSON *item = json_element(v->arr.elem, v->arr.data, i, head);
+            if (item == NULL || !cJSON_AddItemToArray(list, item)) {
+                cJSON_Delete(item);
+                cJSON_Delete(list);
+                return NULL;
+            }
+        }
+        return list;
+    }
+    default: return NULL;
+    }
+}
+
+char *ix_value_text(const gk_value *v, unsigned head, size_t *len) {
+    char buf[48];
+    const char *text = buf;
+    size_t n;
+    switch (v->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
+        snprintf(buf, sizeof buf, "%" PRIu64, v->u);
+        break;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
+        snprintf(buf, sizeof buf, "%" PRId64, v->i);
+        break;
+    case GK_V_F32: case GK_V_F64: ix_format_double(buf, sizeof buf, v->f); break;
+    case GK_V_BOOL: text = v->b ? "true" : "false"; break;
+    case GK_V_STR: {
+        char *copy = malloc(v->s.len + 1);
+        if (copy == NULL) return NULL;
+        memcpy(copy, v->s.ptr, v->s.len);
+        copy[v->s.len] = '\0';
+        *len = v->s.len;
+        return copy;
+    }
+    case GK_V_ARR: {
+        cJSON *item = json_value(v, head);
+        char *json = item ? cJSON_PrintUnformatted(item) : NULL;
+        cJSON_Delete(item);
+        if (json == NULL) return NULL;
+        *len = strlen(json);
+        /* cJSON allocates with malloc unless hooks say otherwise: copy to be sure. */
+        char *copy = strdup(json);
+        cJSON_free(json);
+        return copy;
+    }
+    default: text = ""; break;
+    }
+    n = strlen(text);
+    char *copy = strdup(text);
+    if (copy) *len = n;
+    return copy;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shard names                                                              */
+/* ------------------------------------------------------------------------ */
+
+char *ix_shard_prefix(const char *name, int64_t no, int64_t count) {
+    if (no < 0 || count < 1 || no >= count) return NULL;
+    size_t ln = strlen(name);
+    if (ln > 4 && strcmp(name + ln - 4, ".zst") == 0) ln -= 4;
+    char suffix[64];
+    int ls = snprintf(suffix, sizeof suffix, "-%05" PRId64 "-of-%05" PRId64 ".gguf", no + 1, count);
+    if (ls <= 0 || ln <= (size_t)ls || memcmp(name + ln - ls, suffix, (size_t)ls) != 0) return NULL;
+    return strndup(name, ln - (size_t)ls);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void row_clear(ix_row *row) {
+    free(row->member);
+    free(row->error);
+    free(row->architecture);
+    free(row->name);
+    free(row->file_type);
+    free(row->quantized_by);
+    free(row->source_hint);
+    free(row->imatrix_file);
+    free(row->imatrix_dataset);
+    free(row->base_model);
+    free(row->group_key);
+    for (size_t i = 0; i < row->n_warnings; i++) free(row->warnings[i]);
+    free(row->warnings);
+    for (size_t i = 0; i < row->n_kvs; i++) {
+        free(row->kvs[i].key);
+        free(row->kvs[i].value);
+    }
+    free(row->kvs);
+    for (size_t i = 0; i < row->n_tensor_rows; i++) free(row->tensors[i].name);
+    free(row->tensors);
+}
+
+void ix_result_free(ix_result *r) {
+    if (r == NULL) return;
+    for (size_t i = 0; i < r->n_rows; i++) row_clear(&r->rows[i]);
+    free(r->rows);
+    free(r);
+}
+
+/* A malloc'ed copy of string key's value, or NULL when absent or not a string. */
+static char *str_key(const gk_model *m, const char *key) {
+    gk_str s;
+    if (gk_kv_get_str(m, key, &s) != GK_OK) return NULL;
+    return strndup(s.ptr, s.len);
+}
+
+/* The first present of the string keys, or NULL. */
+static char *first_str_key(const gk_model *m, const char *const *keys, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char *s = str_key(m, keys[i]);
+        if (s) return s;
+    }
+    return NULL;
+}
+
+static int64_t int_key(const gk_model *m, const char *key) {
+    int64_t v;
+    return gk_kv_get_int(m, key, &v) == GK_OK ? v : -1;
+}
+
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* A hash of a tensor's name and shape (not its type): equal for the same
+ * network stored at any precision. */
+static uint64_t tensor_shape_hash(const gk_tensor *t) {
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, t->name.ptr, t->name.len);
+    h = fnv1a(h, "", 1);
+    for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
+        uint8_t le[8];
+        for (int k = 0; k < 8; k++) le[k] = (uint8_t)(t->ne[d] >> (8 * k));
+        h = fnv1a(h, le, 8);
+    }
+    return h;
+}
+
+/* Fills the kv rows of row from m. @return : false when out of memory. */
+static bool fill_kvs(ix_row *row, const gk_model *m, const ix_parse_opts *o, size_t *mem) {
+    size_t n = gk_kv_count(m);
+    row->kvs = calloc(n ? n : 1, sizeof *row->kvs);
+    if (row->kvs == NULL) return false;
+    for (size_t i = 0; i < n; i++) {
+        const gk_kv *kv = gk_kv_at(m, i);
+        ix_kv *out = &row->kvs[row->n_kvs++];
+        out->key = strndup(kv->key.ptr, kv->key.len);
+        out->type = gk_vtype_name(kv->value.type);
+        out->value = ix_value_text(&kv->value, o->full_arrays ? 0 : o->array_head, &out->value_len);
+        out->offset = kv->file_offset;
+        out->array_len = -1;
+        if (out->key == NULL || out->value == NULL) return false;
+        *mem += out->value_len + kv->key.len + sizeof *out + 16;
+        const gk_value *v = &kv->value;
+        switch (v->type) {
+        case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
+            if (v->u <= (uint64_t)INT64_MAX) {
+                out->num_kind = 1;
+                out->num_i = (int64_t)v->u;
+            } else {
+                out->num_kind = 2;
+                out->num_f = (double)v->u;
+            }
+            break;
+        case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
+            out->num_kind = 1;
+            out->num_i = v->i;
+            break;
+        case GK_V_F32: case GK_V_F64:
+            out->num_kind = isfinite(v->f) ? 2 : 0;
+            out->num_f = v->f;
+            break;
+        case GK_V_BOOL:
+            out->num_kind = 1;
+            out->num_i = v->b;
+            break;
+        case GK_V_ARR:
+            out->array_type = gk_vtype_name(v->arr.elem);
+            out->array_len = (int64_t)v->arr.n;
+            break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+/* Fills the tensor rows, parameter count, tensor bytes and shape signature. */
+static bool fill_tensors(ix_row *row, const gk_model *m, size_t *mem) {
+    size_t n = gk_tensor_count(m);
+    row->tensors = calloc(n ? n : 1, sizeof *row->tensors);
+    if (row->tensors == NULL) return false;
+    uint64_t sig = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gk_tensor *t = gk_tensor_at(m, i);
+        ix_tensor *out = &row->tensors[row->n_tensor_rows++];
+        out->name = strndup(t->name.ptr, t->name.len);
+        if (out->name == NULL) return false;
+        const gk_type_info *ti = gk_type_get(t->type);
+        if (ti) snprintf(out->type, sizeof out->type, "%s", ti->name);
+        else snprintf(out->type, sizeof out->type, "%u", t->type);
+        out->type_id = t->type;
+        out->n_dims = t->n_dims;
+        out->n_elements = 1;
+        for (int d = 0; d < GK_MAX_DIMS; d++) {
+            out->ne[d] = t->ne[d];
+            if ((uint32_t)d < t->n_dims) out->n_elements *= t->ne[d];
+        }
+        out->offset = t->offset;
+        out->nbytes = t->nbytes;
+        out->info_offset = t->file_offset;
+        row->n_params += out->n_elements;
+        row->tensor_bytes += t->nbytes;
+        sig ^= tensor_shape_hash(t);
+        *mem += t->name.len + sizeof *out + 16;
+    }
+    row->shape_sig = (int64_t)sig;
+    return true;
+}
+
+/* The key that puts shards of one set into one model: "split:" CONTAINER "::"
+ * PREFIX "#" COUNT when the name follows the shard naming, else the file itself. */
+static char *group_key(const char *path, const char *member, int64_t no, int64_t count) {
+    char *key = NULL;
+    const char *name = member ? member : path;
+    char *prefix = count >= 1 ? ix_shard_prefix(name, no, count) : NULL;
+    int rc;
+    if (prefix)
+        rc = asprintf(&key, "split:%s::%s#%" PRId64, member ? path : "", prefix, count);
+    else
+        rc = asprintf(&key, "file:%s::%s", path, member ? member : "");
+    free(prefix);
+    return rc < 0 ? NULL : key;
+}
+
+/* Fills the derived columns (architecture, context length, source hints ...). */
+static bool fill_derived(ix_row *row, const gk_model *m) {
+    static const char *const source_keys[] = {
+        "general.source.huggingface.repository", "general.source.repo_url", "general.source.url",
+        "general.base_model.0.repo_url", "general.base_model.0.name",
+    };
+    row->architecture = str_key(m, "general.architecture");
+    row->name = str_key(m, "general.name");
+    row->quantized_by = str_key(m, "general.quantized_by");
+    row->source_hint = first_str_key(m, source_keys, sizeof source_keys / sizeof source_keys[0]);
+    row->base_model = str_key(m, "general.base_model.0.name");
+    row->imatrix_file = str_key(m, "quantize.imatrix.file");
+    row->imatrix_dataset = str_key(m, "quantize.imatrix.dataset");
+    row->file_type_id = int_key(m, "general.file_type");
+    if (row->file_type_id >= 0 && row->file_type_id <= UINT32_MAX) {
+        const char *ft = gk_ftype_name((uint32_t)row->file_type_id);
+        if (ft && (row->file_type = strdup(ft)) == NULL) return false;
+    }
+    row->context_length = -1;
+    if (row->architecture) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.context_length", row->architecture);
+        row->context_length = int_key(m, key);
+    }
+    row->has_chat_template = gk_kv_find(m, "tokenizer.chat_template") >= 0;
+    row->split_no = int_key(m, GK_SPLIT_KEY_NO);
+    row->split_count = int_key(m, GK_SPLIT_KEY_COUNT);
+    if (row->split_count < 1) row->split_no = row->split_count = -1;
+    return true;
+}
+
+/* Reads one GGUF (path, or "path::member") into a new row of r. */
+static bool parse_one(ix_result *r, const char *path, const char *member, const ix_parse_opts *o) {
+    ix_row *grown = realloc(r->rows, (r->n_rows + 1) * sizeof *grown);
+    if (grown == NULL) return false;
+    r->rows = grown;
+    ix_row *row = &r->rows[r->n_rows++];
+    memset(row, 0, sizeof *row);
+    row->file_type_id = row->context_length = row->split_no = row->split_count = -1;
+    row->error_offset = -1;
+    if (member && (row->member = strdup(member)) == NULL) return false;
+
+    char *full = NULL;
+    if (member && asprintf(&full, "%s::%s", path, member) < 0) return false;
+    gk_file *f = NULL;
+    gk_error err;
+    gk_error_clear(&err);
+    r->headers_read++;
+    gk_status st = gk_open(full ? full : path, GK_OPEN_DEFAULT, &f, &err);
+    free(full);
+    r->mem_bytes += sizeof *row + 256;
+    if (st != GK_OK) {
+        int rc = err.offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": %s", err.offset, err.message)
+                                 : asprintf(&row->error, "%s", err.message);
+        if (rc < 0) {
+            row->error = NULL;
+            return false;
+        }
+        row->error_code = gk_status_name(st);
+        row->error_offset = err.offset;
+        row->group_key = group_key(path, member, -1, -1);
+        return row->group_key != NULL;
+    }
+    const gk_model *m = gk_file_model(f);
+    row->data_size = gk_file_size(f);
+    row->version = gk_model_version(m);
+    row->big_endian = gk_model_big_endian(m);
+    row->alignment = gk_model_alignment(m);
+    row->n_kv = gk_kv_count(m);
+    row->n_tensors = gk_tensor_count(m);
+    row->data_offset = gk_file_data_offset(f);
+    bool ok = fill_derived(row, m) && fill_kvs(row, m, o, &r->mem_bytes) &&
+              fill_tensors(row, m, &r->mem_bytes);
+    size_t nw = gk_file_warning_count(f);
+    if (ok && nw > 0) {
+        row->warnings = calloc(nw, sizeof *row->warnings);
+        ok = row->warnings != NULL;
+        for (size_t i = 0; ok && i < nw; i++) {
+            const gk_warning *w = gk_file_warning_at(f, i);
+            int rc = w->offset >= 0 ? asprintf(&row->warnings[i], "offset %" PRId64 ": %s", w->offset, w->message)
+                                    : asprintf(&row->warnings[i], "%s", w->message);
+            ok = rc >= 0;
+            if (ok) row->n_warnings++;
+        }
+    }
+    if (ok) ok = (row->group_key = group_key(path, member, row->split_no, row->split_count)) != NULL;
+    gk_close(f);
+    return ok;
+}
+
+/* Member names collected from gk_archive_list. */
+typedef struct member_list {
+    char **names;
+    size_t n, cap;
+    bool nomem;
+} member_list;
+
+static bool collect_member(void *ctx, const char *member, uint64_t size) {
+    (void)size;
+    member_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        char **grown = realloc(l->names, cap * sizeof *grown);
+        if (grown == NULL) {
+            l->nomem = true;
+            return false;
+        }
+        l->names = grown;
+        l->cap = cap;
+    }
+    if ((l->names[l->n] = strdup(member)) == NULL) {
+        l->nomem = true;
+        return false;
+    }
+    l->n++;
+    return true;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* The first four bytes of the file, or fewer (0 when it cannot be read). */
+static size_t read_magic(const char *path, unsigned char magic[4], int *open_errno) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *open_errno = fd < 0 ? errno : 0;
+    if (fd < 0) return 0;
+    ssize_t n = pread(fd, magic, 4, 0);
+    close(fd);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The first four decompressed bytes of a zstd file, decompressing as much as
+ * that takes (a whole first block may be needed: gk_path_is_archive looks at
+ * 512 compressed bytes only, which misses a .tar.zst whose first block is
+ * larger). @return : true when four bytes came out. */
+static bool zstd_first_bytes(const char *path, unsigned char out4[4]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    size_t cap = ZSTD_DStreamInSize();
+    unsigned char *in_buf = malloc(cap);
+    ZSTD_outBuffer out = { out4, 4, 0 };
+    for (int rounds = 0; dc && in_buf && out.pos < 4 && rounds < 64; rounds++) {
+        ssize_t n = read(fd, in_buf, cap);
+        if (n <= 0) break;
+        ZSTD_inBuffer in = { in_buf, (size_t)n, 0 };
+        while (in.pos < in.size && out.pos < 4)
+            if (ZSTD_isError(ZSTD_decompressStream(dc, &out, &in))) goto done;
+    }
+done:
+    free(in_buf);
+    ZSTD_freeDCtx(dc);
+    close(fd);
+    return out.pos == 4;
+}
+
+/* Indexes every GGUF member of the archive at path into r. @return : false when out of memory. */
+static bool parse_archive(ix_result *r, const char *path, const ix_parse_opts *o) {
+    member_list l = { 0 };
+    gk_error err;
+    gk_error_clear(&err);
+    gk_archive_list(path, collect_member, &l, &err);   /* members found before an error still count */
+    r->headers_read++;
+    bool ok = !l.nomem;
+    for (size_t i = 0; ok && i < l.n; i++) ok = parse_one(r, path, l.names[i], o);
+    for (size_t i = 0; i < l.n; i++) free(l.names[i]);
+    free(l.names);
+    if (ok && r->n_rows == 0) r->not_gguf = true;
+    return ok;
+}
+
+static bool is_gguf_magic(const unsigned char m[4]) {
+    return memcmp(m, "GGUF", 4) == 0 || memcmp(m, "FUGG", 4) == 0;
+}
+
+ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
+    ix_result *r = calloc(1, sizeof *r);
+    if (r == NULL) return NULL;
+    unsigned char magic[4];
+    int open_errno;
+    size_t n = read_magic(path, magic, &open_errno);
+    bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
+    bool ok = true;
+    unsigned char inner[4];
+    if (n == 4 && is_gguf_magic(magic)) {
+        ok = parse_one(r, path, NULL, o);
+    } else if (n == 4 && memcmp(magic, "\x28\xB5\x2F\xFD", 4) == 0) {
+        /* a zstd stream of a GGUF file, or of an archive (.tar.zst) */
+        if (zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
+        else ok = parse_one(r, path, NULL, o);
+        if (ok && r->not_gguf && named_gguf) {
+            r->not_gguf = false;
+            ok = parse_one(r, path, NULL, o);
+        }
+    } else if (n == 4 && gk_path_is_archive(path)) {
+        ok = parse_archive(r, path, o);
+    } else if (named_gguf) {
+        ok = parse_one(r, path, NULL, o);   /* broken: the reader says why */
+    } else {
+        (void)open_errno;
+        r->not_gguf = true;
+    }
+    if (!ok) {
+        ix_result_free(r);
+        return NULL;
+    }
+    return r;
+}
