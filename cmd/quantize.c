@@ -1,28 +1,74 @@
 /*
- * quantize.c - `ggufkit quantize`: converts a model's eligible tensors to a
- * quantization type, as llama-quantize does, streamed through worker threads.
+ * quantize.c - `ggufkit quantize`: a drop-in for llama-quantize. Converts a
+ * model's eligible tensors to a target (a plain type, or a preset that mixes
+ * types per tensor as llama.cpp does), with llama-quantize's options, streamed
+ * through worker threads; --dry-run prints the plan (text or JSON) without
+ * reading tensor data.
  */
+#include <ctype.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "cmd.h"
 
+#define MAX_RULES 256
+
 static const char *const usage =
-    "usage: ggufkit quantize [options] IN OUT TYPE [THREADS]\n\n"
+    "usage: ggufkit quantize [options] IN [OUT] TYPE [THREADS]\n\n"
     "Quantizes IN's eligible tensors (names ending in 'weight', 2+ dimensions, not\n"
     "norms) to TYPE and writes OUT, laid out as llama-quantize lays it out.\n"
     "TYPE is a llama-quantize name or number (Q4_0, q8_0, Q4_K_M, 15, F16, COPY ...).\n"
-    "  --pure                     every eligible tensor gets TYPE's base type\n"
+    "Presets (Q4_K_M, IQ3_XS, ...) choose a type per tensor by name and layer as\n"
+    "llama-quantize does; without OUT the output is ggml-model-TYPE.gguf beside IN.\n"
+    "IN may be the first shard of a set (NAME-00001-of-0000N.gguf): all shards are read.\n"
+    "  --pure                     every eligible tensor gets TYPE's base type (no mixing)\n"
     "  --allow-requantize         accept inputs that are already quantized\n"
     "  --no-fallback              refuse rows that are not whole blocks instead of\n"
     "                             falling back to a compatible type\n"
     "  --leave-output-tensor      keep output.weight unchanged\n"
     "  --output-tensor-type T     type for output.weight\n"
     "  --token-embedding-type T   type for token_embd.weight\n"
+    "  --tensor-type PATTERN=T    tensors whose name matches PATTERN (POSIX extended\n"
+    "                             regex, searched; lowercased as llama-quantize does)\n"
+    "                             get T; the last match wins (repeatable)\n"
+    "  --override-kv KEY=TYPE:V   set metadata KEY (TYPE int, float, bool, str; an\n"
+    "                             existing key keeps its type) (repeatable)\n"
+    "  --imatrix FILE             importance matrix (llama-imatrix output, legacy or GGUF)\n"
+    "                             for every quantizer that takes weights; recorded in\n"
+    "                             quantize.imatrix.* (the path exactly as given)\n"
+    "  --include-weights NAME     use matrix entries whose name contains NAME only (repeatable)\n"
+    "  --exclude-weights NAME     ignore matrix entries whose name contains NAME (repeatable;\n"
+    "                             not together with --include-weights)\n"
+    "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "  --threads N                worker threads (default: all cores)\n"
-    "  --dry-run                  print the per-tensor plan and the size; write nothing\n"
+    "  --dry-run                  print the per-tensor plan and the sizes; write nothing\n"
+    "  --json                     with --dry-run: the plan as JSON\n"
     "  --force                    replace OUT if it exists\n"
-    "  --list-types               print the accepted TYPE names\n";
+    "  --list-types               print the accepted TYPE names (and which lack kernels)\n";
+
+/* Everything the command line says. */
+typedef struct quant_args {
+    gk_quant_opts qo;
+    gk_quant_tensor_rule rules[MAX_RULES];
+    char *rule_text[MAX_RULES];       /* "pattern=TYPE" as given, for messages */
+    size_t n_rules;
+    gk_kv_override *overrides;
+    size_t n_overrides;
+    uint64_t threads;
+    bool dry_run, json, force;
+    const char *in, *out;
+    char *out_owned;
+    const char *imatrix_path;          /* --imatrix, as given */
+    const char *include[MAX_RULES];    /* --include-weights */
+    size_t n_include;
+    const char *exclude[MAX_RULES];    /* --exclude-weights */
+    size_t n_exclude;
+    gk_imatrix *im;                    /* the matrix after filtering, NULL without one */
+} quant_args;
 
 static bool progress_cb(void *ctx, uint64_t done, uint64_t total) {
     cmd_progress *p = ctx;
@@ -38,111 +84,563 @@ static int parse_tensor_type(const char *s, int32_t *out) {
     return GK_EXIT_OK;
 }
 
-static void print_plan(const gk_model *in, const gk_quant_plan *plan) {
-    const gk_model *out = plan->out;
-    uint64_t before = 0, after = 0;
-    printf("%-40s %-8s    %-8s %14s %14s  %s\n", "tensor", "from", "to", "bytes in", "bytes out", "note");
-    for (size_t i = 0; i < plan->n_entries; i++) {
-        const gk_quant_entry *e = &plan->entries[i];
-        const gk_tensor *ti = gk_tensor_at(in, e->src_tensor), *to = gk_tensor_at(out, i);
-        before += ti->nbytes;
-        after += to->nbytes;
-        const char *note = e->to != e->wanted ? "fallback" : e->to == e->from ? "copy" : "";
-        printf("%-40s %-8s -> %-8s %14llu %14llu  %s", ti->name.ptr, gk_type_get(e->from)->name,
-               gk_type_get(e->to)->name, (unsigned long long)ti->nbytes, (unsigned long long)to->nbytes, note);
-        if (e->to != e->wanted) printf(" (%s wanted)", gk_type_get(e->wanted)->name);
-        putchar('\n');
-    }
-    printf("\n%zu tensors, %zu converted, %zu fallbacks; tensor data %.2f MiB -> %.2f MiB\n",
-           plan->n_entries, plan->n_converted, plan->n_fallbacks, before / 1048576.0, after / 1048576.0);
+/* Whether a target's tensors can be produced by the kernels in the table. */
+static bool target_has_kernels(const gk_quant_target *t) {
+    if (t->is_copy) return true;
+    const gk_type_info *ti = gk_type_get(t->base_type);
+    return ti && ti->quantize != NULL;
 }
 
-int cmd_quantize(int argc, char **argv) {
-    gk_quant_opts qo = { .output_type = -1, .token_embd_type = -1 };
-    uint64_t threads = 0;
-    bool dry_run = false, force = false;
+static void list_types(void) {
+    for (size_t k = 0; gk_quant_target_at(k); k++) {
+        const gk_quant_target *t = gk_quant_target_at(k);
+        printf("%-8s %2u  %-8s%s\n", t->name, t->ftype, t->is_copy ? "copy" : gk_type_get(t->base_type)->name,
+               target_has_kernels(t) ? "" : "  (no kernels yet)");
+    }
+}
+
+/* --tensor-type PATTERN=TYPE, checked as llama-quantize checks it. */
+static int add_tensor_rule(quant_args *a, const char *arg) {
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL) return cmd_usage_error("quantize", "--tensor-type '%s': expected PATTERN=TYPE", arg);
+    if (eq == arg) return cmd_usage_error("quantize", "--tensor-type '%s': missing tensor name pattern", arg);
+    if (eq[1] == '\0') return cmd_usage_error("quantize", "--tensor-type '%s': missing type", arg);
+    if (a->n_rules >= MAX_RULES) return cmd_usage_error("quantize", "too many --tensor-type options");
+    const gk_type_info *t = gk_type_lookup(eq + 1);
+    if (t == NULL) return cmd_usage_error("quantize", "--tensor-type '%s': unknown type '%s'", arg, eq + 1);
+    char *pat = strndup(arg, (size_t)(eq - arg));
+    char *text = strdup(arg);
+    if (pat == NULL || text == NULL) {
+        free(pat);
+        free(text);
+        return cmd_usage_error("quantize", "out of memory");
+    }
+    for (char *p = pat; *p; p++) *p = (char)tolower((unsigned char)*p);
+    regex_t rx;
+    int rc = regcomp(&rx, pat, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, &rx, msg, sizeof msg);
+        free(pat);
+        free(text);
+        return cmd_usage_error("quantize", "--tensor-type '%s': bad pattern: %s", arg, msg);
+    }
+    regfree(&rx);
+    a->rules[a->n_rules] = (gk_quant_tensor_rule){ pat, t->id };
+    a->rule_text[a->n_rules++] = text;
+    return GK_EXIT_OK;
+}
+
+static int add_override(quant_args *a, const char *arg) {
+    gk_kv_override o;
+    gk_error err;
+    if (gk_kv_override_parse(arg, &o, &err) != GK_OK)
+        return cmd_usage_error("quantize", "--override-kv: %s", err.message);
+    gk_kv_override *grown = realloc(a->overrides, (a->n_overrides + 1) * sizeof *grown);
+    if (grown == NULL) return cmd_usage_error("quantize", "out of memory");
+    a->overrides = grown;
+    a->overrides[a->n_overrides++] = o;
+    return GK_EXIT_OK;
+}
+
+static void free_args(quant_args *a) {
+    for (size_t k = 0; k < a->n_rules; k++) {
+        free((char *)a->rules[k].pattern);
+        free(a->rule_text[k]);
+    }
+    free(a->overrides);
+    free(a->out_owned);
+    gk_imatrix_free(a->im);
+}
+
+/* llama-quantize's name when OUT is left out: ggml-model-TYPE.gguf beside IN. */
+static char *default_output(const char *in, const char *type_name, bool keep_split) {
+    const char *slash = strrchr(in, '/');
+    size_t dir = slash ? (size_t)(slash - in + 1) : 0;
+    size_t n = dir + strlen(type_name) + 32;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%.*sggml-model-%s%s", (int)dir, in, type_name, keep_split ? "" : ".gguf");
+    return out;
+}
+
+/* Options that contradict each other or the target: usage errors. */
+static int check_conflicts(const quant_args *a) {
+    const gk_quant_opts *q = &a->qo;
+    const char *tn = q->target->name;
+    if (q->leave_output && q->output_type >= 0)
+        return cmd_usage_error("quantize", "--leave-output-tensor and --output-tensor-type conflict");
+    if (a->json && !a->dry_run) return cmd_usage_error("quantize", "--json needs --dry-run");
+    if (q->target->is_copy && (q->output_type >= 0 || q->token_embd_type >= 0 || a->n_rules || q->leave_output))
+        return cmd_usage_error("quantize", "COPY keeps every tensor as it is: --output-tensor-type, "
+                               "--token-embedding-type, --tensor-type and --leave-output-tensor do not apply");
+    if (a->n_rules && q->pure)
+        return cmd_usage_error("quantize", "--tensor-type and --pure conflict (llama-quantize applies "
+                               "--tensor-type only when it mixes types)");
+    if (a->n_rules && !gk_type_get(q->target->base_type)->quantized)
+        return cmd_usage_error("quantize", "--tensor-type does not apply to %s (llama-quantize applies it "
+                               "only to quantized targets)", tn);
+    return GK_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
     const char *pos[4];
-    int n_pos = 0;
+    int n_pos = 0, rc;
+    uint64_t opt_threads = 0;
+    *done = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (cmd_is_help(a)) { fputs(usage, stdout); return GK_EXIT_OK; }
-        if (strcmp(a, "--list-types") == 0) {
-            for (size_t k = 0; gk_quant_target_at(k); k++) {
-                const gk_quant_target *t = gk_quant_target_at(k);
-                printf("%-8s %2u  %s\n", t->name, t->ftype, t->is_copy ? "copy tensors unchanged" : gk_type_get(t->base_type)->name);
-            }
-            return GK_EXIT_OK;
-        }
-        if (strcmp(a, "--pure") == 0) qo.pure = true;
-        else if (strcmp(a, "--allow-requantize") == 0) qo.allow_requantize = true;
-        else if (strcmp(a, "--no-fallback") == 0) qo.no_fallback = true;
-        else if (strcmp(a, "--leave-output-tensor") == 0) qo.leave_output = true;
-        else if (strcmp(a, "--dry-run") == 0) dry_run = true;
-        else if (strcmp(a, "--force") == 0) force = true;
-        else if (strcmp(a, "--output-tensor-type") == 0 || strcmp(a, "--token-embedding-type") == 0) {
-            if (i + 1 >= argc) return cmd_usage_error("quantize", "%s needs a type", a);
-            int32_t *dst = a[2] == 'o' ? &qo.output_type : &qo.token_embd_type;
+        const char *s = argv[i];
+        if (cmd_is_help(s)) { fputs(usage, stdout); *done = true; return GK_EXIT_OK; }
+        if (strcmp(s, "--list-types") == 0) { list_types(); *done = true; return GK_EXIT_OK; }
+        bool has_value = i + 1 < argc;
+        if (strcmp(s, "--pure") == 0) a->qo.pure = true;
+        else if (strcmp(s, "--allow-requantize") == 0) a->qo.allow_requantize = true;
+        else if (strcmp(s, "--no-fallback") == 0) a->qo.no_fallback = true;
+        else if (strcmp(s, "--leave-output-tensor") == 0) a->qo.leave_output = true;
+        else if (strcmp(s, "--keep-split") == 0) a->qo.keep_split = true;
+        else if (strcmp(s, "--dry-run") == 0) a->dry_run = true;
+        else if (strcmp(s, "--json") == 0) a->json = true;
+        else if (strcmp(s, "--force") == 0) a->force = true;
+        else if (strcmp(s, "--output-tensor-type") == 0 || strcmp(s, "--token-embedding-type") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "%s needs a type", s);
+            int32_t *dst = s[2] == 'o' ? &a->qo.output_type : &a->qo.token_embd_type;
             if ((rc = parse_tensor_type(argv[++i], dst)) != GK_EXIT_OK) return rc;
-        } else if (strcmp(a, "--threads") == 0 || strcmp(a, "-t") == 0) {
-            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &threads) || threads == 0 || threads > 64)
+        } else if (strcmp(s, "--tensor-type") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "--tensor-type needs PATTERN=TYPE");
+            if ((rc = add_tensor_rule(a, argv[++i])) != GK_EXIT_OK) return rc;
+        } else if (strcmp(s, "--override-kv") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "--override-kv needs KEY=TYPE:VALUE");
+            if ((rc = add_override(a, argv[++i])) != GK_EXIT_OK) return rc;
+        } else if (strcmp(s, "--threads") == 0 || strcmp(s, "-t") == 0) {
+            if (!has_value || !cmd_parse_u64(argv[++i], &opt_threads) || opt_threads == 0 || opt_threads > 64)
                 return cmd_usage_error("quantize", "--threads needs a number from 1 to 64");
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("quantize", "unknown option '%s'", a);
+        } else if (strcmp(s, "--imatrix") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "--imatrix needs a file");
+            a->imatrix_path = argv[++i];
+        } else if (strcmp(s, "--include-weights") == 0 || strcmp(s, "--exclude-weights") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "%s needs a tensor name", s);
+            bool inc = s[2] == 'i';
+            size_t *n = inc ? &a->n_include : &a->n_exclude;
+            if (*n >= MAX_RULES) return cmd_usage_error("quantize", "too many %s options", s);
+            (inc ? a->include : a->exclude)[(*n)++] = argv[++i];
+        } else if (s[0] == '-' && s[1] != '\0') {
+            return cmd_usage_error("quantize", "unknown option '%s'", s);
         } else if (n_pos < 4) {
-            pos[n_pos++] = a;
+            pos[n_pos++] = s;
         } else {
             return cmd_usage_error("quantize", "too many arguments");
         }
     }
-    if (n_pos < 3) return cmd_usage_error("quantize", "need IN OUT TYPE");
-    if (n_pos == 4 && (!cmd_parse_u64(pos[3], &threads) || threads == 0 || threads > 64))
-        return cmd_usage_error("quantize", "THREADS must be a number from 1 to 64");
-    if (qo.leave_output && qo.output_type >= 0)
-        return cmd_usage_error("quantize", "--leave-output-tensor and --output-tensor-type conflict");
-    qo.target = gk_quant_target_lookup(pos[2]);
-    if (qo.target == NULL)
-        return cmd_usage_error("quantize", "unknown type '%s' (see --list-types)", pos[2]);
+    if (n_pos < 2) return cmd_usage_error("quantize", "need IN [OUT] TYPE");
+    if (a->n_include && a->n_exclude)
+        return cmd_usage_error("quantize", "only one of --include-weights and --exclude-weights can be used");
+    a->in = pos[0];
+    /* As llama-quantize: when the second argument is a type, OUT was left out. */
+    int type_at = 2;
+    const gk_quant_target *second = gk_quant_target_lookup(pos[1]);
+    uint64_t tmp;
+    if (second && (n_pos == 2 || (n_pos == 3 && cmd_parse_u64(pos[2], &tmp)))) type_at = 1;
+    if (type_at == 2 && n_pos < 3) return cmd_usage_error("quantize", "need IN [OUT] TYPE");
+    a->qo.target = gk_quant_target_lookup(pos[type_at]);
+    if (a->qo.target == NULL)
+        return cmd_usage_error("quantize", "unknown type '%s' (see --list-types)", pos[type_at]);
+    if (n_pos > type_at + 2) return cmd_usage_error("quantize", "too many arguments");
+    if (n_pos == type_at + 2) {
+        if (!cmd_parse_u64(pos[type_at + 1], &a->threads) || a->threads == 0 || a->threads > 64)
+            return cmd_usage_error("quantize", "THREADS must be a number from 1 to 64");
+        if (opt_threads && opt_threads != a->threads)
+            return cmd_usage_error("quantize", "--threads %llu and THREADS %llu conflict",
+                                   (unsigned long long)opt_threads, (unsigned long long)a->threads);
+    } else {
+        a->threads = opt_threads;
+    }
+    if (type_at == 2) {
+        a->out = pos[1];
+    } else {
+        a->out = a->out_owned = default_output(a->in, a->qo.target->name, a->qo.keep_split);
+        if (a->out == NULL) return cmd_usage_error("quantize", "out of memory");
+    }
+    a->qo.tensor_rules = a->rules;
+    a->qo.n_tensor_rules = a->n_rules;
+    a->qo.overrides = a->overrides;
+    a->qo.n_overrides = a->n_overrides;
+    return check_conflicts(a);
+}
 
-    gk_file *in;
-    gk_error err;
-    if (gk_open(pos[0], GK_OPEN_DEFAULT, &in, &err) != GK_OK) return cmd_report(pos[0], &err);
-    gk_quant_plan plan;
-    if (gk_quant_plan_build(gk_file_model(in), &qo, &plan, &err) != GK_OK) {
-        gk_close(in);
-        return cmd_report(pos[0], &err);
+/* ------------------------------------------------------------------------ */
+/* Output names                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The path of output k: OUT, or with --keep-split OUT-0000k-of-0000n.gguf. */
+static char *output_path(const quant_args *a, size_t k, size_t n) {
+    if (!a->qo.keep_split) return strdup(a->out);
+    size_t len = strlen(a->out) + 32;
+    char *p = malloc(len);
+    if (p && !gk_quant_shard_path(p, len, a->out, (unsigned)k, (unsigned)n)) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The plan, printed                                                        */
+/* ------------------------------------------------------------------------ */
+
+static double bits_per_weight(uint32_t type) {
+    const gk_type_info *t = gk_type_get(type);
+    return t ? 8.0 * t->block_bytes / t->block_elems : 0.0;
+}
+
+static uint64_t n_elements(const gk_tensor *t) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < t->n_dims; d++) n *= t->ne[d];
+    return n;
+}
+
+static const gk_tensor *entry_input(gk_file **inputs, const gk_quant_entry *e) {
+    return gk_tensor_at(gk_file_model(inputs[e->src_input]), e->src_tensor);
+}
+
+/* A short account of why the entry has its type. */
+static void entry_note(const quant_args *a, const gk_quant_entry *e, const gk_tensor *t, char *buf, size_t n) {
+    buf[0] = '\0';
+    size_t used = 0;
+#define NOTE(...) (used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__))
+    if (e->why & GK_QWHY_KEPT) NOTE("kept");
+    else if (e->to == e->from) NOTE("unchanged");
+    if (e->why & GK_QWHY_MIXED) NOTE("%srule", used ? ", " : "");
+    if (e->why & GK_QWHY_PATTERN) NOTE("%s--tensor-type %s", used ? ", " : "", a->rule_text[e->pattern]);
+    if (e->why & GK_QWHY_OPTION) NOTE("%soption", used ? ", " : "");
+    if (e->why & GK_QWHY_FALLBACK)
+        NOTE("%sFALLBACK: rows of %llu are not whole %s blocks", used ? ", " : "",
+             (unsigned long long)t->ne[0], gk_type_get(e->wanted)->name);
+#undef NOTE
+}
+
+typedef struct plan_totals {
+    uint64_t elements, bytes_in, bytes_out;
+} plan_totals;
+
+/* Bytes tensor e takes in its output type. */
+static uint64_t entry_out_bytes(gk_file **inputs, const gk_quant_entry *e) {
+    const gk_tensor *ti = entry_input(inputs, e);
+    return gk_type_row_bytes(e->to, ti->ne[0]) * (n_elements(ti) / ti->ne[0]);
+}
+
+static plan_totals totals_of(gk_file **inputs, const gk_quant_plan *plan) {
+    plan_totals s = { 0 };
+    for (size_t i = 0; i < plan->n_entries; i++) {
+        const gk_tensor *ti = entry_input(inputs, &plan->entries[i]);
+        s.elements += n_elements(ti);
+        s.bytes_in += ti->nbytes;
+        s.bytes_out += entry_out_bytes(inputs, &plan->entries[i]);
+    }
+    return s;
+}
+
+static void print_plan_text(const quant_args *a, gk_file **inputs, const gk_quant_plan *plan) {
+    uint64_t ftype = a->qo.target->ftype;
+    gk_kv_get_uint(plan->out, "general.file_type", &ftype);
+    printf("target %s (file type %llu)%s\n", a->qo.target->name, (unsigned long long)ftype,
+           a->qo.pure ? ", --pure" : "");
+    printf("%-36s %-8s    %-8s %6s %13s %13s  %s\n", "tensor", "from", "to", "bpw", "bytes in", "bytes out", "note");
+    size_t shown_file = (size_t)-1;
+    for (size_t i = 0; i < plan->n_entries; i++) {
+        const gk_quant_entry *e = &plan->entries[i];
+        if (plan->n_outs > 1 && e->out_file != shown_file) {
+            char *p = output_path(a, e->out_file, plan->n_outs);
+            printf("-- %s\n", p ? p : "?");
+            free(p);
+            shown_file = e->out_file;
+        }
+        const gk_tensor *ti = entry_input(inputs, e);
+        uint64_t out_bytes = entry_out_bytes(inputs, e);
+        char note[256];
+        entry_note(a, e, ti, note, sizeof note);
+        printf("%-36s %-8s -> %-8s %6.2f %13llu %13llu  %s\n", ti->name.ptr, gk_type_get(e->from)->name,
+               gk_type_get(e->to)->name, bits_per_weight(e->to), (unsigned long long)ti->nbytes,
+               (unsigned long long)out_bytes, note);
+    }
+    plan_totals s = totals_of(inputs, plan);
+    printf("\n%zu tensors, %zu converted, %zu fallbacks, %zu requantized\n", plan->n_entries,
+           plan->n_converted, plan->n_fallbacks, plan->n_requantized);
+    printf("tensor data: %.2f MiB -> %.2f MiB (%.2f -> %.2f bits per weight)\n", s.bytes_in / 1048576.0,
+           s.bytes_out / 1048576.0, s.elements ? 8.0 * s.bytes_in / s.elements : 0.0,
+           s.elements ? 8.0 * s.bytes_out / s.elements : 0.0);
+    for (size_t k = 0; k < plan->n_outs; k++) {
+        char *p = output_path(a, k, plan->n_outs);
+        printf("output: %s (%zu tensors)\n", p ? p : "?", gk_tensor_count(plan->outs[k]));
+        free(p);
+    }
+}
+
+static cJSON *json_shape(const gk_tensor *t) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t d = 0; arr && d < t->n_dims; d++) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)t->ne[d]));
+    return arr;
+}
+
+static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_inputs, const gk_quant_plan *plan) {
+    cJSON *root = cJSON_CreateObject();
+    if (root == NULL) return GK_EXIT_FAIL;
+    cJSON *ins = cJSON_AddArrayToObject(root, "inputs");
+    for (size_t k = 0; k < n_inputs; k++) cJSON_AddItemToArray(ins, cJSON_CreateString(gk_file_path(inputs[k])));
+    cJSON_AddStringToObject(root, "target", a->qo.target->name);
+    uint64_t ftype = a->qo.target->ftype;
+    gk_kv_get_uint(plan->out, "general.file_type", &ftype);
+    cJSON_AddNumberToObject(root, "file_type", (double)ftype);
+    cJSON_AddBoolToObject(root, "pure", a->qo.pure);
+    cJSON_AddBoolToObject(root, "keep_split", a->qo.keep_split);
+    cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
+    for (size_t k = 0; k < plan->n_outs; k++) {
+        cJSON *o = cJSON_CreateObject();
+        char *p = output_path(a, k, plan->n_outs);
+        cJSON_AddStringToObject(o, "path", p ? p : "");
+        free(p);
+        cJSON_AddNumberToObject(o, "tensors", (double)gk_tensor_count(plan->outs[k]));
+        cJSON_AddNumberToObject(o, "kv_pairs", (double)gk_kv_count(plan->outs[k]));
+        cJSON_AddItemToArray(outs, o);
+    }
+    cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
+    for (size_t i = 0; i < plan->n_entries; i++) {
+        const gk_quant_entry *e = &plan->entries[i];
+        const gk_tensor *ti = entry_input(inputs, e);
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "name", ti->name.ptr);
+        cJSON_AddItemToObject(t, "shape", json_shape(ti));
+        cJSON_AddStringToObject(t, "from", gk_type_get(e->from)->name);
+        cJSON_AddStringToObject(t, "to", gk_type_get(e->to)->name);
+        cJSON_AddStringToObject(t, "wanted", gk_type_get(e->wanted)->name);
+        cJSON_AddNumberToObject(t, "bpw", bits_per_weight(e->to));
+        cJSON_AddNumberToObject(t, "bytes_in", (double)ti->nbytes);
+        cJSON_AddNumberToObject(t, "bytes_out", (double)entry_out_bytes(inputs, e));
+        cJSON_AddNumberToObject(t, "input", (double)e->src_input);
+        cJSON_AddNumberToObject(t, "output", (double)e->out_file);
+        cJSON_AddBoolToObject(t, "converted", e->to != e->from);
+        cJSON_AddBoolToObject(t, "fallback", (e->why & GK_QWHY_FALLBACK) != 0);
+        cJSON_AddBoolToObject(t, "kept", (e->why & GK_QWHY_KEPT) != 0);
+        cJSON_AddBoolToObject(t, "rule", (e->why & GK_QWHY_MIXED) != 0);
+        cJSON_AddBoolToObject(t, "option", (e->why & GK_QWHY_OPTION) != 0);
+        if (e->why & GK_QWHY_PATTERN) cJSON_AddStringToObject(t, "tensor_type", a->rule_text[e->pattern]);
+        else cJSON_AddNullToObject(t, "tensor_type");
+        cJSON_AddItemToArray(tensors, t);
+    }
+    plan_totals s = totals_of(inputs, plan);
+    cJSON *tot = cJSON_AddObjectToObject(root, "totals");
+    cJSON_AddNumberToObject(tot, "tensors", (double)plan->n_entries);
+    cJSON_AddNumberToObject(tot, "converted", (double)plan->n_converted);
+    cJSON_AddNumberToObject(tot, "fallbacks", (double)plan->n_fallbacks);
+    cJSON_AddNumberToObject(tot, "requantized", (double)plan->n_requantized);
+    cJSON_AddNumberToObject(tot, "elements", (double)s.elements);
+    cJSON_AddNumberToObject(tot, "bytes_in", (double)s.bytes_in);
+    cJSON_AddNumberToObject(tot, "bytes_out", (double)s.bytes_out);
+    cJSON_AddNumberToObject(tot, "bpw_in", s.elements ? 8.0 * s.bytes_in / s.elements : 0.0);
+    cJSON_AddNumberToObject(tot, "bpw_out", s.elements ? 8.0 * s.bytes_out / s.elements : 0.0);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text == NULL) return GK_EXIT_FAIL;
+    puts(text);
+    free(text);
+    return GK_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Refuses up front an output that exists (without --force) or is an input. */
+static int check_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs, size_t n_outs) {
+    for (size_t k = 0; k < n_outs; k++) {
+        char *p = output_path(a, k, n_outs);
+        if (p == NULL) return cmd_usage_error("quantize", "output name too long");
+        for (size_t j = 0; j < n_inputs; j++) {
+            if (gk_same_file(p, gk_file_path(inputs[j]))) {
+                fprintf(stderr, "ggufkit: %s: refusing to overwrite an input\n", p);
+                free(p);
+                return GK_EXIT_FAIL;
+            }
+        }
+        if (!a->force && access(p, F_OK) == 0) {
+            fprintf(stderr, "ggufkit: %s: exists (use --force to replace it)\n", p);
+            free(p);
+            return GK_EXIT_FAIL;
+        }
+        free(p);
+    }
+    return GK_EXIT_OK;
+}
+
+static void warn_plan(gk_file **inputs, const gk_quant_plan *plan) {
+    if (plan->n_requantized > 0)
+        fprintf(stderr, "ggufkit quantize: warning: requantizing %zu already-quantized tensors; "
+                        "quality will be lower than quantizing from F32/F16\n", plan->n_requantized);
+    for (size_t i = 0; i < plan->n_entries; i++) {
+        const gk_quant_entry *e = &plan->entries[i];
+        if (e->why & GK_QWHY_FALLBACK)
+            fprintf(stderr, "ggufkit quantize: %s: row length %llu not a multiple of %s's block, using %s\n",
+                    entry_input(inputs, e)->name.ptr, (unsigned long long)entry_input(inputs, e)->ne[0],
+                    gk_type_get(e->wanted)->name, gk_type_get(e->to)->name);
+    }
+}
+
+static int write_outputs(const quant_args *a, gk_file **inputs, gk_quant_plan *plan) {
+    gk_step *steps = calloc(plan->n_entries + 1, sizeof *steps);
+    if (steps == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        return GK_EXIT_FAIL;
     }
     int rc = GK_EXIT_OK;
-    if (dry_run) {
-        print_plan(gk_file_model(in), &plan);
-    } else {
-        if (plan.n_requantized > 0)
-            fprintf(stderr, "ggufkit quantize: warning: requantizing %zu already-quantized tensors; "
-                            "quality will be lower than quantizing from F32/F16\n", plan.n_requantized);
-        for (size_t i = 0; i < plan.n_entries; i++) {
-            const gk_quant_entry *e = &plan.entries[i];
-            if (e->to != e->wanted)
-                fprintf(stderr, "ggufkit quantize: %s: row length not a multiple of %s's block, using %s\n",
-                        gk_tensor_at(plan.out, i)->name.ptr, gk_type_get(e->wanted)->name,
-                        gk_type_get(e->to)->name);
-        }
-        gk_step *steps = calloc(plan.n_entries + 1, sizeof *steps);
-        if (steps == NULL) {
-            gk_error_set(&err, GK_E_NOMEM, -1, "out of memory");
-            rc = cmd_report(pos[1], &err);
-        } else {
-            for (size_t i = 0; i < plan.n_entries; i++) steps[i] = (gk_step){ in, plan.entries[i].src_tensor, NULL };
-            cmd_progress bar;
-            cmd_progress_start(&bar, "quantize", 0);
-            gk_write_opts wo = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
-                                 .threads = (int)threads, .progress = progress_cb, .progress_ctx = &bar };
-            gk_status st = gk_write_model(pos[1], plan.out, steps, &wo, &err);
-            cmd_progress_finish(&bar);
-            if (st != GK_OK) rc = cmd_report(pos[1], &err);
-            free(steps);
+    size_t i = 0, written = 0;
+    for (size_t k = 0; k < plan->n_outs && rc == GK_EXIT_OK; k++) {
+        size_t n = 0;
+        for (; i < plan->n_entries && plan->entries[i].out_file == k; i++)
+            steps[n++] = (gk_step){ inputs[plan->entries[i].src_input], plan->entries[i].src_tensor,
+                                    a->im ? gk_imatrix_for_tensor(a->im, entry_input(inputs, &plan->entries[i]))
+                                          : NULL };
+        char *path = output_path(a, k, plan->n_outs);
+        cmd_progress bar;
+        cmd_progress_start(&bar, "quantize", 0);
+        gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
+                             .threads = (int)a->threads, .progress = progress_cb, .progress_ctx = &bar };
+        gk_error err;
+        gk_status st = gk_write_model(path, plan->outs[k], steps, &wo, &err);
+        cmd_progress_finish(&bar);
+        if (st != GK_OK) rc = cmd_report(path, &err);
+        else written++;
+        free(path);
+    }
+    /* All shards or none: remove the ones this run published. */
+    for (size_t k = 0; rc != GK_EXIT_OK && k < written; k++) {
+        char *path = output_path(a, k, plan->n_outs);
+        if (path) unlink(path);
+        free(path);
+    }
+    free(steps);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Importance matrix                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The targets llama-quantize refuses outright without an importance matrix. */
+static bool target_demands_imatrix(const gk_quant_target *t) {
+    static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "Q2_K_S", "IQ1_S", "IQ1_M" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(t->name, names[k]) == 0) return true;
+    return false;
+}
+
+/* Loads --imatrix, applies --include/--exclude-weights, checks the matrix
+ * against the inputs and appends the metadata llama-quantize records to the
+ * overrides (after the user's, as it does). A matrix left empty by the filters
+ * counts as none, as in llama-quantize. */
+static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t n_models) {
+    gk_error err;
+    if (a->imatrix_path != NULL) {
+        if (gk_imatrix_load(a->imatrix_path, &a->im, &err) != GK_OK) return cmd_report(a->imatrix_path, &err);
+        gk_imatrix_filter(a->im, a->include, a->n_include, a->exclude, a->n_exclude);
+        if (gk_imatrix_count(a->im) == 0) {
+            fprintf(stderr, "ggufkit quantize: warning: %s: no entries left after --include-weights / "
+                            "--exclude-weights; quantizing without an importance matrix\n", a->imatrix_path);
+            gk_imatrix_free(a->im);
+            a->im = NULL;
         }
     }
-    gk_quant_plan_free(&plan);
-    gk_close(in);
+    if (a->im == NULL) {
+        if (target_demands_imatrix(a->qo.target)) {
+            fprintf(stderr, "ggufkit quantize: %s needs an importance matrix (--imatrix): llama-quantize "
+                            "refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one\n",
+                    a->qo.target->name);
+            return GK_EXIT_FAIL;
+        }
+        return GK_EXIT_OK;
+    }
+    if (gk_imatrix_check_model(a->im, models, n_models, &err) != GK_OK) return cmd_report(a->imatrix_path, &err);
+    gk_kv_override extra[4];
+    size_t n_extra = gk_imatrix_overrides(a->im, a->imatrix_path, extra);
+    gk_kv_override *grown = realloc(a->overrides, (a->n_overrides + n_extra) * sizeof *grown);
+    if (grown == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        return GK_EXIT_FAIL;
+    }
+    memcpy(grown + a->n_overrides, extra, n_extra * sizeof *grown);
+    a->overrides = grown;
+    a->n_overrides += n_extra;
+    a->qo.overrides = a->overrides;
+    a->qo.n_overrides = a->n_overrides;
+    a->qo.has_imatrix = true;
+    return GK_EXIT_OK;
+}
+
+/* llama-quantize refuses, tensor by tensor, the very low-bit types for tensors
+ * the matrix holds no weights for; these are all refused up front, named. */
+static int check_imatrix_coverage(const quant_args *a, gk_file **inputs, const gk_quant_plan *plan) {
+    size_t missing = 0;
+    char names[1024];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < plan->n_entries; i++) {
+        const gk_quant_entry *e = &plan->entries[i];
+        const gk_tensor *t = entry_input(inputs, e);
+        if (e->to == e->from || !gk_quant_imatrix_required(e->to, a->qo.target->ftype, t->name.ptr)) continue;
+        if (a->im != NULL && gk_imatrix_for_tensor(a->im, t) != NULL) continue;
+        if (missing++ < 12 && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s (%s)", used ? ", " : "",
+                                     t->name.ptr, gk_type_get(e->to)->name);
+    }
+    if (missing == 0) return GK_EXIT_OK;
+    fprintf(stderr, "ggufkit quantize: missing importance matrix for %zu tensor%s in a very low-bit "
+                    "quantization: %s%s\n", missing, missing == 1 ? "" : "s", names, missing > 12 ? ", ..." : "");
+    return GK_EXIT_FAIL;
+}
+
+int cmd_quantize(int argc, char **argv) {
+    quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
+    bool done;
+    int rc = parse_args(argc, argv, &a, &done);
+    if (rc != GK_EXIT_OK || done) {
+        free_args(&a);
+        return rc;
+    }
+    gk_file **inputs = NULL;
+    size_t n_inputs = 0;
+    gk_error err;
+    if (gk_quant_open_inputs(a.in, GK_OPEN_DEFAULT, &inputs, &n_inputs, &err) != GK_OK) {
+        free_args(&a);
+        return cmd_report(a.in, &err);
+    }
+    const gk_model **models = malloc(n_inputs * sizeof *models);
+    gk_quant_plan plan = { 0 };
+    bool have_plan = false;
+    if (models == NULL) {
+        gk_error_set(&err, GK_E_NOMEM, -1, "out of memory");
+        rc = cmd_report(a.in, &err);
+    } else {
+        for (size_t k = 0; k < n_inputs; k++) models[k] = gk_file_model(inputs[k]);
+        rc = prepare_imatrix(&a, models, n_inputs);
+        if (rc == GK_EXIT_OK) {
+            if (gk_quant_plan_build_inputs(models, n_inputs, &a.qo, &plan, &err) != GK_OK) rc = cmd_report(a.in, &err);
+            else have_plan = true;
+        }
+    }
+    if (have_plan && (rc = check_imatrix_coverage(&a, inputs, &plan)) != GK_EXIT_OK) {
+        gk_quant_plan_free(&plan);
+        have_plan = false;
+    }
+    if (have_plan) {
+        if (a.dry_run) {
+            if (a.json) rc = print_plan_json(&a, inputs, n_inputs, &plan);
+            else print_plan_text(&a, inputs, &plan);
+        } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
+            warn_plan(inputs, &plan);
+            rc = write_outputs(&a, inputs, &plan);
+        }
+        gk_quant_plan_free(&plan);
+    }
+    free(models);
+    for (size_t k = 0; k < n_inputs; k++) gk_close(inputs[k]);
+    free(inputs);
+    free_args(&a);
     return rc;
 }

@@ -1,10 +1,13 @@
 /*
  * iquants.c - kernels of ggml's I-quant types (IQ2_XXS .. IQ4_XS).
  *
- * Dequantization and byte swapping for all nine types; quantization (with or
- * without an importance matrix) for IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S, bit-exact
- * with ggml's reference quantizers (same float operations in the same order).
- * The 2-bit and 1-bit quantizers need an importance matrix and are not here yet.
+ * Dequantization, byte swapping and quantization for all nine types, bit-exact
+ * with ggml's reference quantizers as of February 2025 (same float operations in
+ * the same order): IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S with or without an importance
+ * matrix; IQ2_XXS, IQ2_XS and IQ1_S with one only (without it they write zero
+ * blocks: callers refuse such tensors first, as llama-quantize does); IQ2_S and
+ * IQ1_M with or without one. The 2-bit / 1-bit grid search tables are built once
+ * by iq_search.c.
  *
  * Block layouts (little-endian on disk; offsets in bytes):
  *   IQ2_XXS  66: d f16 @0, qs u16[32] @2
@@ -1031,4 +1034,924 @@ void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per
         }
         src += n_per_row;
     }
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ2_XXS / IQ2_XS / IQ2_S / IQ1_S / IQ1_M quantization                      */
+/* (ggml's quantize_row_iq2_xxs/iq2_xs/iq2_s/iq1_s/iq1_m_impl as of Feb 2025) */
+/*                                                                           */
+/* Where ggml asserts or aborts (a point left off the grid, no usable split)  */
+/* - which only degenerate input such as all-zero importance can cause - these */
+/* write the nearest valid encoding instead (grid point 0, a zero group).     */
+
+#define GROUP_MAX_EPS_IQ2_S 1e-8f
+#define GROUP_MAX_EPS_IQ1_M 1e-7f
+#define GROUP_MAX_EPS_IQ1_S 1e-12f
+#define IQ2_KMAXQ 3
+
+/* Non-negative x to levels 0..nmax under weights (ggml's make_qp_quants of Feb
+ * 2025: no guard for an all-zero-weight group, whose scale is then NaN). */
+static float fit_positive_levels(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
+    float max = 0;
+    for (int i = 0; i < n; i++) max = GK_MAX(max, x[i]);
+    if (!max) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; i++) L[i] = (uint8_t)gk_nearest_int(iscale * x[i]);
+    float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; i++) {
+        float diff = x[i] - scale * L[i];
+        float w = qw[i];
+        best_mse += w * diff * diff;
+    }
+    for (int is = -4; is <= 4; is++) {
+        if (is == 0) continue;
+        float iscale_is = (0.1f * is + nmax) / max;
+        float scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; i++) {
+            int l = gk_nearest_int(iscale_is * x[i]);
+            l = GK_MIN(nmax, l);
+            float diff = x[i] - scale_is * l;
+            float w = qw[i];
+            mse += w * diff * diff;
+        }
+        if (mse < best_mse) {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = gk_nearest_int(iscale * x[i]);
+        l = GK_MIN(nmax, l);
+        L[i] = (uint8_t)l;
+        float w = qw[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int itry = 0; itry < 5; itry++) {
+        int n_changed = 0;
+        for (int i = 0; i < n; i++) {
+            float w = qw[i];
+            float slx = sumlx - w * x[i] * L[i];
+            float sl2 = suml2 - w * L[i] * L[i];
+            if (slx > 0 && sl2 > 0) {
+                int new_l = gk_nearest_int(x[i] * sl2 / slx);
+                new_l = GK_MIN(nmax, new_l);
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (uint8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed++;
+                    }
+                }
+            }
+        }
+        if (!n_changed) break;
+    }
+    return sumlx / suml2;
+}
+
+/* Code of 8 two-bit levels, level i in bits 2i..2i+1. */
+static inline int iq2_code(const int8_t *L) {
+    int u = 0;
+    for (int i = 0; i < 8; i++) u |= L[i] << (2 * i);
+    return u;
+}
+
+/* The neighbour list of an off-grid code. */
+static inline const uint16_t *iq2_neighbours_of(const gk_iq_search *t, int code) {
+    return t->neighbours - t->map[code] - 1;
+}
+
+/* Listed neighbour nearest to xval at `scale` (weighted squared error); writes its
+ * levels to L. ggml's iq2_find_best_neighbour. */
+static int iq2_best_neighbour(const gk_iq_search *t, int code, const float *xval,
+                              const float *weight, float scale, int8_t *L) {
+    const uint16_t *nb = iq2_neighbours_of(t, code);
+    int num_neighbors = nb[0];
+    float best_d2 = FLT_MAX;
+    int grid_index = num_neighbors > 0 ? nb[1] : 0; /* ggml asserts a find */
+    for (int j = 1; j <= num_neighbors; j++) {
+        const uint64_t pg = t->grid[nb[j]];
+        float d2 = 0;
+        for (int i = 0; i < 8; i++) {
+            float q = gk_grid_byte(pg, i);
+            float diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            grid_index = nb[j];
+        }
+    }
+    for (int i = 0; i < 8; i++) L[i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
+    return grid_index;
+}
+
+/* Grid index of the levels L (ggml aborts when they are off the grid). */
+static inline int iq2_index_of(const gk_iq_search *t, const int8_t *L) {
+    int gi = t->map[iq2_code(L)];
+    return gi >= 0 ? gi : 0;
+}
+
+/* Levels (clamped to 0..2) of 8 magnitudes at inverse scale id, and their code. */
+static inline int iq2_levels(const float *xval, float id, int8_t *L) {
+    for (int i = 0; i < 8; i++) {
+        int l = gk_nearest_int(0.5f * (id * xval[i] - 1));
+        L[i] = (int8_t)GK_MAX(0, GK_MIN(IQ2_KMAXQ - 1, l));
+    }
+    return iq2_code(L);
+}
+
+/* Weighted sums of x*q and q*q for n magnitudes at levels L (q = 2*l+1). */
+static void iq2_sums(int n, const float *weight, const float *xval, const int8_t *L,
+                     float *sumqx, float *sumq2) {
+    float sx = 0, s2 = 0;
+    for (int i = 0; i < n; i++) {
+        float w = weight[i];
+        float q = 2 * L[i] + 1;
+        sx += w * xval[i] * q;
+        s2 += w * q * q;
+    }
+    *sumqx = sx;
+    *sumq2 = s2;
+}
+
+/* Magnitudes of 8 values and their sign bits with an even count of negatives:
+ * for an odd count the least important value (weight*x^2) takes the other sign.
+ * Returns the 7 stored sign bits (the 8th is implied by parity). */
+static uint8_t iq2_even_signs(const float *xb, const float *weight, float *xval) {
+    int nflip = 0;
+    uint8_t s = 0;
+    for (int i = 0; i < 8; i++) {
+        if (xb[i] >= 0) {
+            xval[i] = xb[i];
+        } else {
+            xval[i] = -xb[i];
+            nflip++;
+            s |= (uint8_t)(1 << i);
+        }
+    }
+    if (nflip % 2) {
+        int imin = 0;
+        float min = weight[imin] * xb[imin] * xb[imin];
+        for (int i = 1; i < 8; i++) {
+            float ax = weight[i] * xb[i] * xb[i];
+            if (ax < min) {
+                min = ax;
+                imin = i;
+            }
+        }
+        xval[imin] = -xval[imin];
+        s ^= (uint8_t)(1 << imin);
+    }
+    return s & 127;
+}
+
+/* Per-call state of the 2-bit quantizers; L is carried between groups as ggml's
+ * level buffer is. */
+typedef struct {
+    float weight[32], waux[32], xval[32];
+    int8_t L[32], Laux[32];
+    bool on_grid[2], on_grid_aux[2];
+} iq2_state;
+
+/* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
+ * then a re-projection of all 4 points at the final scale. Returns the scale. */
+static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
+    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
+    float eff_max = scale * IQ2_KMAXQ;
+    float best = 0;
+    for (int is = -6; is <= 6; is++) {
+        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
+        float this_scale = 1 / id;
+        for (int k = 0; k < 4; k++) {
+            int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
+            if (t->map[u] < 0)
+                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
+        }
+        float sumqx, sumq2;
+        iq2_sums(32, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            memcpy(g->L, g->Laux, 32);
+        }
+    }
+    if (scale > 0) {
+        float id = 1 / scale;
+        for (int k = 0; k < 4; k++) {
+            int8_t lv[8];
+            int u = iq2_levels(g->xval + 8 * k, id, lv);
+            int grid_index = t->map[u];
+            if (grid_index < 0)
+                grid_index = iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
+            for (int i = 0; i < 8; i++) g->L[8 * k + i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
+        }
+        float sumqx, sumq2;
+        iq2_sums(32, g->weight, g->xval, g->L, &sumqx, &sumq2);
+        if (sumq2 > 0) scale = sumqx / sumq2;
+    }
+    return scale;
+}
+
+/* One group of 16 for IQ2_XS / IQ2_S: 19 trial scales from max/5, then only the
+ * off-grid points re-projected at the final scale. Returns the scale. */
+static float iq2_group16(const gk_iq_search *t, iq2_state *g, float max) {
+    float best = 0;
+    float scale = max / (2 * IQ2_KMAXQ - 1);
+    g->on_grid[0] = g->on_grid[1] = true;
+    for (int is = -9; is <= 9; is++) {
+        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
+        float this_scale = 1 / id;
+        for (int k = 0; k < 2; k++) {
+            int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
+            g->on_grid_aux[k] = true;
+            if (t->map[u] < 0) {
+                g->on_grid_aux[k] = false;
+                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
+            }
+        }
+        float sumqx, sumq2;
+        iq2_sums(16, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            memcpy(g->L, g->Laux, 16);
+            g->on_grid[0] = g->on_grid_aux[0];
+            g->on_grid[1] = g->on_grid_aux[1];
+        }
+    }
+    int n_not_ongrid = !g->on_grid[0] + !g->on_grid[1];
+    if (n_not_ongrid > 0 && scale > 0) {
+        float id = 1 / scale;
+        for (int k = 0; k < 2; k++) {
+            if (g->on_grid[k]) continue;
+            int u = iq2_levels(g->xval + 8 * k, id, g->L + 8 * k);
+            if (t->map[u] < 0)
+                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
+        }
+        float sumqx, sumq2;
+        iq2_sums(16, g->weight, g->xval, g->L, &sumqx, &sumq2);
+        if (sumq2 > 0) scale = sumqx / sumq2;
+    }
+    return scale;
+}
+
+/* Sum of squares of the 256 values of a super-block. */
+static float superblock_sumx2(const float *xbl) {
+    float sumx2 = 0;
+    for (int i = 0; i < QK_K; i++) sumx2 += xbl[i] * xbl[i];
+    return sumx2;
+}
+
+/* Importance weights qw*sqrt(sigma2 + x^2) of n values. */
+static void imatrix_weights(int n, const float *xb, const float *qw, float sigma2, float *weight) {
+    for (int i = 0; i < n; i++) weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+}
+
+/* One IQ2_XXS super-block. */
+static void iq2xxs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+                                  const float *qwbl, uint8_t *blk) {
+    float scales[QK_K / 32];
+    uint32_t q2[2 * (QK_K / 32)];
+    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    memset(q2, 0, sizeof q2);
+    float max_scale = 0;
+    float sigma2 = superblock_sumx2(xbl) / QK_K;
+
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const float *xb = xbl + 32 * ib;
+        imatrix_weights(32, xb, qwbl + 32 * ib, sigma2, g->weight);
+        for (int i = 0; i < 32; i++) g->waux[i] = sqrtf(g->weight[i]);
+        uint8_t block_signs[4];
+        for (int k = 0; k < 4; k++)
+            block_signs[k] = iq2_even_signs(xb + 8 * k, g->weight + 8 * k, g->xval + 8 * k);
+        float max = g->xval[0];
+        for (int i = 1; i < 32; i++) max = GK_MAX(max, g->xval[i]);
+        if (max < GK_GROUP_MAX_EPS) {
+            scales[ib] = 0;
+            memset(g->L, 0, 32);
+            continue;
+        }
+        float scale = iq2xxs_group(t, g);
+        if (scale < 0) {
+            scale = -scale;
+            for (int k = 0; k < 4; k++) block_signs[k] = (~block_signs[k]) & 127;
+        }
+        for (int k = 0; k < 4; k++) {
+            int grid_index = iq2_index_of(t, g->L + 8 * k);
+            q2[2 * ib] |= (uint32_t)grid_index << (8 * k);
+            q2[2 * ib + 1] |= (uint32_t)block_signs[k] << (7 * k);
+        }
+        scales[ib] = scale;
+        max_scale = GK_MAX(max_scale, scale);
+    }
+
+    if (!max_scale) {
+        memset(blk + 2, 0, QK_K / 4);
+        return;
+    }
+    float d = max_scale / 31;
+    store_u16le(blk, gk_fp32_to_fp16(d));
+    float id = 1 / d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
+        l = GK_MAX(0, GK_MIN(15, l));
+        q2[2 * ib + 1] |= (uint32_t)l << 28;
+    }
+    for (int i = 0; i < 2 * (QK_K / 32); i++) store_u32le(blk + 2 + 4 * i, q2[i]);
+}
+
+/* One IQ2_XS super-block. */
+static void iq2xs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+                                 const float *qwbl, uint8_t *blk) {
+    float scales[QK_K / 16];
+    uint16_t q2[2 * (QK_K / 16)];
+    uint8_t *block_scales = blk + 66;
+    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    memset(q2, 0, sizeof q2);
+    memset(block_scales, 0, QK_K / 32);
+    float max_scale = 0;
+    float sigma2 = superblock_sumx2(xbl) / QK_K;
+
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        const float *xb = xbl + 16 * ib;
+        imatrix_weights(16, xb, qwbl + 16 * ib, sigma2, g->weight);
+        for (int i = 0; i < 16; i++) g->waux[i] = sqrtf(g->weight[i]);
+        uint8_t block_signs[2];
+        for (int k = 0; k < 2; k++)
+            block_signs[k] = iq2_even_signs(xb + 8 * k, g->weight + 8 * k, g->xval + 8 * k);
+        float max = g->xval[0];
+        for (int i = 1; i < 16; i++) max = GK_MAX(max, g->xval[i]);
+        if (max < GK_GROUP_MAX_EPS) {
+            scales[ib] = 0;
+            memset(g->L, 0, 16);
+            continue;
+        }
+        float scale = iq2_group16(t, g, max);
+        if (scale < 0) {
+            scale = -scale;
+            for (int k = 0; k < 2; k++) block_signs[k] = (~block_signs[k]) & 127;
+        }
+        for (int k = 0; k < 2; k++) {
+            int grid_index = iq2_index_of(t, g->L + 8 * k);
+            q2[2 * ib + k] = (uint16_t)(grid_index | (block_signs[k] << 9));
+        }
+        scales[ib] = scale;
+        max_scale = GK_MAX(max_scale, scale);
+    }
+
+    if (!max_scale) {
+        memset(blk + 2, 0, QK_K / 4);
+        return;
+    }
+    float d = max_scale / 31;
+    store_u16le(blk, gk_fp32_to_fp16(d));
+    float id = 1 / d;
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
+        l = GK_MAX(0, GK_MIN(15, l));
+        if (ib % 2 == 0) block_scales[ib / 2] = (uint8_t)l;
+        else block_scales[ib / 2] |= (uint8_t)(l << 4);
+    }
+    for (int i = 0; i < 2 * (QK_K / 16); i++) store_u16le(blk + 2 + 2 * i, q2[i]);
+}
+
+/* One IQ2_S super-block (explicit 8 sign bits, 10-bit grid indices). */
+static void iq2s_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+                                const float *qwbl, uint8_t *blk) {
+    float scales[QK_K / 16];
+    uint8_t *qs = blk + 2;
+    uint8_t *qh = blk + 66;
+    uint8_t *block_scales = blk + 74;
+    memset(blk, 0, IQ2_S_BYTES);
+    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    float max_scale = 0;
+    float sigma2 = 2 * superblock_sumx2(xbl) / QK_K;
+
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        const float *xb = xbl + 16 * ib;
+        if (qwbl) {
+            imatrix_weights(16, xb, qwbl + 16 * ib, sigma2, g->weight);
+        } else {
+            for (int i = 0; i < 16; i++) g->weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
+        }
+        for (int i = 0; i < 16; i++) g->waux[i] = sqrtf(g->weight[i]);
+        uint8_t block_signs[2];
+        for (int k = 0; k < 2; k++) {
+            uint8_t s = 0;
+            for (int i = 0; i < 8; i++) {
+                float v = xb[8 * k + i];
+                if (v >= 0) {
+                    g->xval[8 * k + i] = v;
+                } else {
+                    g->xval[8 * k + i] = -v;
+                    s |= (uint8_t)(1 << i);
+                }
+            }
+            block_signs[k] = s;
+        }
+        float max = g->xval[0];
+        for (int i = 1; i < 16; i++) max = GK_MAX(max, g->xval[i]);
+        if (max < GROUP_MAX_EPS_IQ2_S) {
+            scales[ib] = 0;
+            continue;
+        }
+        float scale = iq2_group16(t, g, max);
+        if (scale < 0) {
+            scale = -scale;
+            for (int k = 0; k < 2; k++) block_signs[k] = (uint8_t)~block_signs[k];
+        }
+        for (int k = 0; k < 2; k++) {
+            int grid_index = iq2_index_of(t, g->L + 8 * k);
+            const int i8 = 2 * ib + k;
+            qs[i8] = (uint8_t)(grid_index & 255);
+            qh[i8 / 4] |= (uint8_t)((grid_index >> 8) << (2 * (i8 % 4)));
+            qs[QK_K / 8 + i8] = block_signs[k];
+        }
+        scales[ib] = scale;
+        max_scale = GK_MAX(max_scale, scale);
+    }
+
+    if (!max_scale) return;
+    float d = max_scale / 31;
+    store_u16le(blk, gk_fp32_to_fp16(d * 0.9875f));
+    float id = 1 / d;
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
+        l = GK_MAX(0, GK_MIN(15, l));
+        if (ib % 2 == 0) block_scales[ib / 2] = (uint8_t)l;
+        else block_scales[ib / 2] |= (uint8_t)(l << 4);
+    }
+}
+
+/* ---- IQ1 (ternary grid with a shifted zero point) ----------------------- */
+
+/* Per-call state of the 1-bit quantizers (shifts carried as ggml's buffer is). */
+typedef struct {
+    float weight[32];
+    float sumx[33], sumw[33];
+    float value[32]; /* the group's values sorted ascending ... */
+    int order[32];   /* ... and their positions */
+    int8_t L[32];
+    uint16_t index[4];
+    int8_t shifts[QK_K / 16];
+    float scales[QK_K / 16];
+} iq1_state;
+
+/* Sorts the n values of xb ascending into s->value / s->order; equal values keep
+ * their order (as the merge sort behind glibc's qsort does). */
+static void iq1_sort(iq1_state *s, const float *xb, int n) {
+    for (int j = 0; j < n; j++) {
+        float v = xb[j];
+        int p = j;
+        while (p > 0 && s->value[p - 1] > v) {
+            s->value[p] = s->value[p - 1];
+            s->order[p] = s->order[p - 1];
+            p--;
+        }
+        s->value[p] = v;
+        s->order[p] = j;
+    }
+}
+
+/* Nearest listed neighbour under the shifted levels xg (weighted squared error at
+ * `scale`), ggml's iq1_find_best_neighbour2; writes its levels to L. ggml falls back
+ * to the whole grid if no neighbour scores below FLT_MAX (reading xval out of
+ * range there); this fallback reads xval in range. */
+static int iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval,
+                              const float *weight, float scale, const float *xg, int8_t *L) {
+    const uint16_t *nb = iq2_neighbours_of(t, code);
+    int num_neighbors = nb[0];
+    float best_score = FLT_MAX;
+    int grid_index = -1;
+    for (int j = 1; j <= num_neighbors; j++) {
+        const uint64_t pg = t->grid[nb[j]];
+        float d2 = 0;
+        for (int i = 0; i < 8; i++) {
+            float q = xg[(gk_grid_byte(pg, i) - 1) / 2];
+            float w = weight[i];
+            float diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if (d2 < best_score) {
+            best_score = d2;
+            grid_index = nb[j];
+        }
+    }
+    if (grid_index < 0) {
+        for (int i = 0; i < t->grid_size; i++) {
+            float d2 = 0;
+            for (int j = 0; j < 8; j++) {
+                float w = weight[j];
+                float q = xg[(gk_grid_byte(t->grid[i], j) - 1) / 2];
+                float diff = scale * q - xval[j];
+                d2 += w * diff * diff;
+            }
+            if (d2 < best_score) {
+                best_score = d2;
+                grid_index = i;
+            }
+        }
+    }
+    if (grid_index < 0) grid_index = 0;
+    for (int i = 0; i < 8; i++) L[i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
+    return grid_index;
+}
+
+/* Assigns levels 0/1/2 to the sorted positions split at i1 and i2. */
+static void iq1_assign_levels(iq1_state *s, int n, int i1, int i2) {
+    for (int j = 0; j < i1; j++) s->L[s->order[j]] = 0;
+    for (int j = i1; j < i2; j++) s->L[s->order[j]] = 1;
+    for (int j = i2; j < n; j++) s->L[s->order[j]] = 2;
+}
+
+/* Grid indices of the n/8 points of L; off-grid points are replaced by their best
+ * neighbour under the shifted levels xx[k] of each point. Returns true if all
+ * points were on the grid. */
+static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int n,
+                       float scale, const float *const *xx) {
+    bool all_on_grid = true;
+    for (int k = 0; k < n / 8; k++) {
+        int u = iq2_code(s->L + 8 * k);
+        int grid_index = t->map[u];
+        if (grid_index < 0) {
+            all_on_grid = false;
+            grid_index = iq1_best_neighbour(t, u, xb + 8 * k, s->weight + 8 * k, scale, xx[k],
+                                            s->L + 8 * k);
+        }
+        s->index[k] = (uint16_t)grid_index;
+    }
+    return all_on_grid;
+}
+
+/* Least-squares scale of the chosen points (kept if both sums are positive). */
+static float iq1_refit(const gk_iq_search *t, const iq1_state *s, const float *xb, int n,
+                       const float *const *xx, float scale) {
+    float sumqx = 0, sumq2 = 0;
+    for (int k = 0; k < n / 8; k++) {
+        const uint64_t pg = t->grid[s->index[k]];
+        for (int j = 0; j < 8; j++) {
+            float w = s->weight[8 * k + j];
+            float q = xx[k][(gk_grid_byte(pg, j) - 1) / 2];
+            sumqx += w * q * xb[8 * k + j];
+            sumq2 += w * q * q;
+        }
+    }
+    if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
+    return scale;
+}
+
+static const float iq1s_xp[3] = { -1 + GK_IQ1S_DELTA, GK_IQ1S_DELTA, 1 + GK_IQ1S_DELTA };
+static const float iq1s_xm[3] = { -1 - GK_IQ1S_DELTA, -GK_IQ1S_DELTA, 1 - GK_IQ1S_DELTA };
+static const float iq1m_xp[3] = { -1 + GK_IQ1M_DELTA, GK_IQ1M_DELTA, 1 + GK_IQ1M_DELTA };
+static const float iq1m_xm[3] = { -1 - GK_IQ1M_DELTA, -GK_IQ1M_DELTA, 1 - GK_IQ1M_DELTA };
+
+/* Exhaustive split search of one IQ1_S group of 32 (both delta signs); sets
+ * s->L, returns the scale and the shift (+1/-1) in *shift, or 0 when ggml's search
+ * would find no split. */
+static float iq1s_split(iq1_state *s, const float *xb, float max, int *shift) {
+    const int n = 32;
+    const float *x_p = iq1s_xp, *x_m = iq1s_xm;
+    s->sumx[0] = s->sumw[0] = 0;
+    for (int j = 0; j < n; j++) {
+        int i = s->order[j];
+        s->sumx[j + 1] = s->sumx[j] + s->weight[i] * xb[i];
+        s->sumw[j + 1] = s->sumw[j] + s->weight[i];
+    }
+    const float *sumx = s->sumx, *sumw = s->sumw;
+    float best_score = -FLT_MIN, scale = max;
+    int besti1 = -1, besti2 = -1, best_shift = 0;
+    for (int i1 = 0; i1 <= n; i1++) {
+        for (int i2 = i1; i2 <= n; i2++) {
+            float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] +
+                          (sumx[n] - sumx[i2]) * x_p[2];
+            float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] +
+                          (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
+                          (sumw[n] - sumw[i2]) * x_p[2] * x_p[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                scale = sumqx / sumq2;
+                best_score = scale * sumqx;
+                besti1 = i1;
+                besti2 = i2;
+                best_shift = 1;
+            }
+            sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] +
+                    (sumx[n] - sumx[i2]) * x_m[2];
+            sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
+                    (sumw[n] - sumw[i2]) * x_m[2] * x_m[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                scale = sumqx / sumq2;
+                best_score = scale * sumqx;
+                besti1 = i1;
+                besti2 = i2;
+                best_shift = -1;
+            }
+        }
+    }
+    *shift = best_shift;
+    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* ggml asserts */
+    iq1_assign_levels(s, n, besti1, besti2);
+    return scale;
+}
+
+/* One IQ1_S super-block (8 groups of 32). */
+static void iq1s_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+                                const float *qwbl, uint8_t *blk) {
+    uint8_t *qs = blk + 2;
+    uint16_t qh[QK_K / 32];
+    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    memset(qs, 0, QK_K / 8);
+    memset(qh, 0, sizeof qh);
+    float max_scale = 0;
+    float sigma2 = 2 * superblock_sumx2(xbl) / QK_K;
+
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const float *xb = xbl + 32 * ib;
+        imatrix_weights(32, xb, qwbl + 32 * ib, sigma2, s->weight);
+        float max = fabsf(xb[0]);
+        for (int i = 1; i < 32; i++) max = GK_MAX(max, fabsf(xb[i]));
+        if (max < GROUP_MAX_EPS_IQ1_S) {
+            s->scales[ib] = 0;
+            memset(s->L, 1, 32);
+            continue;
+        }
+        iq1_sort(s, xb, 32);
+        int best_shift;
+        float scale = iq1s_split(s, xb, max, &best_shift);
+        if (best_shift == 0) {
+            s->scales[ib] = 0;
+            memset(s->L, 1, 32);
+            continue;
+        }
+        if (scale < 0) {
+            for (int j = 0; j < 32; j++) s->L[j] = (int8_t)(2 - s->L[j]);
+            scale = -scale;
+            best_shift = -best_shift;
+        }
+        const float *xs = best_shift == 1 ? iq1s_xp : iq1s_xm;
+        const float *xx[4] = { xs, xs, xs, xs };
+        if (!iq1_points(t, s, xb, 32, scale, xx)) scale = iq1_refit(t, s, xb, 32, xx, scale);
+        uint16_t h = 0;
+        for (int k = 0; k < 4; k++) {
+            qs[4 * ib + k] = (uint8_t)(s->index[k] & 255);
+            h |= (uint16_t)((s->index[k] >> 8) << (3 * k));
+        }
+        qh[ib] = h;
+        s->scales[ib] = scale;
+        s->shifts[ib] = (int8_t)best_shift;
+        max_scale = GK_MAX(max_scale, scale);
+    }
+
+    if (max_scale) {
+        float d = max_scale / 15;
+        store_u16le(blk, gk_fp32_to_fp16(d * 1.125f));
+        float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            int l = gk_nearest_int(0.5f * (id * s->scales[ib] - 1));
+            l = GK_MAX(0, GK_MIN(7, l));
+            if (s->shifts[ib] == -1) l |= 8;
+            qh[ib] |= (uint16_t)(l << 12);
+        }
+    }
+    for (int ib = 0; ib < QK_K / 32; ib++) store_u16le(blk + 34 + 2 * ib, qh[ib]);
+}
+
+/* Shifted levels of point k (0 or 1) of an IQ1_M group of 16 for shift code
+ * best_k (bit 1: first point uses x_m, bit 0: second point uses x_m). */
+static const float *iq1m_levels_of(int best_k, int k) {
+    if (k == 0) return best_k < 2 ? iq1m_xp : iq1m_xm;
+    return best_k % 2 == 0 ? iq1m_xp : iq1m_xm;
+}
+
+/* Exhaustive split search of one IQ1_M group of 16 over the 4 delta-sign
+ * combinations; sets s->L, returns the scale and the combination in *best_kp (-1
+ * when ggml's search would find none). */
+static float iq1m_split(iq1_state *s, const float *xb, float max, int *best_kp) {
+    const int n = 16;
+    float best_score = -FLT_MIN, scale = max;
+    int besti1 = -1, besti2 = -1, best_k = -1;
+    for (int i1 = 0; i1 <= n; i1++) {
+        for (int i2 = i1; i2 <= n; i2++) {
+            float sumqx[4] = { 0, 0, 0, 0 }, sumq2[4] = { 0, 0, 0, 0 };
+            for (int j = 0; j < n; j++) {
+                int i = s->order[j];
+                int lv = j < i1 ? 0 : j < i2 ? 1 : 2;
+                int half = i < n / 2 ? 0 : 1;
+                for (int k = 0; k < 4; k++) {
+                    /* the first half follows bit 1 of k, the second half bit 0 */
+                    bool minus = half == 0 ? k >= 2 : (k % 2) == 1;
+                    float xq = minus ? iq1m_xm[lv] : iq1m_xp[lv];
+                    sumqx[k] += s->weight[i] * xq * xb[i];
+                    sumq2[k] += s->weight[i] * xq * xq;
+                }
+            }
+            for (int k = 0; k < 4; k++) {
+                if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
+                    scale = sumqx[k] / sumq2[k];
+                    best_score = scale * sumqx[k];
+                    besti1 = i1;
+                    besti2 = i2;
+                    best_k = k;
+                }
+            }
+        }
+    }
+    *best_kp = best_k;
+    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* ggml asserts */
+    iq1_assign_levels(s, n, besti1, besti2);
+    return scale;
+}
+
+/* Weights of n values for IQ1_M: imatrix-weighted, or x^2 without one. */
+static void iq1m_weights(int n, const float *xb, const float *qw, float sigma2, float *weight) {
+    if (qw) imatrix_weights(n, xb, qw, sigma2, weight);
+    else
+        for (int i = 0; i < n; i++) weight[i] = xb[i] * xb[i];
+}
+
+/* One IQ1_M super-block (16 groups of 16; the f16 scale spread over the top
+ * nibbles of the four scale words). */
+static void iq1m_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+                                const float *qwbl, uint8_t *blk) {
+    static const uint8_t masks[4] = { 0x00, 0x80, 0x08, 0x88 };
+    uint8_t *qs = blk;
+    uint8_t *qh = blk + 32;
+    uint16_t sc[4] = { 0, 0, 0, 0 };
+    memset(blk, 0, IQ1_M_BYTES);
+    float max_scale = 0;
+    float sigma2 = 2 * superblock_sumx2(xbl) / QK_K;
+
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        const float *xb = xbl + 16 * ib;
+        iq1m_weights(16, xb, qwbl ? qwbl + 16 * ib : NULL, sigma2, s->weight);
+        float max = fabsf(xb[0]);
+        for (int i = 1; i < 16; i++) max = GK_MAX(max, fabsf(xb[i]));
+        if (max < GROUP_MAX_EPS_IQ1_M) {
+            s->scales[ib] = 0;
+            memset(s->L, 1, 16);
+            continue;
+        }
+        iq1_sort(s, xb, 16);
+        int best_k;
+        float scale = iq1m_split(s, xb, max, &best_k);
+        if (best_k < 0) {
+            s->scales[ib] = 0;
+            memset(s->L, 1, 16);
+            continue;
+        }
+        if (scale < 0) {
+            for (int j = 0; j < 16; j++) s->L[j] = (int8_t)(2 - s->L[j]);
+            scale = -scale;
+            best_k = 3 - best_k;
+        }
+        const float *xx[2] = { iq1m_levels_of(best_k, 0), iq1m_levels_of(best_k, 1) };
+        if (!iq1_points(t, s, xb, 16, scale, xx)) scale = iq1_refit(t, s, xb, 16, xx, scale);
+        qs[2 * ib] = (uint8_t)(s->index[0] & 255);
+        qs[2 * ib + 1] = (uint8_t)(s->index[1] & 255);
+        qh[ib] = (uint8_t)((s->index[0] >> 8) | ((s->index[1] >> 8) << 4));
+        s->scales[ib] = scale;
+        s->shifts[ib] = (int8_t)best_k;
+        max_scale = GK_MAX(max_scale, scale);
+    }
+
+    if (!max_scale) return;
+    float d = max_scale / 15;
+    float id = 1 / d;
+    float sumqx_f = 0, sumq2_f = 0;
+    for (int ib = 0; ib < QK_K / 16; ib++) {
+        int l = gk_nearest_int(0.5f * (id * s->scales[ib] - 1));
+        l = GK_MAX(0, GK_MIN(7, l));
+        sc[ib / 4] |= (uint16_t)(l << (3 * (ib % 4)));
+        qh[ib] |= masks[s->shifts[ib] & 3];
+        const float *xb = xbl + 16 * ib;
+        iq1m_weights(16, xb, qwbl ? qwbl + 16 * ib : NULL, sigma2, s->weight);
+        for (int k = 0; k < 2; k++) {
+            const float *xx = iq1m_levels_of(s->shifts[ib], k);
+            const uint64_t pg = t->grid[qs[2 * ib + k] + ((qh[ib] << (8 - 4 * k)) & 0x700)];
+            for (int j = 0; j < 8; j++) {
+                float w = s->weight[8 * k + j];
+                float q = xx[(gk_grid_byte(pg, j) - 1) / 2] * (2 * l + 1);
+                sumqx_f += w * q * xb[8 * k + j];
+                sumq2_f += w * q * q;
+            }
+        }
+    }
+    if (sumq2_f > 0) d = sumqx_f / sumq2_f;
+    uint16_t s16 = gk_fp32_to_fp16(d * 1.1125f);
+    sc[0] |= (uint16_t)((s16 & 0x000f) << 12);
+    sc[1] |= (uint16_t)((s16 & 0x00f0) << 8);
+    sc[2] |= (uint16_t)((s16 & 0x0f00) << 4);
+    sc[3] |= (uint16_t)(s16 & 0xf000);
+    for (int k = 0; k < 4; k++) store_u16le(blk + 48 + 2 * k, sc[k]);
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+/* Shared row loop of the 2-bit / 1-bit quantizers. block_fn quantizes one
+ * super-block with its 256 weights (NULL only where the type allows it). */
+typedef void (*iq_block_fn)(const gk_iq_search *t, void *state, const float *xbl,
+                            const float *qwbl, uint8_t *blk);
+
+static void iq_quantize_rows(uint32_t type, iq_block_fn block_fn, void *state, int block_bytes,
+                             const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                             const float *imatrix) {
+    const gk_iq_search *t = gk_iq_search_get(type);
+    if (t == NULL) {
+        zero_rows(dst, nrows, n_per_row, block_bytes);
+        return;
+    }
+    const int64_t nblock = n_per_row / QK_K;
+    uint8_t *out = dst;
+    for (int64_t r = 0; r < nrows; r++) {
+        for (int64_t ib = 0; ib < nblock; ib++, out += block_bytes)
+            block_fn(t, state, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
+        src += n_per_row;
+    }
+}
+
+static void iq2xxs_block(const gk_iq_search *t, void *st, const float *x, const float *qw, uint8_t *b) {
+    iq2xxs_quantize_block(t, st, x, qw, b);
+}
+static void iq2xs_block(const gk_iq_search *t, void *st, const float *x, const float *qw, uint8_t *b) {
+    iq2xs_quantize_block(t, st, x, qw, b);
+}
+static void iq2s_block(const gk_iq_search *t, void *st, const float *x, const float *qw, uint8_t *b) {
+    iq2s_quantize_block(t, st, x, qw, b);
+}
+static void iq1s_block(const gk_iq_search *t, void *st, const float *x, const float *qw, uint8_t *b) {
+    iq1s_quantize_block(t, st, x, qw, b);
+}
+static void iq1m_block(const gk_iq_search *t, void *st, const float *x, const float *qw, uint8_t *b) {
+    iq1m_quantize_block(t, st, x, qw, b);
+}
+
+/** gk_quantize_iq2_xxs() : ggml's quantize_iq2_xxs. Requires imatrix (n_per_row
+ *  weights shared by all rows); without one (ggml asserts) the rows are zeroed -
+ *  callers must refuse the tensor beforehand (gk_type_info.needs_imatrix). */
+void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                         const float *imatrix) {
+    if (imatrix == NULL) {
+        zero_rows(dst, nrows, n_per_row, IQ2_XXS_BYTES);
+        return;
+    }
+    iq2_state state;
+    memset(&state, 0, sizeof state);
+    iq_quantize_rows(GK_TYPE_IQ2_XXS, iq2xxs_block, &state, IQ2_XXS_BYTES, src, dst, nrows,
+                     n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_xs() : ggml's quantize_iq2_xs. Requires imatrix (as IQ2_XXS). */
+void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix) {
+    if (imatrix == NULL) {
+        zero_rows(dst, nrows, n_per_row, IQ2_XS_BYTES);
+        return;
+    }
+    iq2_state state;
+    memset(&state, 0, sizeof state);
+    iq_quantize_rows(GK_TYPE_IQ2_XS, iq2xs_block, &state, IQ2_XS_BYTES, src, dst, nrows,
+                     n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_s() : ggml's quantize_iq2_s; imatrix optional (without one the
+ *  weights are sigma2/4 + x^2). */
+void gk_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix) {
+    iq2_state state;
+    memset(&state, 0, sizeof state);
+    iq_quantize_rows(GK_TYPE_IQ2_S, iq2s_block, &state, IQ2_S_BYTES, src, dst, nrows, n_per_row,
+                     imatrix);
+}
+
+/** gk_quantize_iq1_s() : ggml's quantize_iq1_s. Requires imatrix (as IQ2_XXS). */
+void gk_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix) {
+    if (imatrix == NULL) {
+        zero_rows(dst, nrows, n_per_row, IQ1_S_BYTES);
+        return;
+    }
+    iq1_state state;
+    memset(&state, 0, sizeof state);
+    iq_quantize_rows(GK_TYPE_IQ1_S, iq1s_block, &state, IQ1_S_BYTES, src, dst, nrows, n_per_row,
+                     imatrix);
+}
+
+/** gk_quantize_iq1_m() : ggml's quantize_iq1_m; imatrix optional (without one the
+ *  weights are x^2), though llama-quantize demands one for most tensors. */
+void gk_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix) {
+    iq1_state state;
+    memset(&state, 0, sizeof state);
+    iq_quantize_rows(GK_TYPE_IQ1_M, iq1m_block, &state, IQ1_M_BYTES, src, dst, nrows, n_per_row,
+                     imatrix);
 }

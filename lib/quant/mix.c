@@ -1,0 +1,252 @@
+/*
+ * mix.c - per-tensor type mixing: the type llama-quantize gives each tensor of a
+ * preset (Q4_K_M, IQ3_XS ...) by its name, its layer position and the model's
+ * shape, as llama.cpp's llama_tensor_get_type decides it in the February 2025
+ * release (build 4748). The rules live in one function, gk_quant_mix_type,
+ * written as the reference's chain of name tests; the facts they read come from
+ * gk_mix_model_init. Architectures llama.cpp does not know get the same rules
+ * by tensor name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggufkit.h"
+
+/* llama.cpp's file type numbers (enum llama_ftype) the rules name. */
+enum {
+    FT_Q4_0 = 2, FT_Q5_0 = 8, FT_Q2_K = 10, FT_Q3_K_S = 11, FT_Q3_K_M = 12, FT_Q3_K_L = 13,
+    FT_Q4_K_S = 14, FT_Q4_K_M = 15, FT_Q5_K_M = 17, FT_IQ2_XXS = 19, FT_IQ2_XS = 20,
+    FT_Q2_K_S = 21, FT_IQ3_XS = 22, FT_IQ3_XXS = 23, FT_IQ1_S = 24, FT_IQ4_NL = 25,
+    FT_IQ3_S = 26, FT_IQ3_M = 27, FT_IQ2_S = 28, FT_IQ2_M = 29, FT_IQ4_XS = 30, FT_IQ1_M = 31,
+    FT_TQ1_0 = 36, FT_TQ2_0 = 37,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Model facts                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Reads "ARCH.suffix" as an unsigned integer; an array gives its first element. */
+static bool arch_uint(const gk_model *m, const char *arch, const char *suffix, uint64_t *out) {
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (gk_kv_get_uint(m, key, out) == GK_OK) return true;
+    const gk_value *v = gk_kv_get(m, key);
+    if (v == NULL || v->type != GK_V_ARR || v->arr.n == 0) return false;
+    switch (v->arr.elem) {
+    case GK_V_U32: *out = ((const uint32_t *)v->arr.data)[0]; return true;
+    case GK_V_I32: *out = (uint64_t)(((const int32_t *)v->arr.data)[0] < 0 ? 0 : ((const int32_t *)v->arr.data)[0]); return true;
+    case GK_V_U16: *out = ((const uint16_t *)v->arr.data)[0]; return true;
+    case GK_V_U64: *out = ((const uint64_t *)v->arr.data)[0]; return true;
+    default: return false;
+    }
+}
+
+static bool name_has(const char *name, const char *part) { return strstr(name, part) != NULL; }
+
+/* The model sizes llama.cpp calls "70B" (it gives attn_v more bits). */
+static bool model_is_70b(const gk_mix_model *mm) {
+    if (mm->n_layer != 80) return false;
+    if (strcmp(mm->arch, "llama") == 0) return mm->n_expert != 8 && mm->n_head != mm->n_head_kv;
+    return strcmp(mm->arch, "qwen2") == 0 || strcmp(mm->arch, "deci") == 0;
+}
+
+void gk_mix_model_init(gk_mix_model *mm, const gk_model *const *models, size_t n_models) {
+    memset(mm, 0, sizeof *mm);
+    const gk_model *m = models[0];
+    gk_str arch;
+    if (gk_kv_get_str(m, "general.architecture", &arch) == GK_OK && arch.len < sizeof mm->arch)
+        memcpy(mm->arch, arch.ptr, arch.len);
+    uint64_t v;
+    long highest_layer = -1;
+    for (size_t k = 0; k < n_models; k++) {
+        for (size_t i = 0; i < gk_tensor_count(models[k]); i++) {
+            const char *name = gk_tensor_at(models[k], i)->name.ptr;
+            int layer;
+            if (sscanf(name, "blk.%d.", &layer) == 1 && layer > highest_layer) highest_layer = layer;
+            if (name_has(name, "attn_v.weight") || name_has(name, "attn_qkv.weight") ||
+                name_has(name, "attn_kv_b.weight"))
+                mm->n_attention_wv++;
+            else if (strcmp(name, "output.weight") == 0)
+                mm->has_output = true;
+        }
+    }
+    mm->n_layer = arch_uint(m, mm->arch, "block_count", &v) ? (uint32_t)v : (uint32_t)(highest_layer + 1);
+    mm->n_head = arch_uint(m, mm->arch, "attention.head_count", &v) ? (uint32_t)v : 0;
+    mm->n_head_kv = arch_uint(m, mm->arch, "attention.head_count_kv", &v) ? (uint32_t)v : mm->n_head;
+    mm->n_gqa = mm->n_head_kv ? mm->n_head / mm->n_head_kv : 0;
+    mm->n_expert = arch_uint(m, mm->arch, "expert_count", &v) ? (uint32_t)v : 0;
+    mm->is_falcon = strcmp(mm->arch, "falcon") == 0;
+    mm->is_70b = model_is_70b(mm);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The rules                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* llama.cpp's "use_more_bits": the first and last eighth of the layers and
+ * every third layer in between. */
+static bool use_more_bits(int i_layer, int n_layers) {
+    return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
+}
+
+/* The layer a feed-forward tensor belongs to: its position among its kind, or
+ * (mixture of experts, where experts come in any order) the N of "blk.N.". */
+static gk_status layer_of(const gk_mix_model *mm, int counter, const char *name, int *i_layer,
+                          gk_error *err) {
+    *i_layer = counter;
+    if (mm->n_expert <= 1) return GK_OK;
+    if (sscanf(name, "blk.%d.", i_layer) != 1)
+        return gk_error_set(err, GK_E_CORRUPT, -1, "%s: cannot tell the layer of this expert tensor", name);
+    if (*i_layer < 0 || *i_layer >= (int)mm->n_layer)
+        return gk_error_set(err, GK_E_CORRUPT, -1, "%s: layer %d outside [0, %u)", name, *i_layer, mm->n_layer);
+    return GK_OK;
+}
+
+static bool ftype_in(uint32_t ftype, const uint32_t *set, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == ftype) return true;
+    return false;
+}
+#define FTYPE_IN(ft, ...) ftype_in((ft), (const uint32_t[]){ __VA_ARGS__ }, \
+                                   sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t))
+
+static uint32_t block_elems(uint32_t type) {
+    const gk_type_info *t = gk_type_get(type);
+    return t ? t->block_elems : 1;
+}
+
+/* output.weight (and token_embd.weight of a model without one). */
+static uint32_t output_rule(const gk_mix_model *mm, uint32_t ftype, uint32_t type, uint64_t ne0,
+                            int32_t output_type) {
+    if (output_type >= 0) return (uint32_t)output_type;
+    if (mm->is_falcon || ne0 % block_elems(type) != 0) return GK_TYPE_Q8_0;
+    if (FTYPE_IN(ftype, FT_IQ2_XXS, FT_IQ2_XS, FT_IQ3_XXS, FT_IQ1_S, FT_IQ2_S, FT_IQ2_M, FT_IQ1_M))
+        return GK_TYPE_Q5_K;
+    return type != GK_TYPE_Q8_0 ? GK_TYPE_Q6_K : type;
+}
+
+/* token_embd.weight of a model with its own output.weight. */
+static uint32_t token_embd_rule(uint32_t ftype, uint32_t type, int32_t token_embd_type) {
+    if (token_embd_type >= 0) return (uint32_t)token_embd_type;
+    if (FTYPE_IN(ftype, FT_IQ2_XXS, FT_IQ2_XS, FT_IQ1_S, FT_IQ1_M)) return GK_TYPE_Q2_K;
+    if (FTYPE_IN(ftype, FT_IQ2_S, FT_IQ2_M, FT_IQ3_XXS)) return GK_TYPE_IQ3_S;
+    if (FTYPE_IN(ftype, FT_TQ1_0, FT_TQ2_0)) return GK_TYPE_Q4_K;
+    return type;
+}
+
+gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t ftype,
+                            uint32_t base_type, const char *name, uint64_t ne0,
+                            int32_t output_type, int32_t token_embd_type, bool has_imatrix,
+                            uint32_t *out, gk_error *err) {
+    uint32_t t = base_type;
+    const int gqa = (int)mm->n_gqa, nexp = (int)mm->n_expert, n_layer = (int)mm->n_layer;
+    const bool falcon = mm->is_falcon;
+    const bool iq2_s_or_m = FTYPE_IN(ftype, FT_IQ2_S, FT_IQ2_M);
+    int il;
+    gk_status s;
+
+    if (strcmp(name, "output.weight") == 0 || (!mm->has_output && strcmp(name, "token_embd.weight") == 0)) {
+        t = output_rule(mm, ftype, t, ne0, output_type);
+    } else if (strcmp(name, "token_embd.weight") == 0) {
+        t = token_embd_rule(ftype, t, token_embd_type);
+    } else if (FTYPE_IN(ftype, FT_IQ2_XXS, FT_IQ2_XS, FT_IQ1_S, FT_IQ2_S, FT_IQ2_M, FT_IQ1_M)) {
+        /* The importance-matrix presets have their own short list. */
+        if (name_has(name, "attn_v.weight")) {
+            if (gqa >= 4 || nexp >= 4) t = GK_TYPE_Q4_K;
+            else t = iq2_s_or_m ? GK_TYPE_IQ3_S : GK_TYPE_Q2_K;
+            st->i_attention_wv++;
+        } else if (nexp == 8 && name_has(name, "attn_k.weight")) {
+            t = GK_TYPE_Q4_K;
+        } else if (name_has(name, "ffn_down")) {
+            if (st->i_ffn_down < n_layer / 8) t = iq2_s_or_m ? GK_TYPE_IQ3_S : GK_TYPE_Q2_K;
+            st->i_ffn_down++;
+        } else if (name_has(name, "attn_output.weight")) {
+            if (nexp == 8) t = GK_TYPE_Q5_K;
+            else if (FTYPE_IN(ftype, FT_IQ1_S, FT_IQ1_M)) t = GK_TYPE_IQ2_XXS;
+            else if (iq2_s_or_m) t = GK_TYPE_IQ3_S;
+        }
+    } else if (name_has(name, "attn_v.weight")) {
+        const int i = st->i_attention_wv, n = mm->n_attention_wv;
+        if (ftype == FT_Q2_K) t = gqa >= 4 ? GK_TYPE_Q4_K : GK_TYPE_Q3_K;
+        else if (ftype == FT_Q2_K_S && gqa >= 4) t = GK_TYPE_Q4_K;
+        else if (ftype == FT_IQ3_XXS) t = gqa >= 4 ? GK_TYPE_Q4_K : !has_imatrix ? GK_TYPE_IQ3_S : GK_TYPE_IQ3_XXS;
+        else if (FTYPE_IN(ftype, FT_IQ3_XS, FT_IQ3_S) && gqa >= 4) t = GK_TYPE_Q4_K;
+        else if (ftype == FT_IQ3_M) t = GK_TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_M) t = i < 2 ? GK_TYPE_Q5_K : GK_TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_L) t = GK_TYPE_Q5_K;
+        else if (FTYPE_IN(ftype, FT_IQ4_NL, FT_IQ4_XS) && gqa >= 4) t = GK_TYPE_Q5_K;
+        else if (FTYPE_IN(ftype, FT_Q4_K_M, FT_Q5_K_M) && use_more_bits(i, n)) t = GK_TYPE_Q6_K;
+        else if (ftype == FT_Q4_K_S && i < 4) t = GK_TYPE_Q5_K;
+        /* 70B: eight heads share attn_v, so it is small; give it more bits. */
+        if (mm->is_70b && (t == GK_TYPE_Q3_K || t == GK_TYPE_Q4_K)) t = GK_TYPE_Q5_K;
+        if (nexp == 8) t = GK_TYPE_Q8_0;
+        st->i_attention_wv++;
+    } else if (name_has(name, "attn_k.weight")) {
+        if (nexp == 8) t = GK_TYPE_Q8_0;
+        else if (ftype == FT_IQ3_XS) t = GK_TYPE_IQ3_XXS;
+        else if (ftype == FT_IQ3_XXS) t = GK_TYPE_IQ2_S;
+    } else if (name_has(name, "attn_q.weight")) {
+        if (ftype == FT_IQ3_XS) t = GK_TYPE_IQ3_XXS;
+        else if (ftype == FT_IQ3_XXS) t = GK_TYPE_IQ2_S;
+    } else if (name_has(name, "ffn_down")) {
+        if ((s = layer_of(mm, st->i_ffn_down, name, &il, err)) != GK_OK) return s;
+        const bool more = use_more_bits(il, n_layer);
+        if (ftype == FT_Q2_K) t = GK_TYPE_Q3_K;
+        else if (ftype == FT_Q2_K_S) { if (il < n_layer / 8) t = GK_TYPE_Q4_K; }
+        else if (ftype == FT_IQ3_XXS && !has_imatrix) t = il < n_layer / 8 ? GK_TYPE_Q4_K : GK_TYPE_Q3_K;
+        else if (ftype == FT_Q3_K_M)
+            t = il < n_layer / 16 ? GK_TYPE_Q5_K : (!falcon || more) ? GK_TYPE_Q4_K : GK_TYPE_Q3_K;
+        else if (ftype == FT_IQ3_M && (il < n_layer / 8 || (nexp == 8 && more))) t = GK_TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_L) t = falcon ? GK_TYPE_Q4_K : GK_TYPE_Q5_K;
+        else if (ftype == FT_Q4_K_M) {
+            if (falcon) t = il < n_layer / 16 ? GK_TYPE_Q6_K : more ? GK_TYPE_Q5_K : GK_TYPE_Q4_K;
+            else if (more) t = GK_TYPE_Q6_K;
+        }
+        else if (il < n_layer / 8 && FTYPE_IN(ftype, FT_IQ4_NL, FT_IQ4_XS) && !has_imatrix) t = GK_TYPE_Q5_K;
+        else if (ftype == FT_Q5_K_M && more) t = GK_TYPE_Q6_K;
+        else if (ftype == FT_Q4_K_S && !falcon && il < n_layer / 8) t = GK_TYPE_Q5_K;
+        else if (FTYPE_IN(ftype, FT_Q4_0, FT_Q5_0) && has_imatrix && il < n_layer / 8)
+            t = ftype == FT_Q4_0 ? GK_TYPE_Q4_1 : GK_TYPE_Q5_1;
+        st->i_ffn_down++;
+    } else if (name_has(name, "attn_output.weight")) {
+        if (falcon) {
+            if (ftype == FT_Q3_K_L) t = GK_TYPE_Q4_K;
+        } else if (nexp == 8) {
+            if (FTYPE_IN(ftype, FT_Q2_K, FT_IQ3_XS, FT_IQ3_XXS, FT_Q3_K_S, FT_Q3_K_M, FT_IQ4_NL,
+                         FT_Q4_K_S, FT_Q4_K_M, FT_IQ3_S, FT_IQ3_M, FT_IQ4_XS))
+                t = GK_TYPE_Q5_K;
+        } else {
+            if (ftype == FT_Q2_K) t = GK_TYPE_Q3_K;
+            else if (ftype == FT_IQ3_XXS) t = GK_TYPE_IQ3_S;
+            else if (ftype == FT_Q3_K_M) t = GK_TYPE_Q4_K;
+            else if (ftype == FT_Q3_K_L) t = GK_TYPE_Q5_K;
+            else if (ftype == FT_IQ3_M) t = GK_TYPE_Q4_K;
+        }
+    } else if (name_has(name, "attn_qkv.weight")) {
+        if (FTYPE_IN(ftype, FT_Q3_K_M, FT_Q3_K_L, FT_IQ3_M)) t = GK_TYPE_Q4_K;
+        else if (ftype == FT_Q4_K_M) t = GK_TYPE_Q5_K;
+        else if (ftype == FT_Q5_K_M) t = GK_TYPE_Q6_K;
+    } else if (name_has(name, "ffn_gate") || name_has(name, "ffn_up")) {
+        int *counter = name_has(name, "ffn_gate") ? &st->i_ffn_gate : &st->i_ffn_up;
+        if ((s = layer_of(mm, *counter, name, &il, err)) != GK_OK) return s;
+        if (ftype == FT_IQ3_XS && il >= n_layer / 8 && il < 7 * n_layer / 8) t = GK_TYPE_IQ3_XXS;
+        (*counter)++;
+    }
+    *out = t;
+    return GK_OK;
+}
+
+bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name) {
+    const bool embd = strcmp(name, "token_embd.weight") == 0;
+    switch (type) {
+    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ1_S:
+        return true;
+    case GK_TYPE_IQ1_M:
+        return !embd && strcmp(name, "output.weight") != 0;
+    case GK_TYPE_Q2_K:
+        return ftype == FT_Q2_K_S && !embd;
+    default:
+        return false;
+    }
+}
