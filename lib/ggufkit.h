@@ -132,6 +132,7 @@ gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char
 #define GK_MAX_DIMS 4
 #define GK_MAX_ARRAY_DEPTH 16
 #define GK_DEFAULT_ALIGNMENT 32
+#define GK_MAX_WRITE_ALIGNMENT (16u << 20)   /* the writer refuses larger alignments */
 
 /* ggml tensor type ids (as stored in the file). */
 typedef enum gk_type {
@@ -475,7 +476,8 @@ bool gk_same_file(const char *a, const char *b);
 typedef struct gk_step {
     gk_file *src;             /* the opened input holding the tensor */
     size_t src_tensor;        /* its index in src's model */
-    const float *imatrix;     /* importance weights (ne[0] floats) for quantizing, or NULL */
+    const float *imatrix;     /* importance weights for quantizing, or NULL: ne[0] floats,
+                               * or ne[0] * ne[2] for a 3-D tensor (one set per expert) */
 } gk_step;
 
 /* Progress report: bytes of input processed so far out of total. Returning false

@@ -137,7 +137,12 @@ gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len,
             return gk_error_set(err, GK_E_NDIMS, -1, "tensor '%s' has %u dimensions",
                                 m->tensors[i].name.ptr, m->tensors[i].n_dims);
     uint64_t size = gk_model_header_size(m);
-    uint64_t padded = gk_align_up(size, gk_model_alignment(m));
+    uint64_t align = gk_model_alignment(m);
+    if (align > GK_MAX_WRITE_ALIGNMENT)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "general.alignment %llu is larger than the %u bytes ggufkit writes",
+                            (unsigned long long)align, GK_MAX_WRITE_ALIGNMENT);
+    uint64_t padded = gk_align_up(size, align);
     if (padded > SIZE_MAX) return gk_error_set(err, GK_E_NOMEM, -1, "header too large");
     out_buf o = { .data = calloc(1, (size_t)padded ? (size_t)padded : 1),
                   .swap = m->big_endian == host_is_little() };

@@ -162,8 +162,16 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
     uint8_t *dst = malloc((size_t)(dst_row * (uint64_t)chunk_rows));
     gk_status s = GK_OK;
     if (src == NULL || f32 == NULL || dst == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    for (int64_t row = 0; row < nrows && s == GK_OK; row += chunk_rows) {
-        int64_t rows = nrows - row < chunk_rows ? nrows - row : chunk_rows;
+    /* With an importance matrix, a 3-D tensor (experts) has one set of weights per
+     * ne[2] slice: a chunk then stays inside one slice. */
+    int64_t slice_rows = st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows;
+    for (int64_t row = 0, rows; row < nrows && s == GK_OK; row += rows) {
+        rows = nrows - row < chunk_rows ? nrows - row : chunk_rows;
+        int64_t slice_left = slice_rows - row % slice_rows;
+        if (rows > slice_left) rows = slice_left;
+        const float *imatrix = st->imatrix
+                                   ? st->imatrix + (row / slice_rows) % (int64_t)t->ne[2] * n_per_row
+                                   : NULL;
         s = read_tensor_bytes(st->src, st->src_tensor, (uint64_t)row * src_row, src,
                               (size_t)(src_row * (uint64_t)rows), err);
         if (s != GK_OK) break;
@@ -176,7 +184,7 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
             int64_t r = per + (k < extra ? 1 : 0);
             jobs[k] = (convert_job){ from, to, swap_in, swap_out, src + (uint64_t)at * src_row,
                                      f32 + at * n_per_row, dst + (uint64_t)at * dst_row, r, n_per_row,
-                                     src_row, dst_row, st->imatrix };
+                                     src_row, dst_row, imatrix };
             at += r;
             if (k > 0) started[k] = pthread_create(&tids[k], NULL, convert_rows, &jobs[k]) == 0;
             if (k > 0 && !started[k]) convert_rows(&jobs[k]);

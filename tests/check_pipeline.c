@@ -1,0 +1,247 @@
+/*
+ * check_pipeline.c - gk_write_model: canonical layout, copies, conversions with
+ * and without importance weights (one set per expert for 3-D tensors), thread
+ * invariance, and nothing left behind on failure.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ggufkit.h"
+
+#define NE0 256
+#define NE1 4
+#define NE2 3
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gk-pipeline-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) continue;
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(tmpdir);
+}
+
+static size_t count_entries(void) {
+    DIR *d = opendir(tmpdir);
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static float value_at(size_t i) {
+    uint32_t x = (uint32_t)i * 2654435761u;
+    return ((float)(x >> 8) / 16777216.0f - 0.5f) * ((i % 7) + 1);
+}
+
+/* A model with one 3-D F32 tensor and one 1-D tensor, serialized with its data. */
+static uint8_t *make_source(size_t *len) {
+    gk_model *m = gk_model_new();
+    gk_error err;
+    uint64_t ne3[3] = { NE0, NE1, NE2 }, ne1[1] = { NE0 };
+    ck_assert_int_eq(gk_kv_set_str(m, "general.name", "pipeline-test", &err), GK_OK);
+    ck_assert_int_eq(gk_tensor_add(m, "blk.0.ffn_up_exps.weight", GK_TYPE_F32, 3, ne3, &err), GK_OK);
+    ck_assert_int_eq(gk_tensor_add(m, "blk.0.attn_norm.weight", GK_TYPE_F32, 1, ne1, &err), GK_OK);
+    uint64_t data = gk_model_layout(m);
+    uint8_t *hdr;
+    size_t hlen;
+    ck_assert_int_eq(gk_header_serialize(m, &hdr, &hlen, &err), GK_OK);
+    uint8_t *buf = calloc(1, hlen + data + 32);
+    memcpy(buf, hdr, hlen);
+    for (size_t t = 0; t < gk_tensor_count(m); t++) {
+        const gk_tensor *ti = gk_tensor_at(m, t);
+        float *f = (float *)(buf + hlen + ti->offset);
+        for (size_t i = 0; i < ti->nbytes / 4; i++) f[i] = value_at(i + t * 1000);
+    }
+    *len = hlen + data;
+    free(hdr);
+    gk_model_free(m);
+    return buf;
+}
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, 0, SEEK_END);
+    *len = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = malloc(*len);
+    ck_assert_uint_eq(fread(b, 1, *len, fp), *len);
+    fclose(fp);
+    return b;
+}
+
+/* Quantizes the source's tensors (the first to `type`) into dest. */
+static gk_status write_quantized(gk_file *src, const char *dest, uint32_t type, const float *imat,
+                                 int threads, gk_error *err) {
+    gk_model *out = gk_model_clone(gk_file_model(src));
+    ck_assert_int_eq(gk_tensor_set_type(out, 0, type, err), GK_OK);
+    gk_step steps[2] = { { src, 0, imat }, { src, 1, NULL } };
+    gk_write_opts o = { .threads = threads, .pad_end = true };
+    gk_status st = gk_write_model(dest, out, steps, &o, err);
+    gk_model_free(out);
+    return st;
+}
+
+START_TEST(test_copy_is_identical) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    make_tmpdir();
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/copy.gguf", tmpdir);
+    gk_model *out = gk_model_clone(gk_file_model(f));
+    gk_step steps[2] = { { f, 0, NULL }, { f, 1, NULL } };
+    gk_write_opts o = { .pad_end = false };
+    ck_assert_int_eq(gk_write_model(dest, out, steps, &o, &err), GK_OK);
+    size_t olen;
+    uint8_t *got = read_all(dest, &olen);
+    ck_assert_uint_eq(olen, len);
+    ck_assert_int_eq(memcmp(got, bytes, len), 0);
+    free(got);
+    gk_model_free(out);
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+START_TEST(test_expert_weights_per_slice) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    const gk_type_info *q = gk_type_get(GK_TYPE_Q4_K);
+    float imat[NE0 * NE2];
+    for (int e = 0; e < NE2; e++)
+        for (int i = 0; i < NE0; i++) imat[e * NE0 + i] = (e == 1) ? (i % 3 == 0 ? 50.0f : 0.01f) : 1.0f + (float)(i % 5 * e);
+    make_tmpdir();
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/q.gguf", tmpdir);
+    ck_assert_int_eq(write_quantized(f, dest, GK_TYPE_Q4_K, imat, 2, &err), GK_OK);
+    gk_file *g;
+    ck_assert_int_eq(gk_open(dest, 0, &g, &err), GK_OK);
+    const gk_tensor *t = gk_tensor_at(gk_file_model(g), 0);
+    uint64_t row_bytes = gk_type_row_bytes(GK_TYPE_Q4_K, NE0);
+    uint8_t *got = malloc(t->nbytes), *want = malloc(row_bytes * NE1);
+    ck_assert_int_eq(gk_file_tensor_read(g, 0, 0, got, t->nbytes, &err), GK_OK);
+    const float *src = (const float *)(bytes + gk_file_data_offset(f) + gk_tensor_at(gk_file_model(f), 0)->offset);
+    for (int e = 0; e < NE2; e++) {
+        q->quantize(src + (size_t)e * NE1 * NE0, want, NE1, NE0, imat + e * NE0);
+        ck_assert_msg(memcmp(got + e * NE1 * row_bytes, want, NE1 * row_bytes) == 0,
+                      "expert %d was not quantized with its own weights", e);
+    }
+    /* And the weights matter: expert 1 with expert 0's weights differs. */
+    q->quantize(src + (size_t)1 * NE1 * NE0, want, NE1, NE0, imat);
+    ck_assert(memcmp(got + 1 * NE1 * row_bytes, want, NE1 * row_bytes) != 0);
+    free(got);
+    free(want);
+    gk_close(g);
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+START_TEST(test_threads_do_not_change_bytes) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    make_tmpdir();
+    uint8_t *first = NULL;
+    size_t first_len = 0;
+    const int counts[] = { 1, 2, 3, 7 };
+    for (size_t k = 0; k < 4; k++) {
+        char dest[300];
+        snprintf(dest, sizeof dest, "%s/t%d.gguf", tmpdir, counts[k]);
+        ck_assert_int_eq(write_quantized(f, dest, GK_TYPE_Q6_K, NULL, counts[k], &err), GK_OK);
+        size_t n;
+        uint8_t *b = read_all(dest, &n);
+        if (first == NULL) {
+            first = b;
+            first_len = n;
+        } else {
+            ck_assert_uint_eq(n, first_len);
+            ck_assert_int_eq(memcmp(b, first, n), 0);
+            free(b);
+        }
+    }
+    free(first);
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+START_TEST(test_failure_leaves_nothing) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    make_tmpdir();
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/bad.gguf", tmpdir);
+    /* A row of 256 cannot be IQ4_NL? It can; use a type with no quantizer instead. */
+    gk_model *out = gk_model_clone(gk_file_model(f));
+    ck_assert_int_eq(gk_tensor_set_type(out, 0, GK_TYPE_Q8_K, &err), GK_OK);
+    gk_step steps[2] = { { f, 0, NULL }, { f, 5, NULL } };   /* second step names no tensor */
+    gk_status st = gk_write_model(dest, out, steps, NULL, &err);
+    ck_assert_int_ne(st, GK_OK);
+    ck_assert_uint_eq(count_entries(), 0);
+    /* An existing destination is refused and kept. */
+    FILE *fp = fopen(dest, "w");
+    fputs("keep", fp);
+    fclose(fp);
+    steps[1].src_tensor = 1;
+    ck_assert_int_eq(gk_write_model(dest, out, steps, NULL, &err), GK_E_EXISTS);
+    size_t n;
+    uint8_t *b = read_all(dest, &n);
+    ck_assert_uint_eq(n, 4);
+    free(b);
+    ck_assert_uint_eq(count_entries(), 1);
+    gk_model_free(out);
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("pipeline");
+    TCase *tc = tcase_create("write_model");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_copy_is_identical);
+    tcase_add_test(tc, test_expert_weights_per_slice);
+    tcase_add_test(tc, test_threads_do_not_change_bytes);
+    tcase_add_test(tc, test_failure_leaves_nothing);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
