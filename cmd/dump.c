@@ -623,6 +623,7 @@ int cmd_dump(int argc, char **argv) {
         }
     } else {
         dump_text(stdout, f, &o);
+        cmd_split_info_text(stdout, o.path, gk_file_model(f));   /* a shard: report its set */
     }
     gk_close(f);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -20,21 +20,11 @@ static const char *const usage =
     "             e.g. \"truncated\", \"duplicate-key\")\n"
     "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
 
-static const char *rule_name(gk_rule r) {
-    switch (r) {
-    case GK_RULE_SPEC: return "GGUF spec";
-    case GK_RULE_LLAMACPP: return "llama.cpp loader";
-    case GK_RULE_PYTHON: return "gguf python reader";
-    case GK_RULE_SCHEMA: return "model schema";
-    }
-    return "?";
-}
-
 static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
                           const char *msg) {
     printf("%s: ", path);
     if (offset >= 0) printf("offset %lld: ", (long long)offset);
-    printf("%s: %s (rule: %s)\n", level, msg, rule_name(rule));
+    printf("%s: %s (rule: %s)\n", level, msg, cmd_rule_name(rule));
 }
 
 /* code: the gk_status_name() of a reader error, or NULL (warnings, schema findings). */
@@ -45,7 +35,7 @@ static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_
     if (offset >= 0) cJSON_AddNumberToObject(o, "offset", (double)offset);
     else cJSON_AddNullToObject(o, "offset");
     cJSON_AddStringToObject(o, "level", level);
-    cJSON_AddStringToObject(o, "rule", rule_name(rule));
+    cJSON_AddStringToObject(o, "rule", cmd_rule_name(rule));
     cJSON_AddStringToObject(o, "message", msg);
     cJSON_AddItemToArray(list, o);
 }
@@ -107,6 +97,23 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
                 else print_finding(path, -1, level, GK_RULE_SCHEMA, findings[i].message);
             }
             gk_findings_free(findings);
+        }
+        if (gk_model_is_shard(gk_file_model(f))) {
+            /* A shard is only loadable with its whole set: check the set too. */
+            gk_split_set *set = NULL;
+            gk_error serr;
+            char msg[GK_MESSAGE_MAX + 64];
+            if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &serr) != GK_OK) {
+                ok = false;
+                snprintf(msg, sizeof msg, "shard set: %s", serr.message);
+                if (jlist) add_json_finding(jlist, -1, "error", GK_RULE_LLAMACPP, gk_status_name(serr.code), msg);
+                else print_finding(path, -1, "error", GK_RULE_LLAMACPP, msg);
+            } else if (jlist == NULL) {
+                printf("%s: shard set %s: complete, %zu shards, %llu tensors\n", path,
+                       gk_split_set_prefix(set), gk_split_set_count(set),
+                       (unsigned long long)gk_split_set_tensor_count(set));
+            }
+            gk_split_set_close(set);
         }
     }
     if (jf) cJSON_AddBoolToObject(jf, "valid", ok);

@@ -198,6 +198,12 @@ else
     expect_err "merge missing shard" "m-00003-of-00006.gguf: shard 3 of 6 is missing"
     expect_exit 0 "info of a broken set" "$BIN" info "$TMP/bad/missing/m-00002-of-00006.gguf"
     if grep -q "INCOMPLETE OR INCONSISTENT" "$TMP/out"; then ok; else bad "info of a broken set: not reported"; fi
+    expect_exit 0 "dump of a broken set" "$BIN" dump "$TMP/bad/missing/m-00002-of-00006.gguf"
+    if grep -q "shard 3 of 6 is missing" "$TMP/out"; then ok; else bad "dump of a broken set: not reported"; fi
+    expect_exit 1 "verify of a shard of a broken set" "$BIN" verify "$TMP/bad/missing/m-00002-of-00006.gguf"
+    if grep -q "shard set: .*shard 3 of 6 is missing" "$TMP/out"; then ok; else bad "verify of a broken set: not reported"; fi
+    expect_exit 0 "verify of a shard of a complete set" "$BIN" verify "$TMP/s1/m-00002-of-00006.gguf"
+    if grep -q "complete, 6 shards" "$TMP/out"; then ok; else bad "verify of a complete set: not reported"; fi
 
     craft other   # a shard of another split of the same model, same shard count
     mkdir -p "$TMP/bad/other/b"
