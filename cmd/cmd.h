@@ -41,6 +41,14 @@ int cmd_index(int argc, char **argv);
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
 int cmd_report(const char *path, const gk_error *err);
 
+/** cmd_open_listing() : opens a file for a read-only listing (info, dump). A file
+ *  whose header is fine but whose tensor data is misplaced (misaligned, past the
+ *  end, overlapping: a partial download) is still opened, leniently, so its header
+ *  can be shown; *placement then holds that error, for the caller to report after
+ *  the listing. @return : GK_EXIT_OK; GK_EXIT_FAIL with *f NULL (reported: nothing
+ *  to list) or with *f set (list it, report *placement, exit 1). */
+int cmd_open_listing(const char *path, gk_file **f, gk_error *placement);
+
 /** cmd_usage_error() : prints "ggufkit CMD: message" and a hint to use --help.
  *  @return : GK_EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -607,9 +607,11 @@ int cmd_dump(int argc, char **argv) {
     gk_error err;
     gk_error_clear(&err);
     gk_file *f = NULL;
-    /* Leniently: data-placement problems do not concern the header listed here;
-     * they go to stderr as warnings with the reader's other observations. */
-    if (gk_open(o.path, GK_OPEN_LENIENT, &f, &err) != GK_OK) return cmd_report(o.path, &err);
+    /* A misplaced data section does not hide the header listed here; it is
+     * reported on stderr after the listing, and the exit status is 1. */
+    gk_error placement;
+    int open_rc = cmd_open_listing(o.path, &f, &placement);
+    if (f == NULL) return open_rc;
     cmd_print_warnings(o.path, f);
 
     static char outbuf[1 << 16];
@@ -630,5 +632,6 @@ int cmd_dump(int argc, char **argv) {
         fprintf(stderr, "ggufkit dump: error writing the output\n");
         rc = GK_EXIT_FAIL;
     }
+    if (open_rc != GK_EXIT_OK) rc = cmd_report(o.path, &placement);
     return rc;
 }

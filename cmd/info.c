@@ -335,9 +335,11 @@ int cmd_info(int argc, char **argv) {
     gk_error err;
     gk_error_clear(&err);
     gk_file *f = NULL;
-    /* Leniently: data-placement problems do not hide the header (a partial
-     * download still says what it is); they are listed as warnings. */
-    if (gk_open(path, GK_OPEN_LENIENT, &f, &err) != GK_OK) return cmd_report(path, &err);
+    /* A misplaced data section does not hide the header (a partial download still
+     * says what it is); the problem is listed as a warning and the exit status is 1. */
+    gk_error placement;
+    int open_rc = cmd_open_listing(path, &f, &placement);
+    if (f == NULL) return open_rc;
     info_facts *fx = malloc(sizeof *fx);
     if (fx == NULL) {
         gk_close(f);
@@ -370,5 +372,6 @@ int cmd_info(int argc, char **argv) {
         fprintf(stderr, "ggufkit info: error writing the output\n");
         rc = GK_EXIT_FAIL;
     }
+    if (open_rc != GK_EXIT_OK) rc = cmd_report(path, &placement);
     return rc;
 }

@@ -617,10 +617,10 @@ static gk_status check_placement(reader *r) {
         uint64_t begin = r->f->data_offset + t->offset;
         if (t->offset > r->f->size || begin > r->f->size || t->nbytes > r->f->size - begin) {
             snprintf(msg, sizeof msg,
-                     "tensor '%s': data at offset %llu + %llu of the data section (%llu bytes) "
-                     "runs past the end of the file (%llu bytes)",
-                     t->name.ptr, (unsigned long long)r->f->data_offset, (unsigned long long)t->offset,
-                     (unsigned long long)t->nbytes, (unsigned long long)r->f->size);
+                     "tensor '%s': its %llu bytes at data offset %llu (the data section starts at "
+                     "%llu) run past the end of the file (%llu bytes)",
+                     t->name.ptr, (unsigned long long)t->nbytes, (unsigned long long)t->offset,
+                     (unsigned long long)r->f->data_offset, (unsigned long long)r->f->size);
             if ((st = placement(r, GK_E_DATA_EOF, at, msg)) != GK_OK) return st;
         }
     }

@@ -165,15 +165,16 @@ for cmd in dump info; do
     expect_grep "$cmd bad magic" "$TMP/err" "offset 0"
 done
 
-# A whole header whose tensor data is cut short: still listed (the reader is
-# lenient about data placement here), the problem reported as a warning.
+# A whole header whose tensor data is cut short: still listed (a partial
+# download says what it is), the problem reported with its offset, exit 1.
 size=$(stat -c %s "$f")
 head -c $((size - 40)) "$f" >"$TMP/shortdata.gguf"
-expect_exit 0 "info data cut short" "$BIN" info "$TMP/shortdata.gguf"
+expect_exit 1 "info data cut short" "$BIN" info "$TMP/shortdata.gguf"
 expect_grep "info data cut short" "$TMP/out" "'x.3d'"
-expect_exit 0 "dump data cut short" "$BIN" dump --json --json-array "$TMP/shortdata.gguf"
+expect_grep "info data cut short" "$TMP/err" "run past the end of the file"
+expect_exit 1 "dump data cut short" "$BIN" dump --json --json-array "$TMP/shortdata.gguf"
 cp "$TMP/out" "$TMP/shortdata.json"
-expect_grep "dump data cut short" "$TMP/err" "warning: offset"
+expect_grep "dump data cut short" "$TMP/err" "run past the end of the file"
 expect_same "dump data cut short" "$TMP/shortdata.json" "$TMP/tiny-le3.json" --ignore filename
 
 # ---------------------------------------------------------------------------

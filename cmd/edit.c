@@ -1,0 +1,464 @@
+/*
+ * edit.c - `ggufkit edit`: metadata edits (set, delete, rename, special tokens,
+ * JSON patches) applied in order in one pass, written in place when the new
+ * header fits before the data section (journaled, crash-safe), as a new file
+ * (-o, atomic) otherwise.
+ *
+ * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write exit with
+ * status 137 after N low-level writes, truncates, fsyncs and unlinks, as a crash
+ * would; `ggufkit edit` or `ggufkit verify` on the file then recovers it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static const char *const usage =
+    "usage: ggufkit edit [OPERATION]... (-o OUT | --in-place[=auto]) [OPTION]... FILE\n\n"
+    "Edits FILE's metadata. Operations apply in the order given, in one pass:\n"
+    "  --set KEY=VALUE          an existing key keeps its type (VALUE parsed as it); a new\n"
+    "                           key takes its well-known type, else true/false -> bool,\n"
+    "                           integers -> u32 (i32, u64, i64 when needed), decimals -> f32,\n"
+    "                           anything else -> str\n"
+    "  --set KEY:TYPE=VALUE     TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str, json\n"
+    "                           (a JSON value: --set 'x.list:json=[\"a\",\"b\"]'), array[T]\n"
+    "  --set-file KEY=PATH      a string read from a file (chat templates)\n"
+    "  --delete KEY             also a glob: --delete 'tokenizer.ggml.merges*'\n"
+    "  --rename OLD=NEW\n"
+    "  --special-token NAME=TEXT    tokenizer.ggml.NAME_token_id = the id of TEXT in the\n"
+    "                               vocabulary (NAME: bos eos eot eom unknown padding sep cls\n"
+    "                               mask fim_pre fim_suf fim_mid fim_pad fim_rep fim_sep)\n"
+    "  --special-token-id NAME=ID   the same with the id (must be inside the vocabulary)\n"
+    "  --patch FILE.json|-      {\"set\": {K: V | {\"type\": T, \"value\": V}}, \"delete\": [K...],\n"
+    "                           \"rename\": {OLD: NEW}}, or `ggufkit dump --json` output\n"
+    "Output (one of):\n"
+    "  -o OUT                   write a new file (atomic; tensor bytes copied unchanged)\n"
+    "  --in-place               rewrite FILE's header where it is; fails (exit 1) when the new\n"
+    "                           header does not fit before the data section\n"
+    "  --in-place=auto          in place when it fits, else rewrite FILE (atomic replace)\n"
+    "Options:\n"
+    "  --reserve BYTES          leave BYTES of room (a ggufkit.padding pair) in a written\n"
+    "                           file for later in-place edits (500K, 1M: decimal units)\n"
+    "  --dry-run                print the metadata diff and whether the edit fits in place\n"
+    "  --force                  allow refused edits (layout keys general.alignment, split.*,\n"
+    "                           GGUF.*; key names against the spec; types contradicting a\n"
+    "                           well-known key's) and replace an existing OUT\n"
+    "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first.\n"
+    "Exit status: 0 done, 1 refused or failed, 2 usage error.\n";
+
+typedef struct edit_args {
+    gk_edit *ops;
+    const char *path;
+    const char *out;
+    bool in_place, in_place_auto, dry_run, force, has_reserve;
+    uint64_t reserve;
+} edit_args;
+
+/* Splits "A=B" at the first '='. @return : false when there is none. */
+static bool split_eq(const char *arg, char **left, const char **right) {
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg) return false;
+    *left = strndup(arg, (size_t)(eq - arg));
+    *right = eq + 1;
+    return *left != NULL;
+}
+
+/* Reads a whole file (or stdin for "-"). @return : malloc'ed bytes or NULL. */
+static char *slurp(const char *path, size_t *len) {
+    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (fp == NULL) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            char *grown = realloc(buf, cap *= 2);
+            if (grown == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+    }
+    bool failed = ferror(fp);
+    if (fp != stdin) fclose(fp);
+    if (failed) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int add_set(edit_args *a, const char *arg, gk_error *err) {
+    char *left;
+    const char *value;
+    if (!split_eq(arg, &left, &value)) return cmd_usage_error("edit", "--set needs KEY=VALUE (got '%s')", arg);
+    char *colon = strrchr(left, ':');
+    const char *type = NULL;
+    if (colon) {
+        *colon = '\0';
+        type = colon + 1;
+    }
+    gk_status st = gk_edit_add_set(a->ops, left, type, value, strlen(value), err);
+    free(left);
+    return st == GK_OK ? -1 : cmd_usage_error("edit", "%s", err->message);
+}
+
+static int add_set_file(edit_args *a, const char *arg, gk_error *err) {
+    char *key;
+    const char *path;
+    if (!split_eq(arg, &key, &path)) return cmd_usage_error("edit", "--set-file needs KEY=PATH (got '%s')", arg);
+    size_t len;
+    char *text = slurp(path, &len);
+    if (text == NULL) {
+        fprintf(stderr, "ggufkit: %s: cannot read: %s\n", path, strerror(errno));
+        free(key);
+        return GK_EXIT_FAIL;
+    }
+    gk_status st = gk_edit_add_set(a->ops, key, "str", text, len, err);
+    free(text);
+    free(key);
+    if (st != GK_OK) return cmd_report(path, err);
+    return -1;
+}
+
+static int add_token(edit_args *a, const char *arg, bool by_id, gk_error *err) {
+    char *name;
+    const char *value;
+    if (!split_eq(arg, &name, &value))
+        return cmd_usage_error("edit", "%s needs NAME=%s", by_id ? "--special-token-id" : "--special-token",
+                               by_id ? "ID" : "TEXT");
+    gk_status st;
+    uint64_t id;
+    if (by_id && !cmd_parse_u64(value, &id)) {
+        free(name);
+        return cmd_usage_error("edit", "--special-token-id: '%s' is not a token id", value);
+    }
+    st = by_id ? gk_edit_add_special_token_id(a->ops, name, id, err) : gk_edit_add_special_token(a->ops, name, value, err);
+    free(name);
+    return st == GK_OK ? -1 : cmd_usage_error("edit", "%s", err->message);
+}
+
+static int add_patch(edit_args *a, const char *path, gk_error *err) {
+    size_t len;
+    char *text = slurp(path, &len);
+    if (text == NULL) {
+        fprintf(stderr, "ggufkit: %s: cannot read: %s\n", path, strerror(errno));
+        return GK_EXIT_FAIL;
+    }
+    gk_status st = gk_edit_add_patch(a->ops, text, len, err);
+    free(text);
+    return st == GK_OK ? -1 : cmd_report(path, err);
+}
+
+/* Reads the command line. @return : -1 to go on, else an exit code. */
+static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        bool has_next = i + 1 < argc;
+        int rc = -1;
+        if (cmd_is_help(o)) {
+            fputs(usage, stdout);
+            return GK_EXIT_OK;
+        } else if (strcmp(o, "--set") == 0 || strcmp(o, "--set-file") == 0 || strcmp(o, "--delete") == 0 ||
+                   strcmp(o, "--rename") == 0 || strcmp(o, "--special-token") == 0 ||
+                   strcmp(o, "--special-token-id") == 0 || strcmp(o, "--patch") == 0 || strcmp(o, "-o") == 0 ||
+                   strcmp(o, "--reserve") == 0) {
+            if (!has_next) return cmd_usage_error("edit", "%s needs a value", o);
+            const char *v = argv[++i];
+            if (strcmp(o, "--set") == 0) rc = add_set(a, v, err);
+            else if (strcmp(o, "--set-file") == 0) rc = add_set_file(a, v, err);
+            else if (strcmp(o, "--delete") == 0 && gk_edit_add_delete(a->ops, v, err) != GK_OK)
+                rc = cmd_usage_error("edit", "%s", err->message);
+            else if (strcmp(o, "--rename") == 0) {
+                char *old;
+                const char *new_key;
+                if (!split_eq(v, &old, &new_key)) return cmd_usage_error("edit", "--rename needs OLD=NEW");
+                if (gk_edit_add_rename(a->ops, old, new_key, err) != GK_OK) rc = cmd_usage_error("edit", "%s", err->message);
+                free(old);
+            } else if (strcmp(o, "--special-token") == 0) rc = add_token(a, v, false, err);
+            else if (strcmp(o, "--special-token-id") == 0) rc = add_token(a, v, true, err);
+            else if (strcmp(o, "--patch") == 0) rc = add_patch(a, v, err);
+            else if (strcmp(o, "-o") == 0) a->out = v;
+            else if (strcmp(o, "--reserve") == 0) {
+                if (!cmd_parse_size(v, &a->reserve) || a->reserve > (1ULL << 32))
+                    return cmd_usage_error("edit", "--reserve needs a size in bytes (at most 4G)");
+                a->has_reserve = true;
+            }
+        } else if (strcmp(o, "--in-place") == 0) {
+            a->in_place = true;
+        } else if (strcmp(o, "--in-place=auto") == 0) {
+            a->in_place = a->in_place_auto = true;
+        } else if (strcmp(o, "--dry-run") == 0) {
+            a->dry_run = true;
+        } else if (strcmp(o, "--force") == 0) {
+            a->force = true;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return cmd_usage_error("edit", "unknown option '%s'", o);
+        } else if (a->path == NULL) {
+            a->path = o;
+        } else {
+            return cmd_usage_error("edit", "one FILE only (got '%s' and '%s')", a->path, o);
+        }
+        if (rc >= 0) return rc;
+    }
+    if (a->path == NULL) return cmd_usage_error("edit", "missing FILE");
+    if (a->out && a->in_place) return cmd_usage_error("edit", "-o and --in-place exclude each other");
+    if (!a->out && !a->in_place && !a->dry_run)
+        return cmd_usage_error("edit", "say where the result goes: -o OUT or --in-place (or --dry-run)");
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dry run: the metadata diff                                               */
+/* ------------------------------------------------------------------------ */
+
+static bool values_equal(const gk_value *a, const gk_value *b);
+
+static bool elems_equal(const gk_value *a, const gk_value *b) {
+    if (a->arr.elem != b->arr.elem || a->arr.n != b->arr.n) return false;
+    if (a->arr.n == 0) return true;
+    if (a->arr.elem == GK_V_STR) {
+        const gk_str *x = a->arr.data, *y = b->arr.data;
+        for (uint64_t i = 0; i < a->arr.n; i++)
+            if (x[i].len != y[i].len || memcmp(x[i].ptr, y[i].ptr, x[i].len) != 0) return false;
+        return true;
+    }
+    if (a->arr.elem == GK_V_ARR) {
+        const gk_value *x = a->arr.data, *y = b->arr.data;
+        for (uint64_t i = 0; i < a->arr.n; i++)
+            if (!values_equal(&x[i], &y[i])) return false;
+        return true;
+    }
+    return memcmp(a->arr.data, b->arr.data, a->arr.n * gk_vtype_size(a->arr.elem)) == 0;
+}
+
+static bool values_equal(const gk_value *a, const gk_value *b) {
+    if (a->type != b->type) return false;
+    switch (a->type) {
+    case GK_V_STR: return a->s.len == b->s.len && memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0;
+    case GK_V_ARR: return elems_equal(a, b);
+    case GK_V_BOOL: return a->b == b->b;
+    case GK_V_F32: case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return a->i == b->i;
+    default: return a->u == b->u;
+    }
+}
+
+static void print_str(const char *s, uint64_t n, uint64_t max) {
+    putchar('"');
+    for (uint64_t i = 0; i < n && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c == '\n') fputs("\\n", stdout);
+        else if (c < 0x20 || c == 0x7F) printf("\\x%02x", c);
+        else putchar(c);
+    }
+    putchar('"');
+    if (n > max) printf("... (%" PRIu64 " bytes)", n);
+}
+
+static void print_scalar(const gk_value *v) {
+    switch (v->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: printf("%" PRIu64, v->u); break;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: printf("%" PRId64, v->i); break;
+    case GK_V_F32: case GK_V_F64: printf("%.9g", v->f); break;
+    case GK_V_BOOL: fputs(v->b ? "true" : "false", stdout); break;
+    case GK_V_STR: print_str(v->s.ptr, v->s.len, 80); break;
+    case GK_V_ARR: printf("[%" PRIu64 " element%s]", v->arr.n, v->arr.n == 1 ? "" : "s"); break;
+    default: fputs("?", stdout);
+    }
+}
+
+/* A type label: u32, str, array[str], array[array[i32]] (nested arrays named
+ * through their first element). */
+static void type_label(const gk_value *v, char *buf, size_t size) {
+    if (v->type != GK_V_ARR) {
+        snprintf(buf, size, "%s", gk_vtype_short_name(v->type) ? gk_vtype_short_name(v->type) : "?");
+        return;
+    }
+    char inner[80];
+    if (v->arr.elem == GK_V_ARR && v->arr.n > 0) type_label(&((const gk_value *)v->arr.data)[0], inner, sizeof inner);
+    else snprintf(inner, sizeof inner, "%s", v->arr.elem == GK_V_ARR ? "array" : gk_vtype_short_name(v->arr.elem));
+    snprintf(buf, size, "array[%s]", inner);
+}
+
+static void print_pair(char sign, const gk_kv *kv) {
+    char type[96];
+    type_label(&kv->value, type, sizeof type);
+    printf("%c %s (%s) = ", sign, kv->key.ptr, type);
+    print_scalar(&kv->value);
+    putchar('\n');
+}
+
+/* Prints the pairs removed, changed and added (the padding pair aside).
+ * @return : the number of lines printed. */
+static size_t print_diff(const gk_model *before, const gk_model *after) {
+    size_t lines = 0;
+    for (size_t i = 0; i < gk_kv_count(before); i++) {
+        const gk_kv *kv = gk_kv_at(before, i);
+        if (strcmp(kv->key.ptr, GK_PADDING_KEY) == 0) continue;
+        int64_t j = gk_kv_find(after, kv->key.ptr);
+        if (j >= 0 && values_equal(&kv->value, &gk_kv_at(after, (size_t)j)->value)) continue;
+        print_pair('-', kv);
+        lines++;
+        if (j >= 0) {
+            print_pair('+', gk_kv_at(after, (size_t)j));
+            lines++;
+        }
+    }
+    for (size_t i = 0; i < gk_kv_count(after); i++) {
+        const gk_kv *kv = gk_kv_at(after, i);
+        if (strcmp(kv->key.ptr, GK_PADDING_KEY) == 0 || gk_kv_find(before, kv->key.ptr) >= 0) continue;
+        print_pair('+', kv);
+        lines++;
+    }
+    if (lines == 0) puts("(no metadata change)");
+    return lines;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fault_ctx {
+    long after;   /* exit before operation number `after` (0-based), or -1 */
+    long done;
+} fault_ctx;
+
+static bool fault_hook(void *ctx, const char *what) {
+    fault_ctx *fc = ctx;
+    (void)what;
+    if (fc->after >= 0 && fc->done >= fc->after) _exit(137);
+    fc->done++;
+    return true;
+}
+
+/* Recovers an interrupted in-place edit of path, reporting what was done. */
+static bool recover(const char *path) {
+    gk_recovery what;
+    gk_error err;
+    if (gk_journal_recover(path, &what, NULL, NULL, &err) != GK_OK) {
+        cmd_report(path, &err);
+        return false;
+    }
+    if (what == GK_RECOVERY_RESTORED)
+        fprintf(stderr, "ggufkit: %s: an interrupted edit was undone (old header restored from the journal)\n", path);
+    else if (what == GK_RECOVERY_UNTOUCHED)
+        fprintf(stderr, "ggufkit: %s: removed the journal of an interrupted edit (the file was not changed)\n", path);
+    else if (what == GK_RECOVERY_TORN)
+        fprintf(stderr, "ggufkit: %s: removed an incomplete journal (the file was not changed)\n", path);
+    return true;
+}
+
+static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest) {
+    gk_error err;
+    if (a->has_reserve && gk_model_set_padding(m, a->reserve, &err) != GK_OK) return cmd_report(a->path, &err);
+    if (a->dry_run) {
+        printf("would write %s: a new file (header %" PRIu64 " bytes)\n", dest ? dest : a->path,
+               gk_model_data_start(m));
+        return GK_EXIT_OK;
+    }
+    cmd_progress bar;
+    cmd_progress_start(&bar, "edit", 0);
+    gk_write_opts opts = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+                           .progress_ctx = &bar };
+    gk_status st = gk_edit_rewrite(f, m, dest, &opts, &err);
+    cmd_progress_finish(&bar);
+    if (st != GK_OK) {
+        if (st == GK_E_SAME_FILE) fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
+        return cmd_report(dest ? dest : a->path, &err);
+    }
+    return GK_EXIT_OK;
+}
+
+static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
+    gk_error err;
+    gk_inplace_plan plan;
+    if (gk_inplace_fit(f, m, &plan, &err) != GK_OK) return cmd_report(a->path, &err);
+    if (!plan.fits) {
+        if (a->in_place_auto) {
+            if (a->dry_run) printf("in place: no (%s)\n", plan.reason);
+            int rc = rewrite(f, m, a, NULL);
+            if (rc == GK_EXIT_OK && !a->dry_run) printf("%s: rewritten: %s\n", a->path, plan.reason);
+            return rc;
+        }
+        if (a->dry_run) {
+            printf("in place: no (%s)\n", plan.reason);
+            return GK_EXIT_OK;
+        }
+        fprintf(stderr, "ggufkit: %s: the edit does not fit in place: %s (use --in-place=auto or -o OUT)\n", a->path,
+                plan.reason);
+        return GK_EXIT_FAIL;
+    }
+    if (a->dry_run) {
+        printf("in place: yes (header %" PRIu64 " of %" PRIu64 " bytes", plan.needed, plan.room);
+        if (plan.padded) printf(", %s holds %" PRIu64 " bytes", GK_PADDING_KEY, plan.padding);
+        printf(")\n");
+        return GK_EXIT_OK;
+    }
+    fault_ctx fc = { -1, 0 };
+    const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
+    if (fault && *fault) fc.after = strtol(fault, NULL, 10);
+    bool changed;
+    if (gk_inplace_write(f, m, fault ? fault_hook : NULL, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
+    printf("%s: %s\n", a->path, changed ? "edited in place" : "unchanged");
+    return GK_EXIT_OK;
+}
+
+int cmd_edit(int argc, char **argv) {
+    gk_error err;
+    gk_error_clear(&err);
+    edit_args a = { .ops = gk_edit_new() };
+    if (a.ops == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        return GK_EXIT_FAIL;
+    }
+    int rc = parse_args(argc, argv, &a, &err);
+    if (rc >= 0) {
+        gk_edit_free(a.ops);
+        return rc;
+    }
+    rc = GK_EXIT_FAIL;
+    gk_file *f = NULL;
+    gk_model *m = NULL;
+    /* SIGINT/SIGTERM: a rewrite stops cleanly (nothing left behind); an in-place
+     * write, which is short, runs to its end. */
+    cmd_catch_interrupts();
+    if (!recover(a.path)) goto done;
+    if (gk_open(a.path, GK_OPEN_DEFAULT, &f, &err) != GK_OK) {
+        cmd_report(a.path, &err);
+        goto done;
+    }
+    m = gk_model_clone(gk_file_model(f));
+    if (m == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        goto done;
+    }
+    gk_edit_result res;
+    if (gk_edit_apply(a.ops, m, a.force ? GK_EDIT_FORCE : 0, &res, &err) != GK_OK) {
+        cmd_report(a.path, &err);
+        if (res.refused) fprintf(stderr, "ggufkit: refused (--force overrides)\n");
+        goto done;
+    }
+    if (a.dry_run) print_diff(gk_file_model(f), m);
+    if (a.out) rc = rewrite(f, m, &a, a.out);
+    else if (a.in_place) rc = write_in_place(f, m, &a);
+    else {
+        a.in_place_auto = false;
+        a.dry_run = true;
+        rc = write_in_place(f, m, &a);
+    }
+done:
+    gk_model_free(m);
+    gk_close(f);
+    gk_edit_free(a.ops);
+    return rc;
+}

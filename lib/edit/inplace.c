@@ -1,0 +1,265 @@
+/*
+ * inplace.c - writing edited metadata back: in place when the new header fits
+ * before the data section (a padding pair absorbs the difference), as a whole
+ * new file otherwise.
+ *
+ * In place: the data section must not move, so the new header plus its
+ * alignment padding must end exactly at the old data offset. The new header
+ * either fits in the alignment slack by itself, or gets a GK_PADDING_KEY pair (an
+ * array of zero UINT8) sized so the header ends exactly at the data offset. Only
+ * the bytes that differ are rewritten, under the journal (journal.c). A file
+ * without tensors has nothing to keep in place: its header may grow or shrink.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edit/journal.h"
+#include "format/file.h"
+
+gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
+    gk_value v = { .type = GK_V_ARR };
+    v.arr.elem = GK_V_U8;
+    v.arr.n = n;
+    void *zeros = NULL;
+    if (n > 0 && (zeros = calloc(1, (size_t)n)) == NULL)
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory for %llu bytes of padding", (unsigned long long)n);
+    v.arr.data = zeros;
+    gk_status st = gk_kv_set(m, GK_PADDING_KEY, &v, err);
+    free(zeros);
+    return st;
+}
+
+static bool tensors_aligned(const gk_model *m, uint64_t data_offset, uint64_t align) {
+    if (data_offset % align != 0) return false;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].offset % align != 0) return false;
+    return true;
+}
+
+gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err) {
+    memset(out, 0, sizeof *out);
+    if (m->version != 2 && m->version != 3) {
+        snprintf(out->reason, sizeof out->reason, "a GGUF v%u header cannot be written (a rewrite makes it v3)", m->version);
+        return GK_OK;
+    }
+    if (f->fd < 0 || f->mem != NULL || f->stream != NULL) {
+        snprintf(out->reason, sizeof out->reason, "not a plain file (compressed, in an archive or in memory)");
+        return GK_OK;
+    }
+    if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
+    if (m->n_tensors == 0) {
+        out->fits = true;
+        out->needed = gk_model_header_size(m);
+        out->room = f->size;
+        out->new_size = gk_file_pads_end(f) ? gk_model_data_start(m) : out->needed;
+        return GK_OK;
+    }
+    uint64_t data = f->data_offset, align = gk_model_alignment(m);
+    out->room = data;
+    out->new_size = f->size;
+    if (!tensors_aligned(m, data, align)) {
+        out->needed = gk_model_header_size(m);
+        snprintf(out->reason, sizeof out->reason, "the data is not laid out for alignment %llu", (unsigned long long)align);
+        return GK_OK;
+    }
+    /* Measure with an empty padding pair in its place (kept, or appended). */
+    const gk_value *had = gk_kv_get(m, GK_PADDING_KEY);
+    gk_value saved;
+    memset(&saved, 0, sizeof saved);
+    if (had && gk_value_copy(&saved, had) != GK_OK) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status st = gk_model_set_padding(m, 0, err);
+    if (st != GK_OK) {
+        gk_value_free(&saved);
+        return st;
+    }
+    uint64_t with_pad = gk_model_header_size(m);
+    uint64_t bare = with_pad - GK_PADDING_OVERHEAD;
+    out->needed = bare;
+    if (gk_align_up(bare, align) == data) {
+        gk_kv_delete(m, GK_PADDING_KEY);
+        out->fits = true;
+    } else if (with_pad <= data) {
+        out->fits = true;
+        out->padded = true;
+        out->padding = data - with_pad;
+        st = gk_model_set_padding(m, out->padding, err);
+    } else {
+        if (had) st = gk_kv_set(m, GK_PADDING_KEY, &saved, err);
+        else gk_kv_delete(m, GK_PADDING_KEY);
+        if (bare > data)
+            snprintf(out->reason, sizeof out->reason,
+                     "the new header needs %llu bytes, %llu are available before the data section",
+                     (unsigned long long)bare, (unsigned long long)data);
+        else
+            snprintf(out->reason, sizeof out->reason,
+                     "the new header leaves %llu bytes before the data section: more than the alignment "
+                     "(%llu), fewer than a padding pair takes (%u)",
+                     (unsigned long long)(data - bare), (unsigned long long)align, GK_PADDING_OVERHEAD);
+    }
+    gk_value_free(&saved);
+    return st;
+}
+
+/* Reads len bytes at 0 of fd. */
+static gk_status read_region(int fd, uint8_t *buf, size_t len, const char *path, gk_error *err) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return gk_error_set(err, GK_E_IO, (int64_t)got, "%s: read failed: %s", path, n == 0 ? "file shrank" : strerror(errno));
+        got += (size_t)n;
+    }
+    return GK_OK;
+}
+
+/* The bytes that differ: [*lo, *old_hi) of the old, [*lo, *new_hi) of the new. */
+static void diff_range(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, size_t *lo, size_t *old_hi,
+                       size_t *new_hi) {
+    size_t common = an < bn ? an : bn, i = 0;
+    while (i < common && a[i] == b[i]) i++;
+    *lo = i;
+    if (an != bn) {
+        *old_hi = an;
+        *new_hi = bn;
+        return;
+    }
+    size_t hi = an;
+    while (hi > i && a[hi - 1] == b[hi - 1]) hi--;
+    *old_hi = *new_hi = hi;
+}
+
+static gk_status write_new(io_ctx *io, int fd, const char *path, const uint8_t *bytes, size_t lo, size_t hi,
+                           uint64_t old_size, uint64_t new_size, gk_error *err) {
+    gk_status st = io_pwrite_all(io, fd, bytes + lo, hi - lo, lo, "header write", err);
+    if (st == GK_OK && new_size != old_size) {
+        if (!io_step(io, "truncate")) return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before truncate");
+        if (ftruncate(fd, (off_t)new_size) != 0) return gk_error_set(err, GK_E_IO, -1, "%s: truncate failed: %s", path, strerror(errno));
+    }
+    if (st == GK_OK && !io_step(io, "fsync")) return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before fsync");
+    if (st == GK_OK && fdatasync(fd) != 0) return gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", path, strerror(errno));
+    return st;
+}
+
+gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx, bool *changed,
+                           gk_error *err) {
+    io_ctx io = { hook, hook_ctx };
+    if (changed) *changed = false;
+    if (f->fd < 0 || f->mem != NULL || f->stream != NULL)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: not a plain file: cannot edit in place", f->path);
+    uint8_t *hdr;
+    size_t hdr_len;
+    gk_status st = gk_header_serialize(m, &hdr, &hdr_len, err);
+    if (st != GK_OK) return st;
+    uint64_t old_size = f->size, region, new_len;
+    if (m->n_tensors > 0) {
+        if (hdr_len != f->data_offset) {
+            free(hdr);
+            return gk_error_set(err, GK_E_ARG, -1, "%s: the new header (%zu bytes with padding) does not end at the data section (%llu)",
+                                f->path, hdr_len, (unsigned long long)f->data_offset);
+        }
+        region = new_len = hdr_len;
+    } else {
+        region = old_size;
+        new_len = gk_file_pads_end(f) ? hdr_len : gk_model_header_size(m);
+    }
+    uint64_t new_size = m->n_tensors > 0 ? old_size : new_len;
+    uint8_t *old = malloc(region ? (size_t)region : 1);
+    char *jpath = journal_path(f->path);
+    int fd = -1;
+    if (old == NULL || jpath == NULL) {
+        st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        goto done;
+    }
+    fd = open(f->path, O_RDWR | O_CLOEXEC);
+    struct stat a, b;
+    if (fd < 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot open for writing: %s", f->path, strerror(errno));
+        goto done;
+    }
+    if (fstat(fd, &a) != 0 || fstat(f->fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+        !S_ISREG(a.st_mode) || (uint64_t)a.st_size != old_size) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: the file changed since it was read", f->path);
+        goto done;
+    }
+    st = read_region(fd, old, (size_t)region, f->path, err);
+    if (st != GK_OK) goto done;
+    size_t lo, old_hi, new_hi;
+    diff_range(old, (size_t)region, hdr, (size_t)new_len, &lo, &old_hi, &new_hi);
+    if (lo == old_hi && lo == new_hi) goto done;   /* nothing changes */
+    journal_info info = { .ino = (uint64_t)a.st_ino, .old_size = old_size, .new_size = new_size,
+                          .off = lo, .old = old + lo, .len = old_hi - lo };
+    st = journal_write(&io, jpath, &info, err);
+    if (st != GK_OK) goto done;
+    if (changed) *changed = true;
+    st = write_new(&io, fd, f->path, hdr, lo, new_hi, old_size, new_size, err);
+    if (st != GK_OK) goto done;   /* the journal stays: recovery puts the old bytes back */
+    if (!io_step(&io, "journal unlink")) {
+        st = gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before journal unlink");
+        goto done;
+    }
+    if (unlink(jpath) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot remove: %s", jpath, strerror(errno));
+        goto done;
+    }
+    st = io_fsync_dir(&io, jpath, err);
+done:
+    if (fd >= 0) close(fd);
+    free(jpath);
+    free(old);
+    free(hdr);
+    return st;
+}
+
+gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
+                          gk_error *err) {
+    if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
+    if (m->version == 1) gk_model_set_version(m, 3, NULL);
+    gk_step *steps = calloc(m->n_tensors + 1, sizeof *steps);
+    if (steps == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    for (size_t i = 0; i < m->n_tensors; i++) steps[i] = (gk_step){ f, i, NULL };
+    gk_write_opts o = { 0 };
+    if (opts) o = *opts;
+    o.pad_end = gk_file_pads_end(f);
+    gk_status st;
+    if (dest) {
+        st = gk_write_model(dest, m, steps, &o, err);
+        free(steps);
+        return st;
+    }
+    /* Replace the input: a new file beside it, renamed over it. */
+    struct stat sb;
+    char *copy = strdup(f->path), *copy2 = strdup(f->path);
+    size_t n = strlen(f->path) + 64;
+    char *tmp = malloc(n);
+    if (copy == NULL || copy2 == NULL || tmp == NULL) {
+        st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        goto done;
+    }
+    if (stat(f->path, &sb) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: %s", f->path, strerror(errno));
+        goto done;
+    }
+    snprintf(tmp, n, "%s/.%s.ggufkit-edit-%ld", dirname(copy), basename(copy2), (long)getpid());
+    o.sink_flags &= ~(unsigned)GK_SINK_OVERWRITE;
+    st = gk_write_model(tmp, m, steps, &o, err);
+    if (st != GK_OK) goto done;
+    chmod(tmp, sb.st_mode & 07777);
+    if (rename(tmp, f->path) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot replace: %s", f->path, strerror(errno));
+        unlink(tmp);
+        goto done;
+    }
+    st = io_fsync_dir(NULL, f->path, err);
+done:
+    free(copy);
+    free(copy2);
+    free(tmp);
+    free(steps);
+    return st;
+}

@@ -1,0 +1,241 @@
+/*
+ * journal.c - the journal of an in-place header write, and recovery from it.
+ *
+ * Before an in-place edit touches FILE it writes FILE.ggufkit-journal:
+ *
+ *   magic "GGUFKJ01" | ino u64 | old_size u64 | new_size u64 | off u64 | len u64
+ *   | the old bytes of FILE[off, off + len) | SHA-256 of everything before
+ *
+ * (numbers little-endian), fsyncs it and the folder, and only then writes the new
+ * bytes. A journal that is complete (length and checksum agree) therefore always
+ * holds the bytes to put back; one that is not was cut short before FILE was
+ * touched and is simply removed. Recovery restores FILE[off, off + len), truncates
+ * FILE to old_size, fsyncs, then removes the journal: the file is the old version.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edit/journal.h"
+#include "util/sha256.h"
+
+#define JOURNAL_MAGIC "GGUFKJ01"
+#define JOURNAL_HEAD 48
+#define IO_CHUNK (1u << 20)
+
+bool io_step(io_ctx *io, const char *what) {
+    return io == NULL || io->hook == NULL || io->hook(io->ctx, what);
+}
+
+static gk_status interrupted(gk_error *err, const char *what) {
+    return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before %s", what);
+}
+
+gk_status io_pwrite_all(io_ctx *io, int fd, const void *buf, size_t len, uint64_t off, const char *what,
+                        gk_error *err) {
+    const uint8_t *p = buf;
+    while (len > 0) {
+        size_t chunk = len > IO_CHUNK ? IO_CHUNK : len;
+        if (!io_step(io, what)) return interrupted(err, what);
+        size_t done = 0;
+        while (done < chunk) {
+            ssize_t n = pwrite(fd, p + done, chunk - done, (off_t)(off + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return gk_error_set(err, GK_E_IO, (int64_t)(off + done), "%s: write failed: %s", what, strerror(errno));
+            done += (size_t)n;
+        }
+        p += chunk;
+        off += chunk;
+        len -= chunk;
+    }
+    return GK_OK;
+}
+
+gk_status io_fsync_dir(io_ctx *io, const char *path, gk_error *err) {
+    char *copy = strdup(path);
+    if (copy == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    if (!io_step(io, "folder fsync")) {
+        free(copy);
+        return interrupted(err, "folder fsync");
+    }
+    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    gk_status st = GK_OK;
+    if (dfd < 0 || fsync(dfd) != 0)
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot fsync its folder: %s", path, strerror(errno));
+    if (dfd >= 0) close(dfd);
+    free(copy);
+    return st;
+}
+
+char *journal_path(const char *path) {
+    size_t n = strlen(path) + sizeof GK_JOURNAL_SUFFIX;
+    char *j = malloc(n);
+    if (j) snprintf(j, n, "%s%s", path, GK_JOURNAL_SUFFIX);
+    return j;
+}
+
+static void put_le64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+gk_status journal_write(io_ctx *io, const char *jpath, const journal_info *info, gk_error *err) {
+    uint8_t head[JOURNAL_HEAD];
+    memcpy(head, JOURNAL_MAGIC, 8);
+    put_le64(head + 8, info->ino);
+    put_le64(head + 16, info->old_size);
+    put_le64(head + 24, info->new_size);
+    put_le64(head + 32, info->off);
+    put_le64(head + 40, info->len);
+    uint8_t sum[GK_SHA256_DIGEST_SIZE];
+    gk_sha256 h;
+    gk_sha256_init(&h);
+    gk_sha256_update(&h, head, sizeof head);
+    gk_sha256_update(&h, info->old, info->len);
+    gk_sha256_final(&h, sum);
+
+    int fd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return gk_error_set(err, GK_E_EXISTS, -1, "%s: a journal of an interrupted edit is there (recover first)", jpath);
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot create the journal: %s", jpath, strerror(errno));
+    }
+    gk_status st = io_pwrite_all(io, fd, head, sizeof head, 0, "journal write", err);
+    if (st == GK_OK) st = io_pwrite_all(io, fd, info->old, info->len, JOURNAL_HEAD, "journal write", err);
+    if (st == GK_OK) st = io_pwrite_all(io, fd, sum, sizeof sum, JOURNAL_HEAD + info->len, "journal write", err);
+    if (st == GK_OK && !io_step(io, "journal fsync")) st = interrupted(err, "journal fsync");
+    if (st == GK_OK && fdatasync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", jpath, strerror(errno));
+    close(fd);
+    if (st == GK_OK) st = io_fsync_dir(io, jpath, err);
+    if (st != GK_OK && st != GK_E_INTERRUPTED) unlink(jpath);   /* the file is untouched */
+    return st;
+}
+
+/* Reads a whole (small) file. @return : malloc'ed bytes, or NULL with errno. */
+static uint8_t *read_all(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    uint8_t *buf = NULL;
+    if (fstat(fd, &sb) == 0 && (buf = malloc((size_t)sb.st_size + 1)) != NULL) {
+        size_t got = 0;
+        while (got < (size_t)sb.st_size) {
+            ssize_t n = pread(fd, buf + got, (size_t)sb.st_size - got, (off_t)got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        *len = got;
+    }
+    close(fd);
+    return buf;
+}
+
+/* A complete journal's contents. @return : true when buf is one. */
+static bool journal_parse(const uint8_t *buf, size_t len, journal_info *info) {
+    if (len < JOURNAL_HEAD + GK_SHA256_DIGEST_SIZE || memcmp(buf, JOURNAL_MAGIC, 8) != 0) return false;
+    info->ino = get_le64(buf + 8);
+    info->old_size = get_le64(buf + 16);
+    info->new_size = get_le64(buf + 24);
+    info->off = get_le64(buf + 32);
+    uint64_t n = get_le64(buf + 40);
+    if (n != len - JOURNAL_HEAD - GK_SHA256_DIGEST_SIZE) return false;
+    uint8_t sum[GK_SHA256_DIGEST_SIZE];
+    gk_sha256 h;
+    gk_sha256_init(&h);
+    gk_sha256_update(&h, buf, JOURNAL_HEAD + (size_t)n);
+    gk_sha256_final(&h, sum);
+    if (memcmp(sum, buf + JOURNAL_HEAD + n, sizeof sum) != 0) return false;
+    info->len = (size_t)n;
+    info->old = buf + JOURNAL_HEAD;
+    return info->off + n <= info->old_size;
+}
+
+/* Removes the journal and fsyncs its folder. */
+static gk_status remove_journal(io_ctx *io, const char *jpath, gk_error *err) {
+    if (!io_step(io, "journal unlink")) return interrupted(err, "journal unlink");
+    if (unlink(jpath) != 0 && errno != ENOENT)
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot remove: %s", jpath, strerror(errno));
+    return io_fsync_dir(io, jpath, err);
+}
+
+/* @return : true when the file already holds the journal's old bytes and size. */
+static bool file_matches(int fd, const struct stat *sb, const journal_info *info) {
+    if ((uint64_t)sb->st_size != info->old_size) return false;
+    uint8_t *cur = malloc(info->len ? info->len : 1);
+    if (cur == NULL) return false;
+    ssize_t n = info->len ? pread(fd, cur, info->len, (off_t)info->off) : 0;
+    bool same = n == (ssize_t)info->len && memcmp(cur, info->old, info->len) == 0;
+    free(cur);
+    return same;
+}
+
+static gk_status restore(io_ctx *io, const char *path, const journal_info *info, gk_recovery *what,
+                         gk_error *err) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: a journal is there but the file is gone", path);
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot open to recover: %s", path, strerror(errno));
+    }
+    struct stat sb;
+    gk_status st = GK_OK;
+    if (fstat(fd, &sb) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: %s", path, strerror(errno));
+    } else if ((uint64_t)sb.st_ino != info->ino) {
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s%s belongs to another file (inode %llu, not %llu): left alone", path,
+                          GK_JOURNAL_SUFFIX, (unsigned long long)info->ino, (unsigned long long)sb.st_ino);
+    } else if (file_matches(fd, &sb, info)) {
+        *what = GK_RECOVERY_UNTOUCHED;
+    } else {
+        *what = GK_RECOVERY_RESTORED;
+        st = io_pwrite_all(io, fd, info->old, info->len, info->off, "restore write", err);
+        if (st == GK_OK && (uint64_t)sb.st_size != info->old_size) {
+            if (!io_step(io, "restore truncate")) st = interrupted(err, "restore truncate");
+            else if (ftruncate(fd, (off_t)info->old_size) != 0)
+                st = gk_error_set(err, GK_E_IO, -1, "%s: truncate failed: %s", path, strerror(errno));
+        }
+        if (st == GK_OK && !io_step(io, "restore fsync")) st = interrupted(err, "restore fsync");
+        if (st == GK_OK && fsync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", path, strerror(errno));
+    }
+    close(fd);
+    return st;
+}
+
+gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hook, void *hook_ctx,
+                             gk_error *err) {
+    io_ctx io = { hook, hook_ctx };
+    *what = GK_RECOVERY_NONE;
+    char *jpath = journal_path(path);
+    if (jpath == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    struct stat sb;
+    if (lstat(jpath, &sb) != 0) {
+        free(jpath);
+        return GK_OK;
+    }
+    size_t len = 0;
+    uint8_t *buf = read_all(jpath, &len);
+    gk_status st = GK_OK;
+    journal_info info;
+    if (buf == NULL) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot read: %s", jpath, strerror(errno));
+    } else if (!journal_parse(buf, len, &info)) {
+        *what = GK_RECOVERY_TORN;
+        st = remove_journal(&io, jpath, err);
+    } else {
+        st = restore(&io, path, &info, what, err);
+        if (st == GK_OK) st = remove_journal(&io, jpath, err);
+    }
+    free(buf);
+    free(jpath);
+    return st;
+}
