@@ -2,6 +2,7 @@
  * main.c - the `ggufkit` command: finds the subcommand in the dispatch table
  * and runs it. Global options: --help, --version.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ static void print_usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    signal(SIGXFSZ, SIG_IGN);   /* a file size limit becomes a write error (EFBIG), cleaned up */
     if (argc < 2) {
         print_usage(stderr);
         return GK_EXIT_USAGE;

@@ -70,13 +70,6 @@ typedef struct quant_args {
     gk_imatrix *im;                    /* the matrix after filtering, NULL without one */
 } quant_args;
 
-static bool progress_cb(void *ctx, uint64_t done, uint64_t total) {
-    cmd_progress *p = ctx;
-    p->total = total;
-    cmd_progress_update(p, done);
-    return true;
-}
-
 static int parse_tensor_type(const char *s, int32_t *out) {
     const gk_type_info *t = gk_type_lookup(s);
     if (t == NULL) return cmd_usage_error("quantize", "unknown tensor type '%s'", s);
@@ -498,10 +491,11 @@ static int write_outputs(const quant_args *a, gk_file **inputs, gk_quant_plan *p
                                     a->im ? gk_imatrix_for_tensor(a->im, entry_input(inputs, &plan->entries[i]))
                                           : NULL };
         char *path = output_path(a, k, plan->n_outs);
+        cmd_catch_interrupts();
         cmd_progress bar;
         cmd_progress_start(&bar, "quantize", 0);
         gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
-                             .threads = (int)a->threads, .progress = progress_cb, .progress_ctx = &bar };
+                             .threads = (int)a->threads, .progress = cmd_write_progress, .progress_ctx = &bar };
         gk_error err;
         gk_status st = gk_write_model(path, plan->outs[k], steps, &wo, &err);
         cmd_progress_finish(&bar);

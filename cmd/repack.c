@@ -18,13 +18,6 @@ static const char *const usage =
     "                 later `ggufkit edit --in-place` edits\n"
     "  --force        replace OUT if it exists\n";
 
-static bool progress_cb(void *ctx, uint64_t done, uint64_t total) {
-    cmd_progress *p = ctx;
-    p->total = total;
-    cmd_progress_update(p, done);
-    return true;
-}
-
 int cmd_repack(int argc, char **argv) {
     uint64_t alignment = 0, reserve = 0;
     bool force = false, has_reserve = false;
@@ -55,6 +48,10 @@ int cmd_repack(int argc, char **argv) {
 
     gk_file *in;
     gk_error err;
+    if (gk_same_file(paths[0], paths[1])) {
+        gk_error_set(&err, GK_E_SAME_FILE, -1, "refusing to overwrite the input");
+        return cmd_report(paths[1], &err);
+    }
     if (gk_open(paths[0], GK_OPEN_DEFAULT, &in, &err) != GK_OK) return cmd_report(paths[0], &err);
     gk_model *src = gk_file_model(in);
     gk_model *out = gk_model_clone(src);
@@ -79,10 +76,11 @@ int cmd_repack(int argc, char **argv) {
         goto done;
     }
     for (size_t i = 0; i < gk_tensor_count(src); i++) steps[i] = (gk_step){ in, i, NULL };
+    cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "repack", 0);
     gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = gk_file_pads_end(in),
-                           .progress = progress_cb, .progress_ctx = &bar };
+                           .progress = cmd_write_progress, .progress_ctx = &bar };
     gk_status st = gk_write_model(paths[1], out, steps, &opts, &err);
     cmd_progress_finish(&bar);
     if (st != GK_OK) {

@@ -32,33 +32,8 @@ static const char *const usage =
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 /* ------------------------------------------------------------------------ */
-/* Shared by split, merge and endian                                        */
+/* The shard-set report used by info, dump and verify                       */
 /* ------------------------------------------------------------------------ */
-
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    (void)sig;
-    interrupted = 1;
-}
-
-void cmd_catch_interrupts(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGXFSZ, SIG_IGN);   /* a file size limit becomes a write error, cleaned up */
-}
-
-bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total) {
-    cmd_progress *p = ctx;
-    p->total = total;
-    cmd_progress_update(p, done);
-    return !interrupted;
-}
 
 void cmd_split_info_text(FILE *out, const char *path, const gk_model *m) {
     if (!gk_model_is_shard(m)) return;

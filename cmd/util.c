@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,4 +287,30 @@ int cmd_open_listing(const char *path, gk_file **f, gk_error *placement) {
     *placement = err;
     if (gk_open(path, GK_OPEN_LENIENT, f, &err) != GK_OK) return cmd_report(path, &err);
     return GK_EXIT_FAIL;
+}
+
+/* Interrupts (Ctrl-C, SIGTERM, SIGHUP) stop a write through its progress callback,
+ * so the pipeline aborts and removes its temporary file. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+void cmd_catch_interrupts(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total) {
+    cmd_progress *p = ctx;
+    p->total = total;
+    cmd_progress_update(p, done);
+    return !interrupted;
 }

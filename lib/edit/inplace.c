@@ -228,6 +228,10 @@ gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_wr
     o.pad_end = gk_file_pads_end(f);
     gk_status st;
     if (dest) {
+        if (f->path && f->path[0] && gk_same_file(f->path, dest)) {
+            free(steps);
+            return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite the input", dest);
+        }
         st = gk_write_model(dest, m, steps, &o, err);
         free(steps);
         return st;

@@ -414,8 +414,10 @@ static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth) {
 
 static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
     const uint8_t *p = NULL;
+    if (remaining(r) < 4)
+        return gk_error_set(r->err, GK_E_MAGIC, 0, "not a GGUF file: shorter than the 4-byte magic");
     gk_status st = need(r, 4, &p, "magic");
-    if (st != GK_OK) return gk_error_set(r->err, GK_E_MAGIC, 0, "not a GGUF file: shorter than the 4-byte magic");
+    if (st != GK_OK) return st;   /* a read error, or a source that ends early */
     bool reversed = memcmp(p, "FUGG", 4) == 0;
     if (!reversed && memcmp(p, "GGUF", 4) != 0)
         return gk_error_set(r->err, GK_E_MAGIC, 0,

@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# test_crash_safety.sh GGUFKIT [FAULT_PRELOAD_SO] - kill tests of every writing
+# subcommand: quantize, repack, split, merge, endian, edit -o and edit --in-place
+# run on a 16-layer synthetic model and are SIGKILLed at many pseudo-random
+# moments (a fixed seed; a fifth of the delays are 0). After each kill:
+#   - the input is unchanged (size and mtime every time, sha256 after each loop);
+#   - the destination is absent or byte-identical to a reference output made
+#     once without killing (that reference passes `ggufkit verify`); for split,
+#     every shard present is its reference shard;
+#   - the destination folder holds nothing else but temporary files
+#     .NAME.ggufkit-XXXXXX (a killed process cannot remove them);
+#   - for --in-place: `ggufkit verify FILE` (which recovers the journal) exits 0
+#     and leaves FILE byte-identical to the old or the new version, no journal.
+# After each loop a normal run with the leftover temporary files present must
+# succeed and give the reference. With the fault shim (tests/fault_preload.c):
+# a write failure (ENOSPC) and a SIGINT or SIGTERM in the middle of a write
+# (writes slowed by the shim, so the signal lands while the temporary file
+# exists) must leave no temporary file and no destination.
+# No timing is asserted: the delays only spread the kills over the run.
+# GK_CRASH_KILLS overrides the kills per subcommand (default 50), GK_CRASH_DIR
+# the folder the files go to (default /dev/shm when it has 2 GB free, else TMPDIR).
+set -u
+G=$(realpath "$1")
+SHIM=${2:-}
+[ -n "$SHIM" ] && SHIM=$(realpath "$SHIM")
+export GGUFKIT_NO_PROGRESS=1
+KILLS=${GK_CRASH_KILLS:-50}
+# A RAM-backed folder when there is one (a kill does not care about the disk;
+# fsync there is free, so the runs are short): GK_CRASH_DIR overrides.
+BASE=${GK_CRASH_DIR:-}
+if [ -z "$BASE" ]; then
+  BASE=${TMPDIR:-/tmp}
+  [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt 2000000 ] && BASE=/dev/shm
+fi
+W=$(mktemp -d "$BASE/gk-crash.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+RANDOM=4242   # the delays are the same on every run
+fails=0
+checks=0
+T0=$SECONDS
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { checks=$((checks + 1)); }
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+stamp() { stat -c '%s %Y %i' "$@"; }
+ms_now() { date +%s%3N; }
+
+# Sets delay to a kill delay in ms: 0 one time in five, else uniform in
+# [1, $1] (no subshell, so the seeded RANDOM sequence advances).
+pick_delay() {
+  if [ $((RANDOM % 5)) -eq 0 ]; then delay=0; else delay=$((RANDOM * 32768 + RANDOM)); delay=$((delay % $1 + 1)); fi
+}
+
+# run_killed MAXMS CMD... : runs CMD in the background and SIGKILLs it after a
+# pick_delay; sets rc (137 when the kill landed, the exit status otherwise).
+run_killed() {
+  local max=$1; shift
+  pick_delay "$max"
+  local ms=$delay
+  "$@" >/dev/null 2>"$W/killed.err" &
+  local pid=$!
+  [ "$ms" -gt 0 ] && sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  rc=$?
+}
+
+# time_ms CMD... : runs CMD, sets elapsed to its wall time in ms (at least 50).
+time_ms() {
+  local t; t=$(ms_now)
+  "$@" >/dev/null 2>"$W/ref.err" || fail "timing run failed: $* ($(cat "$W/ref.err"))"
+  elapsed=$(( $(ms_now) - t ))
+  [ "$elapsed" -lt 50 ] && elapsed=50
+}
+
+# check_folder DIR REFDIR : every file in DIR is either a temporary file of one
+# of REFDIR's names or equal to REFDIR's file of its name. Sets n_present/n_temp.
+check_folder() {
+  local dir=$1 refdir=$2 f b
+  n_present=0
+  n_temp=0
+  shopt -s nullglob dotglob
+  for f in "$dir"/*; do
+    b=$(basename "$f")
+    if [ -f "$refdir/$b" ]; then
+      if cmp -s "$f" "$refdir/$b"; then
+        n_present=$((n_present + 1))
+      else
+        fail "$dir/$b exists but differs from the reference ($($G verify "$f" 2>&1 | head -2 | tr '\n' ' '))"
+      fi
+    elif [[ "$b" == .*.ggufkit-?????? ]] && [ -f "$refdir/${b:1:${#b}-16}" ]; then
+      n_temp=$((n_temp + 1))
+    else
+      fail "$dir: unexpected file '$b' after a kill"
+    fi
+  done
+  shopt -u nullglob dotglob
+}
+
+# remove_finals DIR REFDIR : removes the published outputs (not the temporary files).
+remove_finals() {
+  local f
+  for f in "$2"/*; do rm -f "$1/$(basename "$f")"; done
+}
+
+remove_temps() { find "$1" -maxdepth 1 -name '.*.ggufkit-*' -delete; }
+
+# kill_loop NAME INPUTS REFDIR OUTDIR CMD... : the kill loop of one subcommand.
+# INPUTS is a space-separated list of files that must not change.
+kill_loop() {
+  local name=$1 inputs=$2 refdir=$3 outdir=$4; shift 4
+  local before_stamp before_sha i f maxms killed=0 completed=0 present=0 temps=0
+  before_stamp=$(stamp $inputs)
+  before_sha=$(cat $inputs | sha256sum)
+  mkdir -p "$outdir"
+  remove_finals "$outdir" "$refdir"
+  time_ms "$@"
+  remove_finals "$outdir" "$refdir"
+  maxms=$((elapsed * 6 / 5))
+  local t; t=$SECONDS
+  for ((i = 1; i <= KILLS; i++)); do
+    run_killed "$maxms" "$@"
+    if [ "$rc" -eq 137 ]; then killed=$((killed + 1))
+    elif [ "$rc" -eq 0 ]; then completed=$((completed + 1))
+    else fail "$name: kill $i: exit $rc, not 0 or SIGKILL: $(head -3 "$W/killed.err")"
+    fi
+    check_folder "$outdir" "$refdir"
+    present=$((present + n_present))
+    [ "$(stamp $inputs)" == "$before_stamp" ] || fail "$name: kill $i: an input changed (size/mtime/inode)"
+    remove_finals "$outdir" "$refdir"
+    # keep at most the last 10 kills' temporary files (disk space)
+    if [ $((i % 10)) -eq 0 ] && [ "$i" -lt "$KILLS" ]; then
+      temps=$((temps + $(find "$outdir" -maxdepth 1 -name '.*.ggufkit-*' | wc -l)))
+      remove_temps "$outdir"
+    fi
+  done
+  local left; left=$(find "$outdir" -maxdepth 1 -name '.*.ggufkit-*' | wc -l)
+  temps=$((temps + left))
+  [ "$(cat $inputs | sha256sum)" == "$before_sha" ] && pass || fail "$name: an input's sha256 changed"
+  # A normal run next to the leftover temporary files gives the reference.
+  if "$@" >/dev/null 2>"$W/after.err"; then
+    check_folder "$outdir" "$refdir"
+    [ "$n_present" -eq "$(ls "$refdir" | wc -l)" ] && pass ||
+      fail "$name: the run after the kills did not publish every output"
+    [ "$n_temp" -eq "$left" ] && pass || fail "$name: the run after the kills changed the leftover temporary files ($left -> $n_temp)"
+  else
+    fail "$name: a normal run after the kills failed ($left leftover temporary files): $(head -3 "$W/after.err")"
+  fi
+  remove_finals "$outdir" "$refdir"
+  remove_temps "$outdir"
+  echo "$name: $KILLS kills ($killed landed, $completed runs had finished), outputs present after a kill: $present, temporary files left: $temps, max delay ${maxms} ms, $((SECONDS - t)) s"
+}
+
+# ---------------------------------------------------------------------------
+# Inputs and references
+# ---------------------------------------------------------------------------
+
+mkdir -p "$W/in" "$W/ref"
+IN="$W/in/m.gguf"
+"$G" synth --preset tiny --layers 16 "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
+"$G" split --split-max-tensors 40 "$IN" "$W/in/s" >/dev/null || { echo "FAIL: split (input set)"; exit 1; }
+SHARD1="$W/in/s-00001-of-00004.gguf"
+[ -f "$SHARD1" ] || { echo "FAIL: expected 4 shards"; ls "$W/in"; exit 1; }
+SHARDS=$(ls "$W/in"/s-*.gguf | tr '\n' ' ')
+HAS_EDIT=0
+"$G" edit --help >/dev/null 2>&1 && HAS_EDIT=1
+
+# One reference folder per subcommand, each output verified once.
+make_ref() {   # make_ref NAME CMD... (the command writes into $W/ref/NAME/)
+  local name=$1; shift
+  mkdir -p "$W/ref/$name"
+  "$@" >/dev/null 2>"$W/ref.err" || { echo "FAIL: reference $name: $(cat "$W/ref.err")"; exit 1; }
+  local f
+  for f in "$W/ref/$name"/*; do
+    "$G" verify "$f" >/dev/null 2>&1 || { echo "FAIL: reference $name: $f does not verify"; exit 1; }
+  done
+}
+make_ref repack "$G" repack "$IN" "$W/ref/repack/r.gguf"
+make_ref quantize "$G" quantize "$IN" "$W/ref/quantize/q.gguf" Q8_0
+make_ref split "$G" split --split-max-tensors 30 "$IN" "$W/ref/split/p"
+make_ref merge "$G" merge "$SHARD1" "$W/ref/merge/mm.gguf"
+make_ref endian "$G" endian --to big "$IN" "$W/ref/endian/be.gguf"
+cmp -s "$W/ref/merge/mm.gguf" "$IN" && pass || fail "merge of the split input is not the input"
+if [ "$HAS_EDIT" = 1 ]; then
+  make_ref edit "$G" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$W/ref/edit/e.gguf" "$IN"
+  # in place: a copy with room in its header
+  "$G" repack --reserve 4K "$IN" "$W/in/p-old.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
+  cp "$W/in/p-old.gguf" "$W/in/p-new.gguf"
+  "$G" edit --in-place --set general.name=crash-test-in-place "$W/in/p-new.gguf" >/dev/null 2>&1 ||
+    { echo "FAIL: reference in-place edit"; exit 1; }
+  "$G" verify "$W/in/p-new.gguf" >/dev/null 2>&1 || { echo "FAIL: in-place reference does not verify"; exit 1; }
+  cmp -s "$W/in/p-old.gguf" "$W/in/p-new.gguf" && { echo "FAIL: in-place edit changed nothing"; exit 1; }
+fi
+echo "setup: $(stat -c %s "$IN") byte model, references made in $((SECONDS - T0)) s"
+
+# ---------------------------------------------------------------------------
+# Kill loops
+# ---------------------------------------------------------------------------
+
+kill_loop repack "$IN" "$W/ref/repack" "$W/out/repack" "$G" repack "$IN" "$W/out/repack/r.gguf"
+kill_loop quantize "$IN" "$W/ref/quantize" "$W/out/quantize" "$G" quantize "$IN" "$W/out/quantize/q.gguf" Q8_0
+kill_loop split "$IN" "$W/ref/split" "$W/out/split" "$G" split --split-max-tensors 30 "$IN" "$W/out/split/p"
+kill_loop merge "$SHARDS" "$W/ref/merge" "$W/out/merge" "$G" merge "$SHARD1" "$W/out/merge/mm.gguf"
+kill_loop endian "$IN" "$W/ref/endian" "$W/out/endian" "$G" endian --to big "$IN" "$W/out/endian/be.gguf"
+if [ "$HAS_EDIT" = 1 ]; then
+  kill_loop edit-o "$IN" "$W/ref/edit" "$W/out/edit" \
+    "$G" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$W/out/edit/e.gguf" "$IN"
+else
+  echo "SKIPPED: edit kill tests (ggufkit edit --help does not work)"
+fi
+
+# In place: kill, recover with verify, compare with the old and the new file.
+# Half of the runs have their writes slowed by the shim (20 ms each) so more of
+# the kills land between the journal and the header write.
+if [ "$HAS_EDIT" = 1 ]; then
+  OLD=$(sha "$W/in/p-old.gguf")
+  NEW=$(sha "$W/in/p-new.gguf")
+  mkdir -p "$W/inplace"
+  F="$W/inplace/p.gguf"
+  cp "$W/in/p-old.gguf" "$F"
+  time_ms "$G" edit --in-place --set general.name=crash-test-in-place "$F"
+  maxms=$((elapsed * 6 / 5 + 20))
+  n_old=0 n_new=0 n_recovered=0 n_killed=0 t=$SECONDS
+  for ((i = 1; i <= KILLS; i++)); do
+    cp "$W/in/p-old.gguf" "$F"
+    if [ -n "$SHIM" ] && [ $((i % 2)) -eq 0 ]; then
+      run_killed "$((maxms + 100))" env LD_PRELOAD="$SHIM" GK_FAULT_WRITE_PATH=/inplace/p.gguf \
+        GK_FAULT_WRITE_DELAY_MS=20 ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+        "$G" edit --in-place --set general.name=crash-test-in-place "$F"
+    else
+      run_killed "$maxms" "$G" edit --in-place --set general.name=crash-test-in-place "$F"
+    fi
+    [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
+    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place: kill $i: exit $rc: $(head -3 "$W/killed.err")"
+    out=$("$G" verify "$F" 2>&1)
+    vrc=$?
+    [ "$vrc" -eq 0 ] || fail "edit --in-place: kill $i: verify after the kill exits $vrc: $out"
+    case "$out" in *recovered:*) n_recovered=$((n_recovered + 1)) ;; esac
+    s=$(sha "$F")
+    if [ "$s" == "$OLD" ]; then n_old=$((n_old + 1))
+    elif [ "$s" == "$NEW" ]; then n_new=$((n_new + 1))
+    else fail "edit --in-place: kill $i: after recovery the file is neither the old nor the new version"
+    fi
+    extra=$(ls -A "$W/inplace" | grep -v '^p\.gguf$')
+    [ -z "$extra" ] || { fail "edit --in-place: kill $i: left after recovery: $extra"; rm -f "$W/inplace"/.??* "$W/inplace"/*journal*; }
+  done
+  [ $((n_old + n_new)) -eq "$KILLS" ] && pass
+  echo "edit --in-place: $KILLS kills ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by verify, $((SECONDS - t)) s"
+  # A journal left by a kill does not stop the next edit: it is recovered first.
+  cp "$W/in/p-old.gguf" "$F"
+  n_journal=0
+  for ((i = 1; i <= 20 && n_journal == 0; i++)); do
+    cp "$W/in/p-old.gguf" "$F"
+    if [ -n "$SHIM" ]; then
+      env LD_PRELOAD="$SHIM" GK_FAULT_WRITE_PATH=/inplace/p.gguf GK_FAULT_WRITE_DELAY_MS=200 \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+        "$G" edit --in-place --set general.name=crash-test-in-place "$F" >/dev/null 2>&1 &
+      pid=$!
+      for ((k = 0; k < 300; k++)); do [ -e "$F.ggufkit-journal" ] && break; sleep 0.01; done
+      kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      [ -e "$F.ggufkit-journal" ] && n_journal=1
+    fi
+  done
+  if [ "$n_journal" = 1 ]; then
+    if "$G" edit --in-place --set general.name=crash-test-in-place "$F" >/dev/null 2>"$W/e.err"; then
+      [ "$(sha "$F")" == "$NEW" ] && pass || fail "edit --in-place after a leftover journal: not the new version"
+      [ ! -e "$F.ggufkit-journal" ] && pass || fail "edit --in-place left the journal"
+    else
+      fail "edit --in-place refused to run after a kill left a journal: $(cat "$W/e.err")"
+    fi
+  else
+    echo "SKIPPED: leftover-journal check (no shim, or no kill left a journal)"
+  fi
+fi
+
+# ---------------------------------------------------------------------------
+# Normal failures leave no temporary file (needs the fault shim)
+# ---------------------------------------------------------------------------
+
+shim_run() {   # shim_run VARS... -- CMD... (env for the shim, then the command)
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "${vars[@]}" "$@"
+}
+
+# no_leftovers NAME DIR : DIR holds nothing at all.
+no_leftovers() {
+  local left; left=$(ls -A "$2")
+  [ -z "$left" ] && pass || fail "$1: left behind in the destination folder: $(echo $left)"
+}
+
+declare -A CMDS=(
+  [repack]="repack $IN @/r.gguf"
+  [quantize]="quantize $IN @/q.gguf Q8_0"
+  [split]="split --split-max-tensors 30 $IN @/p"
+  [merge]="merge $SHARD1 @/mm.gguf"
+  [endian]="endian --to big $IN @/be.gguf"
+  [synth]="synth --preset tiny --layers 16 @/sy.gguf"
+)
+[ "$HAS_EDIT" = 1 ] && CMDS[edit-o]="edit --set general.name=x -o @/e.gguf $IN"
+
+if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
+  for name in $(echo "${!CMDS[@]}" | tr ' ' '\n' | sort); do
+    D="$W/fail/$name"
+    mkdir -p "$D"
+    # shellcheck disable=SC2086
+    set -- ${CMDS[$name]//@/$D}
+    # 1. ENOSPC after 3 MB of output
+    shim_run GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_AFTER=3000000 -- "$G" "$@" >/dev/null 2>"$W/f.err"
+    rc=$?
+    [ "$rc" -eq 1 ] && pass || fail "$name with a failing write: exit $rc, not 1"
+    grep -qi "no space" "$W/f.err" && pass || fail "$name with a failing write: message does not say why: $(head -2 "$W/f.err")"
+    no_leftovers "$name (ENOSPC)" "$D"
+    # 2. SIGINT (Ctrl-C; bash starts background jobs with SIGINT ignored, so
+    #    env --default-signal restores it) and SIGTERM while the temporary file
+    #    is being written (writes slowed so the signal lands mid-write)
+    for sig in INT TERM; do
+      env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+        GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_DELAY_MS=20 \
+        env --default-signal=INT "$G" "$@" >/dev/null 2>"$W/f.err" &
+      pid=$!
+      for ((k = 0; k < 500; k++)); do
+        [ -n "$(find "$D" -maxdepth 1 -name '.*.ggufkit-*' -size +0 2>/dev/null)" ] && break
+        sleep 0.01
+      done
+      sleep 0.1
+      kill -"$sig" "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      rc=$?
+      [ "$rc" -ne 0 ] && pass || fail "$name interrupted by SIG$sig: exit 0"
+      left=$(ls -A "$D")
+      if [ -z "$left" ]; then pass
+      else fail "$name interrupted by SIG$sig (exit $rc) while writing leaves: $(echo $left)"
+      fi
+      rm -rf "$D"
+      mkdir -p "$D"
+    done
+    rm -rf "$D"
+  done
+else
+  echo "SKIPPED: failure cleanup and SIGINT checks (no fault shim given)"
+fi
+
+echo "cli_crash_safety: $checks checks passed, $fails failed, $((SECONDS - T0)) s"
+[ "$fails" -eq 0 ]

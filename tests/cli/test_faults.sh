@@ -1,0 +1,484 @@
+#!/usr/bin/env bash
+# test_faults.sh GGUFKIT [FAULT_PRELOAD_SO] - every writing subcommand under
+# faults: a full disk (small tmpfs, as root), a file size limit (prlimit
+# --fsize), failing and short reads (the LD_PRELOAD shim tests/fault_preload.c),
+# an input truncated while it is read, broken .gguf.zst streams and archive
+# members, an unwritable destination folder, existing destinations, outputs that
+# are the input (same path, hard link, symbolic link) and a missing shard.
+# Each must end in a clear error, exit 1, the input unchanged and nothing left
+# behind: no output, no temporary file. Output, when a command succeeds anyway,
+# must be the reference output (never garbage). Also the fuzz regression files
+# of testdata/fuzz/regress (GGUFKIT_TESTDATA).
+# A check that cannot run here prints a loud "SKIPPED:" line.
+set -u
+G=$(realpath "$1")
+SHIM=${2:-}
+[ -n "$SHIM" ] && [ -f "$SHIM" ] && SHIM=$(realpath "$SHIM") || SHIM=""
+export GGUFKIT_NO_PROGRESS=1
+W=$(mktemp -d "${TMPDIR:-/tmp}/gk-faults.XXXXXX")
+MOUNTS=()
+cleanup() {
+  local m
+  for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+  chattr -i "$W"/* 2>/dev/null
+  rm -rf "$W"
+}
+trap cleanup EXIT
+fails=0
+checks=0
+T0=$SECONDS
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { checks=$((checks + 1)); }
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+ident() { stat -c '%i %s %Y' "$1"; }
+
+# ---------------------------------------------------------------------------
+# Inputs and references
+# ---------------------------------------------------------------------------
+mkdir -p "$W/in" "$W/ref"
+IN="$W/in/m.gguf"
+"$G" synth --preset tiny "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
+"$G" split --split-max-tensors 8 "$IN" "$W/in/s" >/dev/null || { echo "FAIL: split"; exit 1; }
+SHARD1="$W/in/s-00001-of-00003.gguf"
+[ -f "$W/in/s-00003-of-00003.gguf" ] || { echo "FAIL: expected 3 shards"; exit 1; }
+"$G" repack --reserve 4K "$IN" "$W/in/p.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
+HAS_EDIT=0
+"$G" edit --help >/dev/null 2>&1 && HAS_EDIT=1
+snapshot() { (cd "$W/in" && sha256sum * | sha256sum); }
+IN_SUM=$(snapshot)
+
+# Writing subcommands: NAME -> arguments; @ stands for the destination folder.
+# The outputs are named so that each is found again: @/o*.
+NAMES="repack quantize split merge endian synth"
+declare -A CMD=(
+  [repack]="repack $IN @/o.gguf"
+  [quantize]="quantize $IN @/o.gguf F16"
+  [split]="split --split-max-tensors 8 $IN @/o"
+  [merge]="merge $SHARD1 @/o.gguf"
+  [endian]="endian --to big $IN @/o.gguf"
+  [synth]="synth --preset tiny @/o.gguf"
+  [repack-zst]="repack $IN @/o.gguf.zst"
+)
+if [ "$HAS_EDIT" = 1 ]; then
+  NAMES="$NAMES edit-o"
+  CMD[edit-o]="edit --set general.name=faults -o @/o.gguf $IN"
+else
+  echo "SKIPPED: edit (ggufkit edit --help does not work)"
+fi
+args_for() { ARGS=(${CMD[$1]//@/$2}); }
+
+# References, made once in a plain folder.
+for name in $NAMES repack-zst; do
+  mkdir -p "$W/ref/$name"
+  args_for "$name" "$W/ref/$name"
+  "$G" "${ARGS[@]}" >/dev/null 2>"$W/err" || { echo "FAIL: reference $name: $(cat "$W/err")"; exit 1; }
+done
+
+# expect_fail LABEL DIR PATTERN [CMD...]: the command (already run; rc and
+# $W/err hold its status and stderr) failed with exit 1, a message matching
+# PATTERN (extended regex, case-insensitive), the inputs unchanged and DIR empty.
+expect_fail() {
+  local label=$1 dir=$2 pattern=$3
+  [ "$rc" -eq 1 ] && pass || fail "$label: exit $rc, not 1 ($(head -c 300 "$W/err"))"
+  grep -Eqi "$pattern" "$W/err" && pass || fail "$label: message does not say '$pattern': $(head -c 300 "$W/err")"
+  [ "$(snapshot)" == "$IN_SUM" ] && pass || fail "$label: an input changed"
+  if [ -n "$dir" ]; then
+    local left; left=$(ls -A "$dir" 2>/dev/null)
+    [ -z "$left" ] && pass || fail "$label: left behind: $(echo $left)"
+  fi
+}
+
+# run_cmd VAR=VALUE... -- ARGS... : runs ggufkit with extra environment.
+run_env() {
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  env "${vars[@]}" "$G" "$@" >/dev/null 2>"$W/err"
+  rc=$?
+}
+shim_env() { echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0"; }
+
+# ---------------------------------------------------------------------------
+# 1. Disk full: a small tmpfs as the destination
+# ---------------------------------------------------------------------------
+can_mount=0
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$W/probe"
+  if mount -t tmpfs -o size=1m tmpfs "$W/probe" 2>/dev/null; then
+    umount "$W/probe"
+    can_mount=1
+  fi
+fi
+if [ "$can_mount" = 1 ]; then
+  for size in 1m 3m; do
+    M="$W/full-$size"
+    mkdir -p "$M"
+    mount -t tmpfs -o size=$size tmpfs "$M" || { fail "mount tmpfs $size"; continue; }
+    MOUNTS+=("$M")
+    for name in $NAMES repack-zst; do
+      args_for "$name" "$M"
+      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      rc=$?
+      expect_fail "disk full ($size tmpfs): $name" "$M" "no space|write failed"
+      rm -rf "${M:?}"/* "$M"/.??* 2>/dev/null
+    done
+    umount "$M" && pass || fail "umount $M"
+    MOUNTS=("${MOUNTS[@]/$M/}")
+  done
+  # In place on a full disk: the journal cannot be written; the file is kept.
+  M="$W/full-inplace"
+  mkdir -p "$M"
+  if [ "$HAS_EDIT" = 1 ] && mount -t tmpfs -o size=8m tmpfs "$M"; then
+    MOUNTS+=("$M")
+    cp "$W/in/p.gguf" "$M/p.gguf"
+    before=$(sha "$M/p.gguf")
+    head -c 100M /dev/zero >"$M/filler" 2>/dev/null   # fills what is left
+    "$G" edit --in-place --set general.name=faults-in-place-a-longer-name "$M/p.gguf" >/dev/null 2>"$W/err"
+    rc=$?
+    rm -f "$M/filler"
+    expect_fail "disk full: edit --in-place" "" "no space|write failed"
+    [ "$(sha "$M/p.gguf")" == "$before" ] && pass || fail "disk full: edit --in-place changed the file"
+    left=$(ls -A "$M" | grep -v '^p\.gguf$')
+    [ -z "$left" ] && pass || fail "disk full: edit --in-place left: $(echo $left)"
+    "$G" verify "$M/p.gguf" >/dev/null 2>&1 && pass || fail "disk full: the file does not verify after a failed in-place edit"
+    # --in-place=auto falls back to a rewrite when the edit does not fit: no room for it either
+    head -c 100M /dev/zero >"$M/filler" 2>/dev/null
+    "$G" edit --in-place=auto --set "general.name=$(head -c 6000 /dev/zero | tr '\0' x)" "$M/p.gguf" >/dev/null 2>"$W/err"
+    rc=$?
+    rm -f "$M/filler"
+    expect_fail "disk full: edit --in-place=auto (rewrite)" "" "no space|write failed"
+    [ "$(sha "$M/p.gguf")" == "$before" ] && pass || fail "disk full: edit --in-place=auto changed the file"
+    left=$(ls -A "$M" | grep -v '^p\.gguf$')
+    [ -z "$left" ] && pass || fail "disk full: edit --in-place=auto left: $(echo $left)"
+    umount "$M"
+  fi
+  # split publishes shard 1 and 2, then runs out of space: none may stay.
+  M="$W/full-split"
+  mkdir -p "$M"
+  if mount -t tmpfs -o size=5m tmpfs "$M"; then
+    MOUNTS+=("$M")
+    "$G" split --split-max-tensors 8 "$IN" "$M/o" >/dev/null 2>"$W/err"
+    rc=$?
+    expect_fail "disk full after 2 of 3 shards: split" "$M" "no space|write failed"
+    umount "$M"
+  fi
+else
+  echo "SKIPPED: disk-full tests on a small tmpfs (need root and mount -t tmpfs)"
+fi
+
+# ---------------------------------------------------------------------------
+# 2. File size limit (prlimit --fsize): works without root
+# ---------------------------------------------------------------------------
+if command -v prlimit >/dev/null; then
+  for name in $NAMES repack-zst; do
+    D="$W/fsize/$name"
+    mkdir -p "$D"
+    args_for "$name" "$D"
+    prlimit --fsize=1000000 "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    rc=$?
+    expect_fail "file size limit: $name" "$D" "too large|write failed|size limit"
+  done
+else
+  echo "SKIPPED: file size limit tests (no prlimit)"
+fi
+
+# ---------------------------------------------------------------------------
+# 3. Read errors
+# ---------------------------------------------------------------------------
+if [ -n "$SHIM" ]; then
+  # Reads of the input fail (EIO) or the input seems to end (EOF) after N bytes.
+  for after in 100 1000000 5000000; do
+    for mode in eio eof; do
+      for name in $NAMES; do
+        [ "$name" = synth ] && continue
+        D="$W/read/$name-$after-$mode"
+        mkdir -p "$D"
+        args_for "$name" "$D"
+        run_env $(shim_env) GK_FAULT_READ_PATH=/in/ GK_FAULT_READ_AFTER=$after GK_FAULT_READ_MODE=$mode -- "${ARGS[@]}"
+        expect_fail "read fault ($mode after $after bytes): $name" "$D" "read failed|input/output|ended early|ends|truncated|shrank"
+      done
+    done
+  done
+  # A write that fails with EIO, and an fsync that fails: nothing left.
+  for name in $NAMES; do
+    D="$W/wfault/$name"
+    mkdir -p "$D"
+    args_for "$name" "$D"
+    run_env $(shim_env) GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_AFTER=1000000 GK_FAULT_WRITE_ERRNO=5 -- "${ARGS[@]}"
+    expect_fail "write EIO after 1 MB: $name" "$D" "write failed|input/output"
+    run_env $(shim_env) GK_FAULT_FSYNC_PATH=.ggufkit- -- "${ARGS[@]}"
+    expect_fail "fsync EIO: $name" "$D" "fsync"
+  done
+  # The input shrinks while it is read: writes are slowed so the truncation
+  # lands in the middle of the run.
+  for name in repack quantize endian edit-o; do
+    [ -n "${CMD[$name]:-}" ] || continue
+    S="$W/shrink-in"
+    D="$W/shrink/$name"
+    mkdir -p "$S" "$D"
+    cp "$IN" "$S/m.gguf"
+    ARGS=(${CMD[$name]//@/$D})
+    ARGS=("${ARGS[@]//$IN/$S/m.gguf}")
+    env $(shim_env) GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_DELAY_MS=20 "$G" "${ARGS[@]}" >/dev/null 2>"$W/err" &
+    pid=$!
+    for ((k = 0; k < 500; k++)); do
+      [ -n "$(find "$D" -maxdepth 1 -name '.*.ggufkit-*' -size +0 2>/dev/null)" ] && break
+      sleep 0.01
+    done
+    truncate -s 3000000 "$S/m.gguf"
+    wait "$pid"
+    rc=$?
+    expect_fail "input truncated while read: $name" "$D" "ended early|ends|truncated|shrank|past"
+    rm -rf "$S"
+  done
+else
+  echo "SKIPPED: read-fault, write-fault and shrinking-input tests (no fault shim given)"
+fi
+
+# Broken compressed inputs and archive members: an error and no output, or
+# (when the damage spares the model) exactly the reference output.
+Z="$W/z"
+mkdir -p "$Z"
+zstd_ok=0
+command -v zstd >/dev/null && zstd -q "$IN" -o "$Z/m.gguf.zst" && zstd_ok=1
+if [ "$zstd_ok" = 1 ]; then
+  python3 - "$Z" <<'EOF'
+import sys
+z = sys.argv[1]
+d = open(z + "/m.gguf.zst", "rb").read()
+open(z + "/cut-half.gguf.zst", "wb").write(d[:len(d) // 2])
+open(z + "/cut-header.gguf.zst", "wb").write(d[:100])
+for i, pos in enumerate((len(d) // 3, len(d) // 2, len(d) - 100, 20)):
+    e = bytearray(d)
+    e[pos] ^= 0x41
+    open(z + "/flip-%d.gguf.zst" % i, "wb").write(bytes(e))
+open(z + "/cut-checksum.gguf.zst", "wb").write(d[:-4])
+EOF
+  for f in cut-half cut-header flip-0 flip-1 flip-2 flip-3; do
+    for name in repack endian; do
+      D="$W/zout/$f-$name"
+      mkdir -p "$D"
+      ARGS=(${CMD[$name]//@/$D})
+      ARGS=("${ARGS[@]//$IN/$Z/$f.gguf.zst}")
+      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      rc=$?
+      expect_fail "broken zstd ($f): $name" "$D" "zstd|truncated|ends|corrupt|checksum"
+    done
+  done
+  # Without its 4-byte checksum the stream still holds every byte: an error or
+  # the exact reference, never anything else.
+  D="$W/zout/cut-checksum"
+  mkdir -p "$D"
+  "$G" repack "$Z/cut-checksum.gguf.zst" "$D/o.gguf" >/dev/null 2>"$W/err"
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" && pass || fail "zstd without checksum: output differs from the reference"
+    echo "note: a .gguf.zst without its frame checksum is accepted (the output is the reference)"
+  else
+    expect_fail "zstd without checksum: repack" "$D" "zstd|truncated|checksum"
+  fi
+else
+  echo "SKIPPED: broken .gguf.zst tests (no zstd)"
+fi
+A="$W/a"
+mkdir -p "$A"
+(cd "$W/in" && tar -cf "$A/m.tar" m.gguf && tar -czf "$A/m.tar.gz" m.gguf)
+command -v zip >/dev/null && (cd "$W/in" && zip -q -0 "$A/m.zip" m.gguf)
+for ar in m.tar m.tar.gz m.zip; do
+  [ -f "$A/$ar" ] || { echo "SKIPPED: truncated $ar member (cannot make it)"; continue; }
+  # the intact member reads as the reference
+  D="$W/aout/$ar-ok"
+  mkdir -p "$D"
+  "$G" repack "$A/$ar::m.gguf" "$D/o.gguf" >/dev/null 2>"$W/err" && cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" &&
+    pass || fail "archive $ar: intact member does not repack to the reference: $(head -c 200 "$W/err")"
+  size=$(stat -c %s "$A/$ar")
+  for keep in 60 95; do
+    cut="$A/cut$keep-$ar"
+    head -c $((size * keep / 100)) "$A/$ar" >"$cut"
+    for name in repack endian; do
+      D="$W/aout/$ar-$keep-$name"
+      mkdir -p "$D"
+      ARGS=(${CMD[$name]//@/$D})
+      ARGS=("${ARGS[@]//$IN/$cut::m.gguf}")
+      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      rc=$?
+      expect_fail "truncated archive ($ar cut to $keep%): $name" "$D" "archive|truncat|ends|early|member"
+    done
+  done
+done
+
+# ---------------------------------------------------------------------------
+# 4. Destinations that must be refused
+# ---------------------------------------------------------------------------
+# A folder nobody may write to: chmod 555 (not for root), else a read-only bind
+# mount (root), else chattr +i.
+RO="$W/ro"
+mkdir -p "$RO"
+ro_how=""
+if [ "$(id -u)" != 0 ]; then
+  chmod 555 "$RO" && ro_how="chmod 555"
+elif mount --bind "$RO" "$RO" 2>/dev/null; then
+  MOUNTS+=("$RO")
+  if mount -o remount,bind,ro "$RO" 2>/dev/null; then ro_how="read-only bind mount"
+  else umount "$RO"; fi
+fi
+if [ -z "$ro_how" ] && command -v chattr >/dev/null && chattr +i "$RO" 2>/dev/null; then ro_how="chattr +i"; fi
+if [ -n "$ro_how" ] && ! touch "$RO/probe" 2>/dev/null; then
+  for name in $NAMES repack-zst; do
+    args_for "$name" "$RO"
+    "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    rc=$?
+    expect_fail "unwritable folder ($ro_how): $name" "$RO" "read-only|permission|cannot create|not permitted"
+  done
+else
+  rm -f "$RO/probe"
+  echo "SKIPPED: unwritable destination folder (no way to make one here: root without mount or chattr)"
+fi
+[ "$ro_how" = "read-only bind mount" ] && umount "$RO"
+[ "$ro_how" = "chattr +i" ] && chattr -i "$RO"
+[ "$ro_how" = "chmod 555" ] && chmod 755 "$RO"
+
+# An existing destination is refused without --force, replaced with it.
+for name in $NAMES repack-zst; do
+  D="$W/exists/$name"
+  mkdir -p "$D"
+  args_for "$name" "$D"
+  first=o.gguf
+  [ "$name" = split ] && first=o-00002-of-00003.gguf
+  [ "$name" = repack-zst ] && first=o.gguf.zst
+  echo "precious" >"$D/$first"
+  "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && pass || fail "existing destination: $name: exit $rc, not 1"
+  grep -qi "exists" "$W/err" && pass || fail "existing destination: $name: message: $(head -c 200 "$W/err")"
+  [ "$(cat "$D/$first")" == "precious" ] && pass || fail "existing destination: $name replaced it without --force"
+  [ "$(ls -A "$D")" == "$first" ] && pass || fail "existing destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
+  if [ "$name" != split ]; then
+    "$G" "${ARGS[@]}" --force >/dev/null 2>"$W/err" && cmp -s "$D/$first" "$W/ref/$name/$first" && pass ||
+      fail "existing destination: $name --force does not give the reference: $(head -c 200 "$W/err")"
+  fi
+done
+
+# The output is the input: same path, a hard link, a symbolic link; also with --force.
+V="$W/same"
+mkdir -p "$V"
+for how in path hardlink symlink; do
+  for name in repack quantize endian edit-o merge; do
+    [ -n "${CMD[$name]:-}" ] || continue
+    for force in "" --force; do
+      rm -rf "${V:?}"/*
+      if [ "$name" = merge ]; then
+        cp "$W/in"/s-0000?-of-00003.gguf "$V/"
+        src="$V/s-00002-of-00003.gguf"
+      else
+        cp "$IN" "$V/m.gguf"
+        src="$V/m.gguf"
+      fi
+      case $how in
+        path) out="$src" ;;
+        hardlink) out="$V/link.gguf"; ln "$src" "$out" ;;
+        symlink) out="$V/link.gguf"; ln -s "$src" "$out" ;;
+      esac
+      before=$(sha "$src")
+      before_id=$(ident "$src")
+      case $name in
+        repack) ARGS=(repack "$src" "$out") ;;
+        quantize) ARGS=(quantize --allow-requantize "$src" "$out" Q8_0) ;;
+        endian) ARGS=(endian --to big "$src" "$out") ;;
+        edit-o) ARGS=(edit --set general.name=same -o "$out" "$src") ;;
+        merge) ARGS=(merge "$V/s-00001-of-00003.gguf" "$out") ;;
+      esac
+      [ -n "$force" ] && ARGS+=("$force")
+      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      rc=$?
+      label="output is the input ($how${force:+, --force}): $name"
+      [ "$rc" -eq 1 ] && pass || fail "$label: exit $rc, not 1 ($(head -c 200 "$W/err"))"
+      grep -Eqi "input|same|exists|in place|--in-place" "$W/err" && pass || fail "$label: message: $(head -c 200 "$W/err")"
+      [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && pass ||
+        fail "$label: the input was changed or replaced"
+      left=$(ls -A "$V" | grep ggufkit-)
+      [ -z "$left" ] && pass || fail "$label: left: $left"
+    done
+  done
+done
+# split: a shard name that is the input (the same path, a symbolic link to it).
+for how in path symlink; do
+  rm -rf "${V:?}"/*
+  cp "$IN" "$V/x-00001-of-00003.gguf"
+  src="$V/x-00001-of-00003.gguf"
+  prefix="$V/x"
+  if [ "$how" = symlink ]; then ln -s x-00001-of-00003.gguf "$V/y-00002-of-00003.gguf"; prefix="$V/y"; fi
+  before_id=$(ident "$src")
+  before=$(sha "$src")
+  "$G" split --split-max-tensors 8 "$src" "$prefix" >/dev/null 2>"$W/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && grep -Eqi "input|exists" "$W/err" && pass || fail "split onto its input ($how): exit $rc: $(head -c 200 "$W/err")"
+  [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && pass || fail "split onto its input ($how): input changed"
+  n=$(ls -A "$V" | wc -l)
+  [ "$n" -eq "$([ $how = symlink ] && echo 2 || echo 1)" ] && pass || fail "split onto its input ($how): left $(ls -A "$V" | tr '\n' ' ')"
+done
+# A model without tensors is refused as well (nothing to compare tensor by tensor).
+if [ -n "${GGUFKIT_TESTDATA:-}" ] && [ -f "$GGUFKIT_TESTDATA/good/no-tensors.gguf" ]; then
+  for name in repack endian edit-o; do
+    [ -n "${CMD[$name]:-}" ] || continue
+    rm -rf "${V:?}"/*
+    cp "$GGUFKIT_TESTDATA/good/no-tensors.gguf" "$V/n.gguf"
+    before_id=$(ident "$V/n.gguf")
+    case $name in
+      repack) ARGS=(repack "$V/n.gguf" "$V/n.gguf" --force) ;;
+      endian) ARGS=(endian --to big "$V/n.gguf" "$V/n.gguf" --force) ;;
+      edit-o) ARGS=(edit --set general.name=same -o "$V/n.gguf" "$V/n.gguf" --force) ;;
+    esac
+    "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    rc=$?
+    [ "$rc" -eq 1 ] && [ "$(ident "$V/n.gguf")" == "$before_id" ] && pass ||
+      fail "output is the input (no tensors, --force): $name: exit $rc, file $( [ "$(ident "$V/n.gguf")" == "$before_id" ] && echo kept || echo replaced)"
+  done
+else
+  echo "SKIPPED: tensor-less same-file check (GGUFKIT_TESTDATA not set)"
+fi
+
+# A shard missing from the set: merge refuses, writes nothing.
+MS="$W/missing"
+mkdir -p "$MS/out"
+cp "$W/in"/s-0000?-of-00003.gguf "$MS/"
+rm "$MS/s-00002-of-00003.gguf"
+for first in s-00001-of-00003.gguf s-00003-of-00003.gguf; do
+  "$G" merge "$MS/$first" "$MS/out/o.gguf" >/dev/null 2>"$W/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && pass || fail "missing shard: merge exit $rc"
+  grep -Eqi "missing|not found|no such|cannot open" "$W/err" && pass || fail "missing shard: message: $(head -c 200 "$W/err")"
+  [ -z "$(ls -A "$MS/out")" ] && pass || fail "missing shard: merge left $(ls -A "$MS/out")"
+done
+if [ -f "$W/ref/quantize/o.gguf" ]; then
+  "$G" quantize "$MS/s-00001-of-00003.gguf" "$MS/out/q.gguf" Q8_0 >/dev/null 2>"$W/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ -z "$(ls -A "$MS/out")" ] && pass || fail "missing shard: quantize of the set exit $rc, left $(ls -A "$MS/out")"
+fi
+
+# ---------------------------------------------------------------------------
+# 5. Fuzz regression files (testdata/fuzz/regress): verify ends with 0 or 1,
+#    repack refuses them with a message about what it cannot write
+# ---------------------------------------------------------------------------
+if [ -n "${GGUFKIT_TESTDATA:-}" ] && [ -d "$GGUFKIT_TESTDATA/fuzz/regress" ]; then
+  R="$W/regress"
+  mkdir -p "$R"
+  for f in "$GGUFKIT_TESTDATA"/fuzz/regress/*.gguf; do
+    b=$(basename "$f")
+    "$G" verify "$f" >/dev/null 2>&1
+    rc=$?
+    [ "$rc" -le 1 ] && pass || fail "fuzz regression $b: verify exit $rc"
+    "$G" repack "$f" "$R/o.gguf" >/dev/null 2>"$W/err"
+    rc=$?
+    case $b in
+      align-*) expect_fail "fuzz regression $b: repack" "$R" "alignment" ;;
+      *) [ "$rc" -le 1 ] && pass || fail "fuzz regression $b: repack exit $rc"; rm -f "$R"/* ;;
+    esac
+  done
+else
+  echo "SKIPPED: fuzz regression files (GGUFKIT_TESTDATA/fuzz/regress not found)"
+fi
+
+echo "cli_faults: $checks checks passed, $fails failed, $((SECONDS - T0)) s"
+[ "$fails" -eq 0 ]
