@@ -5,8 +5,9 @@
  *
  * In place: the data section must not move, so the new header plus its
  * alignment padding must end exactly at the old data offset. The new header
- * either fits in the alignment slack by itself, or gets a GK_PADDING_KEY pair (an
- * array of zero UINT8) sized so the header ends exactly at the data offset. Only
+ * either fits in the alignment slack by itself, or gets a GK_PADDING_KEY pair sized
+ * so the header ends within one alignment of the data offset: an array of zero
+ * UINT8 when there are 39 bytes for it, a short string or a scalar below that. Only
  * the bytes that differ are rewritten, under the journal (journal.c). A file
  * without tensors has nothing to keep in place: its header may grow or shrink.
  */
@@ -33,6 +34,46 @@ gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
     gk_status st = gk_kv_set(m, GK_PADDING_KEY, &v, err);
     free(zeros);
     return st;
+}
+
+/* Bytes of the padding pair around its value: key length, key, value type. */
+#define PAIR_BASE (8u + (unsigned)sizeof GK_PADDING_KEY - 1u + 4u)
+
+/* Sets the padding pair so that it takes exactly `bytes` bytes in the header:
+ * an array of zero UINT8 when there is room for one (39 bytes and more), else a
+ * string of spaces (35-38), else the widest unsigned scalar that fits (28, 29,
+ * 31 bytes). @return : false when no form takes exactly that many bytes. */
+static bool set_padding_exact(gk_model *m, uint64_t bytes, gk_error *err, gk_status *st) {
+    *st = GK_OK;
+    if (bytes >= GK_PADDING_OVERHEAD) {
+        *st = gk_model_set_padding(m, bytes - GK_PADDING_OVERHEAD, err);
+        return true;
+    }
+    gk_value v = { .type = GK_V_U8 };
+    char spaces[8] = "        ";
+    if (bytes >= PAIR_BASE + 8) {
+        v.type = GK_V_STR;
+        v.s.ptr = spaces;
+        v.s.len = bytes - PAIR_BASE - 8;
+    } else if (bytes == PAIR_BASE + 4) {
+        v.type = GK_V_U32;
+    } else if (bytes == PAIR_BASE + 2) {
+        v.type = GK_V_U16;
+    } else if (bytes != PAIR_BASE + 1) {
+        return false;
+    }
+    *st = gk_kv_set(m, GK_PADDING_KEY, &v, err);
+    return true;
+}
+
+/* The pair size (a form set_padding_exact can make) that leaves the header within
+ * one alignment of the data section when `slack` bytes are free; 0 when none does. */
+static uint64_t padding_pair_for(uint64_t slack, uint64_t align) {
+    if (slack >= GK_PADDING_OVERHEAD || slack >= PAIR_BASE + 8) return slack;
+    const uint64_t scalars[] = { PAIR_BASE + 4, PAIR_BASE + 2, PAIR_BASE + 1 };
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        if (scalars[i] <= slack && slack - scalars[i] < align) return scalars[i];
+    return 0;
 }
 
 static bool tensors_aligned(const gk_model *m, uint64_t data_offset, uint64_t align) {
@@ -84,11 +125,12 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     if (gk_align_up(bare, align) == data) {
         gk_kv_delete(m, GK_PADDING_KEY);
         out->fits = true;
-    } else if (with_pad <= data) {
+    } else if (bare <= data && padding_pair_for(data - bare, align) != 0) {
+        uint64_t pair = padding_pair_for(data - bare, align);
         out->fits = true;
         out->padded = true;
-        out->padding = data - with_pad;
-        st = gk_model_set_padding(m, out->padding, err);
+        out->padding = data - bare;
+        set_padding_exact(m, pair, err, &st);
     } else {
         if (had) st = gk_kv_set(m, GK_PADDING_KEY, &saved, err);
         else gk_kv_delete(m, GK_PADDING_KEY);

@@ -416,6 +416,20 @@ EOF
 edit_ok "patch from an edited dump" "$S" --set general.name=STRING:'"from the dump"' --set llama.context_length=UINT32:8192 -- \
     --patch "$TMP/rt-edited.json"
 
+# In place when the freed room is more than the alignment absorbs but less than a
+# UINT8 array pair takes: the padding pair takes a smaller form, data stays put.
+"$BIN" synth --preset tiny "$TMP/slack0.gguf" >/dev/null 2>&1 || bad "synth for the slack test"
+for name in b be ben bench benchm; do
+    cp "$TMP/slack0.gguf" "$TMP/slack.gguf"
+    before=$(data_offset "$TMP/slack.gguf")
+    ino=$(stat -c %i "$TMP/slack.gguf")
+    expect_exit 0 "in place, name '$name'" "$BIN" edit --in-place --set "general.name=$name" "$TMP/slack.gguf"
+    expect_exit 0 "verify after name '$name'" "$BIN" verify "$TMP/slack.gguf"
+    [ "$(data_offset "$TMP/slack.gguf")" = "$before" ] && ok || bad "name '$name': data section moved"
+    [ "$(stat -c %i "$TMP/slack.gguf")" = "$ino" ] && ok || bad "name '$name': not in place"
+    "$BIN" dump "$TMP/slack.gguf" | grep -q "general.name .*\"$name\"" && ok || bad "name '$name' not set"
+done
+
 run_checks
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
