@@ -79,11 +79,11 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
     s->fd = mkostemp(s->tmp, O_CLOEXEC);
     if (s->fd < 0) {
         int e = errno;
+        gk_error_set(err, GK_E_IO, -1, "%s: cannot create a file in %s: %s", dest, s->dir, strerror(e));
         free(s->tmp);
-        s->tmp = NULL;
+        s->tmp = NULL;   /* nothing was created: nothing to remove */
         gk_sink_abort(s);
-        return gk_error_set(err, GK_E_IO, -1, "%s: cannot create a file in %s: %s", dest,
-                            s->dir ? s->dir : ".", strerror(e));
+        return GK_E_IO;
     }
     fchmod(s->fd, 0644);
     size_t dl = strlen(dest);
