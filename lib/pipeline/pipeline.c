@@ -231,6 +231,7 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
     int threads = opts->threads > 0 ? opts->threads : gk_default_threads();
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     for (size_t i = 0; i < out->n_tensors; i++) {
+        if (i > 0 && steps[i].src == steps[i - 1].src) continue;   /* checked already */
         const char *p = gk_file_path(steps[i].src);
         if (p[0] && gk_same_file(p, dest))
             return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite an input", dest);
