@@ -23,41 +23,8 @@ void gk_dequantize_f32(const void *src, float *dst, int64_t n) {
     memmove(dst, src, (size_t)n * sizeof(float));
 }
 
-/* Reverse the bytes of n consecutive 4-byte words in place. */
-static void swap_words32(void *data, int64_t n) {
-    uint8_t *p = data;
-    for (int64_t i = 0; i < n; i++, p += 4) {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        v = gk_bswap32(v);
-        memcpy(p, &v, 4);
-    }
-}
-
-/* Reverse the bytes of n consecutive 2-byte words in place. */
-static void swap_words16(void *data, int64_t n) {
-    uint8_t *p = data;
-    for (int64_t i = 0; i < n; i++, p += 2) {
-        uint16_t v;
-        memcpy(&v, p, 2);
-        v = gk_bswap16(v);
-        memcpy(p, &v, 2);
-    }
-}
-
-/* Reverse the bytes of n consecutive 8-byte words in place. */
-static void swap_words64(void *data, int64_t n) {
-    uint8_t *p = data;
-    for (int64_t i = 0; i < n; i++, p += 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        v = gk_bswap64(v);
-        memcpy(p, &v, 8);
-    }
-}
-
 /** gk_byteswap_f32() : reverse the byte order of each of n floats. */
-void gk_byteswap_f32(void *blocks, int64_t nblocks) { swap_words32(blocks, nblocks); }
+void gk_byteswap_f32(void *blocks, int64_t nblocks) { gk_swap32_run(blocks, nblocks); }
 
 /* ---- F16 --------------------------------------------------------------------- */
 
@@ -85,7 +52,7 @@ void gk_dequantize_f16(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_f16() : reverse the byte order of each of n halves. */
-void gk_byteswap_f16(void *blocks, int64_t nblocks) { swap_words16(blocks, nblocks); }
+void gk_byteswap_f16(void *blocks, int64_t nblocks) { gk_swap16_run(blocks, nblocks); }
 
 /* ---- BF16 -------------------------------------------------------------------- */
 
@@ -113,7 +80,7 @@ void gk_dequantize_bf16(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_bf16() : reverse the byte order of each of n bfloat16 values. */
-void gk_byteswap_bf16(void *blocks, int64_t nblocks) { swap_words16(blocks, nblocks); }
+void gk_byteswap_bf16(void *blocks, int64_t nblocks) { gk_swap16_run(blocks, nblocks); }
 
 /* ---- F64 and integers: dequantize and byteswap only ---------------------------- */
 
@@ -128,7 +95,7 @@ void gk_dequantize_f64(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_f64() : reverse the byte order of each of n doubles. */
-void gk_byteswap_f64(void *blocks, int64_t nblocks) { swap_words64(blocks, nblocks); }
+void gk_byteswap_f64(void *blocks, int64_t nblocks) { gk_swap64_run(blocks, nblocks); }
 
 /** gk_dequantize_i8() : convert n signed bytes to float. */
 void gk_dequantize_i8(const void *src, float *dst, int64_t n) {
@@ -153,7 +120,7 @@ void gk_dequantize_i16(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_i16() : reverse the byte order of each of n int16 values. */
-void gk_byteswap_i16(void *blocks, int64_t nblocks) { swap_words16(blocks, nblocks); }
+void gk_byteswap_i16(void *blocks, int64_t nblocks) { gk_swap16_run(blocks, nblocks); }
 
 /** gk_dequantize_i32() : convert n int32 values to float (round to nearest). */
 void gk_dequantize_i32(const void *src, float *dst, int64_t n) {
@@ -166,7 +133,7 @@ void gk_dequantize_i32(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_i32() : reverse the byte order of each of n int32 values. */
-void gk_byteswap_i32(void *blocks, int64_t nblocks) { swap_words32(blocks, nblocks); }
+void gk_byteswap_i32(void *blocks, int64_t nblocks) { gk_swap32_run(blocks, nblocks); }
 
 /** gk_dequantize_i64() : convert n int64 values to float (round to nearest). */
 void gk_dequantize_i64(const void *src, float *dst, int64_t n) {
@@ -179,4 +146,4 @@ void gk_dequantize_i64(const void *src, float *dst, int64_t n) {
 }
 
 /** gk_byteswap_i64() : reverse the byte order of each of n int64 values. */
-void gk_byteswap_i64(void *blocks, int64_t nblocks) { swap_words64(blocks, nblocks); }
+void gk_byteswap_i64(void *blocks, int64_t nblocks) { gk_swap64_run(blocks, nblocks); }

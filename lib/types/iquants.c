@@ -80,15 +80,6 @@ static inline void store_u32le(uint8_t *p, uint32_t v) {
 
 static inline float load_half(const uint8_t *p) { return gk_fp16_to_fp32(load_u16le(p)); }
 
-/* Swap n consecutive 16-bit fields in place. */
-static void swap_u16_run(uint8_t *p, int n) {
-    for (int i = 0; i < n; i++) {
-        uint8_t t = p[2 * i];
-        p[2 * i] = p[2 * i + 1];
-        p[2 * i + 1] = t;
-    }
-}
-
 /* Sign factor for element j of a group of 8 whose sign bits are `signs`. */
 static inline float sign_of(uint8_t signs, int j) {
     return (signs & gk_kmask_iq2xs[j]) ? -1.f : 1.f;
@@ -333,39 +324,39 @@ void gk_dequantize_iq4_xs(const void *src, float *dst, int64_t n) {
 /** gk_byteswap_iq2_xxs() : swaps d and the 32 u16 codes of each block. */
 void gk_byteswap_iq2_xxs(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ2_XXS_BYTES) swap_u16_run(b, 1 + 32);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ2_XXS_BYTES) gk_swap16_run(b, 1 + 32);
 }
 
 /** gk_byteswap_iq2_xs() : swaps d and the 32 u16 codes; the scale bytes stay. */
 void gk_byteswap_iq2_xs(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ2_XS_BYTES) swap_u16_run(b, 1 + 32);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ2_XS_BYTES) gk_swap16_run(b, 1 + 32);
 }
 
 /** gk_byteswap_iq2_s() : swaps d only (all other members are byte arrays). */
 void gk_byteswap_iq2_s(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ2_S_BYTES) swap_u16_run(b, 1);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ2_S_BYTES) gk_swap16_run(b, 1);
 }
 
 /** gk_byteswap_iq3_xxs() : swaps d only (qs, scale/sign words included, is u8[]). */
 void gk_byteswap_iq3_xxs(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ3_XXS_BYTES) swap_u16_run(b, 1);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ3_XXS_BYTES) gk_swap16_run(b, 1);
 }
 
 /** gk_byteswap_iq3_s() : swaps d only. */
 void gk_byteswap_iq3_s(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ3_S_BYTES) swap_u16_run(b, 1);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ3_S_BYTES) gk_swap16_run(b, 1);
 }
 
 /** gk_byteswap_iq1_s() : swaps d and the 8 u16 qh words. */
 void gk_byteswap_iq1_s(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
     for (int64_t i = 0; i < nblocks; i++, b += IQ1_S_BYTES) {
-        swap_u16_run(b, 1);
-        swap_u16_run(b + 34, 8);
+        gk_swap16_run(b, 1);
+        gk_swap16_run(b + 34, 8);
     }
 }
 
@@ -378,13 +369,13 @@ void gk_byteswap_iq1_m(void *blocks, int64_t nblocks) {
 /** gk_byteswap_iq4_nl() : swaps d only. */
 void gk_byteswap_iq4_nl(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ4_NL_BYTES) swap_u16_run(b, 1);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ4_NL_BYTES) gk_swap16_run(b, 1);
 }
 
 /** gk_byteswap_iq4_xs() : swaps d and scales_h. */
 void gk_byteswap_iq4_xs(void *blocks, int64_t nblocks) {
     uint8_t *b = blocks;
-    for (int64_t i = 0; i < nblocks; i++, b += IQ4_XS_BYTES) swap_u16_run(b, 2);
+    for (int64_t i = 0; i < nblocks; i++, b += IQ4_XS_BYTES) gk_swap16_run(b, 2);
 }
 
 /* ------------------------------------------------------------------------- */

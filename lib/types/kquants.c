@@ -843,13 +843,6 @@ static void dequantize_block_q8_K(const block_q8_K *b, float *y) {
         }                                                                              \
     } while (0)
 
-static void swap_half_at(uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    v = gk_bswap16(v);
-    memcpy(p, &v, 2);
-}
-
 /** gk_quantize_q2_K() : Q2_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q2_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
@@ -866,8 +859,8 @@ void gk_dequantize_q2_K(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q2_K(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q2_K)) {
-        swap_half_at(p + offsetof(block_q2_K, d));
-        swap_half_at(p + offsetof(block_q2_K, dmin));
+        gk_swap16_run(p + offsetof(block_q2_K, d), 1);
+        gk_swap16_run(p + offsetof(block_q2_K, dmin), 1);
     }
 }
 
@@ -887,7 +880,7 @@ void gk_dequantize_q3_K(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q3_K(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q3_K))
-        swap_half_at(p + offsetof(block_q3_K, d));
+        gk_swap16_run(p + offsetof(block_q3_K, d), 1);
 }
 
 /** gk_quantize_q4_K() : Q4_K rows; imatrix selects ggml's weighted algorithm. */
@@ -905,8 +898,8 @@ void gk_dequantize_q4_K(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q4_K(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q4_K)) {
-        swap_half_at(p + offsetof(block_q4_K, d));
-        swap_half_at(p + offsetof(block_q4_K, dmin));
+        gk_swap16_run(p + offsetof(block_q4_K, d), 1);
+        gk_swap16_run(p + offsetof(block_q4_K, dmin), 1);
     }
 }
 
@@ -925,8 +918,8 @@ void gk_dequantize_q5_K(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q5_K(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q5_K)) {
-        swap_half_at(p + offsetof(block_q5_K, d));
-        swap_half_at(p + offsetof(block_q5_K, dmin));
+        gk_swap16_run(p + offsetof(block_q5_K, d), 1);
+        gk_swap16_run(p + offsetof(block_q5_K, dmin), 1);
     }
 }
 
@@ -945,7 +938,7 @@ void gk_dequantize_q6_K(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q6_K(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; ++i, p += sizeof(block_q6_K))
-        swap_half_at(p + offsetof(block_q6_K, d));
+        gk_swap16_run(p + offsetof(block_q6_K, d), 1);
 }
 
 /** gk_quantize_q8_K() : Q8_K rows (ggml has no weighted Q8_K: imatrix is ignored). */
@@ -969,6 +962,6 @@ void gk_byteswap_q8_K(void *blocks, int64_t nblocks) {
         d = gk_bswap32(d);
         memcpy(p + offsetof(block_q8_K, d), &d, 4);
         for (int j = 0; j < QK_K / 16; ++j)
-            swap_half_at(p + offsetof(block_q8_K, bsums) + 2 * (size_t)j);
+            gk_swap16_run(p + offsetof(block_q8_K, bsums) + 2 * (size_t)j, 1);
     }
 }

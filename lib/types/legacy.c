@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "types/kernels.h"
@@ -164,10 +165,7 @@ void gk_dequantize_q4_0(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q4_0(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q4_0)) {
-        block_q4_0 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q4_0, d), 1);
     }
 }
 
@@ -246,11 +244,8 @@ void gk_dequantize_q4_1(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q4_1(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q4_1)) {
-        block_q4_1 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        b.m = gk_bswap16(b.m);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q4_1, d), 1);
+        gk_swap16_run(p + offsetof(block_q4_1, m), 1);
     }
 }
 
@@ -323,10 +318,7 @@ void gk_dequantize_q5_0(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q5_0(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q5_0)) {
-        block_q5_0 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q5_0, d), 1);
     }
 }
 
@@ -403,11 +395,8 @@ void gk_dequantize_q5_1(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q5_1(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q5_1)) {
-        block_q5_1 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        b.m = gk_bswap16(b.m);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q5_1, d), 1);
+        gk_swap16_run(p + offsetof(block_q5_1, m), 1);
     }
 }
 
@@ -445,10 +434,7 @@ void gk_dequantize_q8_0(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q8_0(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q8_0)) {
-        block_q8_0 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q8_0, d), 1);
     }
 }
 
@@ -495,10 +481,7 @@ void gk_dequantize_q8_1(const void *src, float *dst, int64_t n) {
 void gk_byteswap_q8_1(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_q8_1)) {
-        block_q8_1 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        b.s = gk_bswap16(b.s);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_q8_1, d), 1);
+        gk_swap16_run(p + offsetof(block_q8_1, s), 1);
     }
 }

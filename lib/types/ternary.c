@@ -8,6 +8,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "types/kernels.h"
@@ -102,10 +103,7 @@ void gk_dequantize_tq1_0(const void *src, float *dst, int64_t n) {
 void gk_byteswap_tq1_0(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_tq1_0)) {
-        block_tq1_0 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_tq1_0, d), 1);
     }
 }
 
@@ -155,9 +153,6 @@ void gk_dequantize_tq2_0(const void *src, float *dst, int64_t n) {
 void gk_byteswap_tq2_0(void *blocks, int64_t nblocks) {
     uint8_t *p = blocks;
     for (int64_t i = 0; i < nblocks; i++, p += sizeof(block_tq2_0)) {
-        block_tq2_0 b;
-        memcpy(&b, p, sizeof b);
-        b.d = gk_bswap16(b.d);
-        memcpy(p, &b, sizeof b);
+        gk_swap16_run(p + offsetof(block_tq2_0, d), 1);
     }
 }
