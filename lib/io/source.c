@@ -7,8 +7,6 @@
  * it records them (zstd frame header, archive entry), otherwise from one full
  * pass, so the reader can check counts against the bytes that remain.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "io/archive_load.h"
 #include "io/source.h"
 
 #define SCRATCH_BYTES (256 * 1024)
@@ -34,6 +33,7 @@ struct gk_source {
     ZSTD_inBuffer in;
     size_t last_ret;           /* last ZSTD_decompressStream result: 0 at a frame end */
     /* archive */
+    const gk_archive_api *ar_api;
     struct archive *ar;
 };
 
@@ -90,13 +90,13 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
 /* Archives                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static struct archive *archive_open_path(const char *path) {
-    struct archive *a = archive_read_new();
+static struct archive *archive_open_path(const gk_archive_api *A, const char *path) {
+    struct archive *a = A->read_new();
     if (a == NULL) return NULL;
-    archive_read_support_filter_all(a);
-    archive_read_support_format_all(a);
-    if (archive_read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
-        archive_read_free(a);
+    A->read_support_filter_all(a);
+    A->read_support_format_all(a);
+    if (A->read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
+        A->read_free(a);
         return NULL;
     }
     return a;
@@ -111,31 +111,32 @@ static gk_status archive_start(gk_source *s, gk_error *err) {
 }
 
 static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err) {
-    if (s->ar) archive_read_free(s->ar);
+    const gk_archive_api *A = s->ar_api;
+    if (s->ar) A->read_free(s->ar);
     s->pos = 0;
-    s->ar = archive_open_path(s->path);
+    s->ar = archive_open_path(A, s->path);
     if (s->ar == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot read as an archive");
     struct archive_entry *e;
     int rc;
-    while ((rc = archive_read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-        const char *name = archive_entry_pathname(e);
+    while ((rc = A->read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        const char *name = A->entry_pathname(e);
         if (name && strcmp(name, s->member) == 0) {
-            *size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
+            *size = A->entry_size_is_set(e) ? (int64_t)A->entry_size(e) : -1;
             return GK_OK;
         }
     }
     if (rc != ARCHIVE_EOF)
-        return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", archive_error_string(s->ar));
+        return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->error_string(s->ar));
     return gk_error_set(err, GK_E_NOT_FOUND, -1, "archive has no member '%s'", s->member);
 }
 
 static gk_status archive_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
     size_t done = 0;
     while (done < len) {
-        la_ssize_t n = archive_read_data(s->ar, (uint8_t *)dst + done, len - done);
+        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, len - done);
         if (n < 0)
             return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s",
-                                archive_error_string(s->ar));
+                                s->ar_api->error_string(s->ar));
         if (n == 0) break;
         done += (size_t)n;
     }
@@ -226,8 +227,11 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
 gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
                                 uint64_t *size, gk_error *err) {
     *out = NULL;
+    const gk_archive_api *A = gk_archive_api_load(err);
+    if (A == NULL) return GK_E_UNSUPPORTED;
     gk_source *s = source_new(GK_SOURCE_ARCHIVE, path, member);
     if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    s->ar_api = A;
     int64_t recorded;
     gk_status st = archive_seek_member(s, &recorded, err);
     if (st == GK_OK && recorded >= 0) *size = (uint64_t)recorded;
@@ -244,7 +248,7 @@ void gk_source_close(gk_source *s) {
     if (s == NULL) return;
     if (s->fd >= 0) close(s->fd);
     if (s->ds) ZSTD_freeDStream(s->ds);
-    if (s->ar) archive_read_free(s->ar);
+    if (s->ar) s->ar_api->read_free(s->ar);
     free(s->in_buf);
     free(s->scratch);
     free(s->path);
@@ -306,22 +310,24 @@ gk_source_kind gk_source_sniff(const char *path) {
 }
 
 gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err) {
-    struct archive *a = archive_open_path(path);
+    const gk_archive_api *A = gk_archive_api_load(err);
+    if (A == NULL) return GK_E_UNSUPPORTED;
+    struct archive *a = archive_open_path(A, path);
     if (a == NULL) return gk_error_set(err, GK_E_IO, -1, "%s: cannot read as an archive", path);
     struct archive_entry *e;
     int rc;
     gk_status st = GK_OK;
-    while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-        if (archive_entry_filetype(e) != AE_IFREG) continue;
+    while ((rc = A->read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        if (A->entry_filetype(e) != AE_IFREG) continue;
         uint8_t magic[4];
-        la_ssize_t n = archive_read_data(a, magic, sizeof magic);
+        la_ssize_t n = A->read_data(a, magic, sizeof magic);
         if (n == 4 && is_gguf_magic(magic)) {
-            uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
-            if (!fn(ctx, archive_entry_pathname(e), size)) break;
+            uint64_t size = A->entry_size_is_set(e) ? (uint64_t)A->entry_size(e) : 0;
+            if (!fn(ctx, A->entry_pathname(e), size)) break;
         }
     }
     if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s: archive: %s", path, archive_error_string(a));
-    archive_read_free(a);
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s: archive: %s", path, A->error_string(a));
+    A->read_free(a);
     return st;
 }
