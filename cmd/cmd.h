@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "ggufkit.h"
+#include "meta/value.h"   /* gk_utf8_char_len, gk_utf8_valid */
 
 enum { GK_EXIT_OK = 0, GK_EXIT_FAIL = 1, GK_EXIT_USAGE = 2 };
 
@@ -97,14 +98,9 @@ struct cJSON;
  *  @return : the item (caller deletes it) or NULL when out of memory. */
 struct cJSON *cmd_json_string(const char *s, uint64_t n);
 
-/** cmd_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
- *  starts at s (n bytes available, n >= 1), or 0 when none starts there. */
-size_t cmd_utf8_char_len(const char *s, uint64_t n);
-/** cmd_utf8_bad_len() : where cmd_utf8_char_len is 0, @return : bytes of the
+/** cmd_utf8_bad_len() : where gk_utf8_char_len is 0, @return : bytes of the
  *  ill-formed part at s (at least 1) that one U+FFFD stands for. */
 size_t cmd_utf8_bad_len(const char *s, uint64_t n);
-/** cmd_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
-bool cmd_utf8_valid(const char *s, uint64_t n);
 
 /** cmd_now() : @return : monotonic seconds. */
 double cmd_now(void);

@@ -182,32 +182,6 @@ static cJSON *json_string_with_nul(const char *s, uint64_t n) {
     return raw;
 }
 
-size_t cmd_utf8_char_len(const char *str, uint64_t n) {
-    const unsigned char *s = (const unsigned char *)str;
-    if (n == 0) return 0;
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;         /* no overlong forms */
-        if (c == 0xED) hi = 0x9F;         /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;         /* nothing past U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
 size_t cmd_utf8_bad_len(const char *str, uint64_t n) {
     const unsigned char *s = (const unsigned char *)str;
     unsigned char c = s[0];
@@ -233,7 +207,7 @@ static char *utf8_repair(const char *s, uint64_t n, uint64_t *out_len) {
     if (out == NULL) return NULL;
     uint64_t i = 0, len = 0;
     while (i < n) {
-        size_t ok = cmd_utf8_char_len(s + i, n - i);
+        size_t ok = gk_utf8_char_len(s + i, n - i);
         if (ok) {
             memcpy(out + len, s + i, ok);
             len += ok;
@@ -249,22 +223,8 @@ static char *utf8_repair(const char *s, uint64_t n, uint64_t *out_len) {
     return out;
 }
 
-bool cmd_utf8_valid(const char *s, uint64_t n) {
-    uint64_t i = 0;
-    while (i < n) {
-        if ((unsigned char)s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t ok = cmd_utf8_char_len(s + i, n - i);
-        if (ok == 0) return false;
-        i += ok;
-    }
-    return true;
-}
-
 struct cJSON *cmd_json_string(const char *s, uint64_t n) {
-    if (!cmd_utf8_valid(s, n)) {
+    if (!gk_utf8_valid(s, n)) {
         uint64_t len;
         char *fixed = utf8_repair(s, n, &len);
         if (fixed == NULL) return NULL;

@@ -414,6 +414,12 @@ bool gk_file_pads_end(gk_file *f);
 size_t gk_file_warning_count(const gk_file *f);
 const gk_warning *gk_file_warning_at(const gk_file *f, size_t i);
 
+/** gk_file_strings_utf8() : @return : true if every string the file holds (keys,
+ *  values, array elements, tensor names) was read as well-formed UTF-8, so a
+ *  writer of text formats need not check them again; false after a warning
+ *  about one. Says nothing of strings set in the model afterwards. */
+bool gk_file_strings_utf8(const gk_file *f);
+
 /** gk_file_read() : reads len bytes at absolute file offset off into buf.
  *  @return : GK_OK, or GK_E_TRUNCATED / GK_E_IO with err filled. */
 gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err);

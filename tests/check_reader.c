@@ -500,6 +500,58 @@ START_TEST(bad_bool_at_every_position) {
 }
 END_TEST
 
+/* A string array with one ill-formed element: one warning, at that element's
+ * offset, naming its index; the well-formed neighbours around it (a lead byte
+ * cut short at the end of one string is not completed by the next) stay clean. */
+START_TEST(bad_utf8_string_element_located) {
+    const char *bad[] = { "\xff", "ab\xc3", "\xed\xa0\x80", "\xe0\x80\xaf" };
+    for (int be = 0; be < 2; be++) {
+        for (size_t kind = 0; kind < sizeof bad / sizeof bad[0]; kind++) {
+            for (int k = 0; k < 5; k++) {
+                buf b;
+                header(&b, be, 0, 1);
+                put_str(&b, "tokenizer.ggml.tokens");
+                put_num(&b, GK_V_ARR, 4);
+                put_num(&b, GK_V_STR, 4);
+                put_num(&b, 5, 8);
+                size_t at = 0;
+                for (int i = 0; i < 5; i++) {
+                    if (i == k) at = b.n;
+                    put_str(&b, i == k ? bad[kind] : i == k + 1 ? "\xa9x" : "\xc4\xa0ok");
+                }
+                gk_file *f = NULL;
+                gk_error err;
+                ck_assert_msg(open_buf(&b, &f, &err) == GK_OK, "%s", err.message);
+                ck_assert_uint_eq(gk_file_warning_count(f), 1);
+                const gk_warning *w = gk_file_warning_at(f, 0);
+                ck_assert_int_eq(w->offset, (int64_t)at);
+                char want[32];
+                snprintf(want, sizeof want, "element %d", k);
+                ck_assert_msg(strstr(w->message, want) != NULL, "kind %zu at %d: %s", kind, k, w->message);
+                ck_assert_msg(strstr(w->message, "not valid UTF-8") != NULL, "%s", w->message);
+                gk_close(f);
+            }
+        }
+        /* all well-formed (ASCII, 2-, 3- and 4-byte characters): no warning */
+        buf b;
+        header(&b, be, 0, 1);
+        put_str(&b, "tokenizer.ggml.tokens");
+        put_num(&b, GK_V_ARR, 4);
+        put_num(&b, GK_V_STR, 4);
+        put_num(&b, 4, 8);
+        put_str(&b, "plain ascii text longer than eight");
+        put_str(&b, "\xc4\xa0the");
+        put_str(&b, "\xe2\x82\xac\xef\xbf\xbd");
+        put_str(&b, "\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
+        gk_file *f = NULL;
+        gk_error err;
+        ck_assert_msg(open_buf(&b, &f, &err) == GK_OK, "%s", err.message);
+        ck_assert_uint_eq(gk_file_warning_count(f), 0);
+        gk_close(f);
+    }
+}
+END_TEST
+
 START_TEST(huge_counts_refused_before_allocating) {
     const uint64_t huge[] = { 1ull << 62, 1ull << 63, UINT64_MAX, UINT64_MAX / 3, 1ull << 40 };
     for (size_t h = 0; h < sizeof huge / sizeof huge[0]; h++) {
@@ -710,6 +762,7 @@ static Suite *reader_suite(void) {
     tcase_add_test(mem, nesting_limit);
     tcase_add_test(mem, bad_bool_at_every_position);
     tcase_add_test(mem, huge_counts_refused_before_allocating);
+    tcase_add_test(mem, bad_utf8_string_element_located);
     tcase_add_test(mem, tensor_dimension_rules);
     suite_add_tcase(s, mem);
     TCase *wr = tcase_create("writer");

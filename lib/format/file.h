@@ -18,6 +18,7 @@ struct gk_file {
     gk_model *model;
     gk_warning *warnings;
     size_t n_warnings, cap_warnings;
+    bool bad_utf8;             /* a string value or array element is not UTF-8 */
 };
 
 /** gk_file_add_warning() : records a warning on f (dropped silently when out of memory). */

@@ -226,6 +226,7 @@ static gk_status rd_str(reader *r, gk_str *out, const char *what) {
 }
 
 static void warn_bad_utf8(reader *r, uint64_t at, const char *what) {
+    r->f->bad_utf8 = true;
     gk_file_add_warning(r->f, GK_RULE_PYTHON, (int64_t)at,
                         "%s: %s is not valid UTF-8 (the gguf python reader cannot decode it)",
                         r->ctx, what);
@@ -317,9 +318,37 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     uint8_t *block = malloc(cap);
     if (block == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
     gk_status st = GK_OK;
-    bool warned = false;
+    size_t cb = count_bytes(r);
+    uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t at = r->pos, len;
+        /* Fast path: length and bytes both inside the window (the usual case
+         * for vocabularies of short tokens); the general path below reports
+         * every failure. */
+        uint64_t win_end = r->win_start + r->win_len;
+        uint64_t in_win = r->pos >= r->win_start && r->pos <= win_end ? win_end - r->pos : 0;
+        if (in_win >= cb) {
+            const uint8_t *p = r->win + (r->pos - r->win_start);
+            if (cb == 8) {
+                memcpy(&len, p, 8);
+                if (r->swap) len = gk_bswap64(len);
+            } else {
+                uint32_t l32;
+                memcpy(&l32, p, 4);
+                len = r->swap ? gk_bswap32(l32) : l32;
+            }
+            if (len <= in_win - cb && used + len + 1 <= cap) {
+                char *dst = (char *)block + used;
+                memcpy(dst, p + cb, len);
+                r->pos += cb + len;
+                dst[len] = '\0';
+                gk_str *items = (gk_str *)block;
+                items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
+                items[i].len = len;
+                used += len + 1;
+                continue;
+            }
+        }
         r->elem = (int64_t)i;
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
         if (used + len + 1 > cap) {
@@ -330,10 +359,6 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         }
         char *dst = (char *)block + used;
         if ((st = read_into(r, dst, len, "string")) != GK_OK) break;
-        if (!warned && !gk_utf8_valid(dst, len)) {
-            warn_bad_utf8(r, at, "string");
-            warned = true;
-        }
         dst[len] = '\0';
         gk_str *items = (gk_str *)block;
         items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
@@ -348,6 +373,21 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     gk_str *items = (gk_str *)block;
     const char *bytes = (const char *)block + head;
     for (uint64_t i = 0; i < n; i++) items[i].ptr = bytes + (uintptr_t)items[i].ptr;
+    /* The strings stand one after another with a NUL after each: the bytes are
+     * valid UTF-8 as a whole exactly when every string is. Only a bad block is
+     * searched for its first bad string, whose offset the warning gives. */
+    if (!gk_utf8_valid(bytes, used - head)) {
+        uint64_t at = first_at;
+        for (uint64_t i = 0; i < n; i++) {
+            if (!gk_utf8_valid(items[i].ptr, items[i].len)) {
+                char what[40];
+                snprintf(what, sizeof what, "element %llu", (unsigned long long)i);
+                warn_bad_utf8(r, at, what);
+                break;
+            }
+            at += cb + items[i].len;
+        }
+    }
     out->arr.data = block;
     return GK_OK;
 }
@@ -837,6 +877,7 @@ uint64_t gk_file_header_end(const gk_file *f) { return f->header_end; }
 uint64_t gk_file_data_offset(const gk_file *f) { return f->data_offset; }
 int gk_file_fd(const gk_file *f) { return f->fd; }
 size_t gk_file_warning_count(const gk_file *f) { return f->n_warnings; }
+bool gk_file_strings_utf8(const gk_file *f) { return !f->bad_utf8; }
 const gk_warning *gk_file_warning_at(const gk_file *f, size_t i) {
     return i < f->n_warnings ? &f->warnings[i] : NULL;
 }

@@ -114,27 +114,53 @@ void gk_value_free(gk_value *v) {
     memset(v, 0, sizeof *v);
 }
 
+size_t gk_utf8_char_len(const char *str, uint64_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    if (n == 0) return 0;
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;         /* no overlong forms */
+        if (c == 0xED) hi = 0x9F;         /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;         /* nothing past U+10FFFF */
+    } else {
+        return 0;                         /* continuation byte, overlong lead, or past F4 */
+    }
+    if (n < len) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
 bool gk_utf8_valid(const char *str, uint64_t n) {
     const unsigned char *s = (const unsigned char *)str;
     uint64_t i = 0;
     while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) { i++; continue; }
-        int extra;
-        uint32_t cp;
-        if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
-        else return false;
-        if (n - i <= (uint64_t)extra) return false;
-        for (int k = 1; k <= extra; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
+        /* ASCII runs go eight bytes at a time. */
+        while (n - i >= 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ull) break;
+            i += 8;
         }
-        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000))
-            return false; /* overlong */
-        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        i += (uint64_t)extra + 1;
+        while (i < n && s[i] < 0x80) i++;
+        if (i == n) break;
+        /* Two-byte characters (Latin, the byte-level BPE marks): inline. */
+        if (s[i] >= 0xC2 && s[i] <= 0xDF && n - i >= 2 && (s[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
+        size_t len = gk_utf8_char_len(str + i, n - i);
+        if (len == 0) return false;
+        i += len;
     }
     return true;
 }

@@ -27,6 +27,10 @@ gk_str *gk_str_array_pack(const gk_str *items, uint64_t n);
  *  (packed host values; sizeof(gk_str) for STR, sizeof(gk_value) for ARR). */
 size_t gk_vtype_elem_size(gk_vtype t);
 
+/** gk_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
+ *  starts s (of n bytes left), or 0 when none does (bad lead byte, overlong form,
+ *  surrogate, past U+10FFFF, cut short). */
+size_t gk_utf8_char_len(const char *s, uint64_t n);
 /** gk_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
 bool gk_utf8_valid(const char *s, uint64_t n);
 
