@@ -441,12 +441,16 @@ gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len,
 
 /* An output file published atomically: bytes go to a temporary file in the
  * destination's folder; gk_sink_commit fsyncs it and renames it into place;
- * gk_sink_abort (or a failed commit) removes it. */
+ * gk_sink_abort (or a failed commit) removes it. The bytes are written by a
+ * thread of the sink's own, with O_DIRECT where the filesystem allows it, so
+ * the output does not fill the page cache; GK_SINK_BUFFERED writes through the
+ * page cache instead (copies then stay in the kernel: copy_file_range). */
 typedef struct gk_sink gk_sink;
 
 enum {
     GK_SINK_DEFAULT = 0,
     GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
+    GK_SINK_BUFFERED = 1 << 1,    /* write through the page cache (no O_DIRECT) */
 };
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
 #define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)

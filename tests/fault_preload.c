@@ -12,8 +12,13 @@
  *                               limit), then fail with
  *   GK_FAULT_WRITE_ERRNO=N      errno N (default ENOSPC; the first failing write
  *                               is short when it straddles the limit)
- *   GK_FAULT_WRITE_DELAY_MS=N   each such write first sleeps N ms (widens the
- *                               window in which a test signals the writer)
+ *   GK_FAULT_WRITE_DELAY_MS=N   each such write first sleeps N ms for every MiB
+ *                               it carries, at least once (widens the window in
+ *                               which a test signals the writer, whatever size
+ *                               the writes have)
+ *   GK_FAULT_DIRECT_EINVAL=1    writes to such a file fail with EINVAL while it
+ *                               is open with O_DIRECT (a filesystem that takes
+ *                               the flag but not the writes)
  *   GK_FAULT_FSYNC_PATH=SUBSTR  fsync of such a file fails with EIO
  *
  * Paths are those of /proc/self/fd. pread, read, write, pwrite, fsync and
@@ -66,9 +71,16 @@ static ssize_t read_budget(size_t len) {
     return (ssize_t)(len < left ? len : left);
 }
 
+/* A watched fd open with O_DIRECT while GK_FAULT_DIRECT_EINVAL is set. */
+static int direct_refused(int fd) {
+    if (env_u64("GK_FAULT_DIRECT_EINVAL", 0) == 0) return 0;
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_DIRECT) != 0;
+}
+
 static ssize_t write_budget(size_t len) {
     unsigned long long delay = env_u64("GK_FAULT_WRITE_DELAY_MS", 0);
-    if (delay) usleep((useconds_t)(delay * 1000));
+    if (delay) usleep((useconds_t)(delay * 1000 * (1 + (len > 0 ? (len - 1) >> 20 : 0))));
     unsigned long long limit = env_u64("GK_FAULT_WRITE_AFTER", ~0ULL);
     if (written >= limit) {
         errno = (int)env_u64("GK_FAULT_WRITE_ERRNO", ENOSPC);
@@ -111,6 +123,10 @@ ssize_t read(int fd, void *buf, size_t len) {
 ssize_t write(int fd, const void *buf, size_t len) {
     REAL(write);
     if (fd_matches(fd, "GK_FAULT_WRITE_PATH")) {
+        if (direct_refused(fd)) {
+            errno = EINVAL;
+            return -1;
+        }
         ssize_t b = write_budget(len);
         if (b < 0) return b;
         ssize_t n = real_write(fd, buf, (size_t)b);
@@ -123,6 +139,10 @@ ssize_t write(int fd, const void *buf, size_t len) {
 ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off) {
     REAL(pwrite64);
     if (fd_matches(fd, "GK_FAULT_WRITE_PATH")) {
+        if (direct_refused(fd)) {
+            errno = EINVAL;
+            return -1;
+        }
         ssize_t b = write_budget(len);
         if (b < 0) return b;
         ssize_t n = real_pwrite64(fd, buf, (size_t)b, off);

@@ -7,6 +7,8 @@
  * folder; abort, or any failure, removes the temporary file. The destination is
  * therefore either untouched or complete. A destination ending in ".zst" is
  * compressed on the fly (zstd); offsets then count the uncompressed bytes.
+ * The file's bytes go through a stage (stage.c): aligned buffers written by a
+ * thread of their own, bypassing the page cache where the filesystem allows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include <zstd.h>
 
 #include "ggufkit.h"
+#include "io/stage.h"
 
 #define COPY_CHUNK (4u << 20)
 
@@ -28,6 +31,7 @@ struct gk_sink {
     char *tmp;
     char *dir;
     int fd;
+    gk_stage *stage;           /* the file's bytes on their way to the disk */
     unsigned flags;
     uint64_t offset;           /* uncompressed bytes written */
     ZSTD_CCtx *zc;             /* set when compressing */
@@ -86,6 +90,10 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
         return GK_E_IO;
     }
     fchmod(s->fd, 0644);
+    if (gk_stage_open(s->fd, s->dest, !(flags & GK_SINK_BUFFERED), &s->stage, err) != GK_OK) {
+        gk_sink_abort(s);
+        return GK_E_NOMEM;
+    }
     size_t dl = strlen(dest);
     if (dl > 4 && strcmp(dest + dl - 4, ".zst") == 0) {
         int level = (int)((flags >> 8) & 0xff);
@@ -104,18 +112,7 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
 }
 
 static gk_status write_raw(gk_sink *s, const void *buf, size_t len, gk_error *err) {
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = write(s->fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return gk_error_set(err, GK_E_IO, (int64_t)s->offset, "%s: write failed: %s", s->dest,
-                                strerror(errno));
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return GK_OK;
+    return gk_stage_write(s->stage, buf, len, err);
 }
 
 /* Feeds bytes to the compressor (mode ZSTD_e_continue) or flushes it (ZSTD_e_end). */
@@ -139,6 +136,11 @@ gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err) 
 }
 
 gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err) {
+    if (s->zc == NULL) {
+        gk_status st = gk_stage_zeros(s->stage, n, err);
+        if (st == GK_OK) s->offset += n;
+        return st;
+    }
     static const uint8_t zeros[4096];
     while (n > 0) {
         size_t chunk = n > sizeof zeros ? sizeof zeros : (size_t)n;
@@ -174,27 +176,16 @@ static gk_status copy_buffered(gk_sink *s, int fd, uint64_t off, uint64_t len, g
 
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
     if (s->zc) return copy_buffered(s, fd, off, len, err);
-    while (len > 0) {
-        loff_t in_off = (loff_t)off;
-        size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
-        ssize_t n = copy_file_range(fd, &in_off, s->fd, NULL, chunk, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            /* Not supported here (or a short source): finish with plain reads, which
-             * also report a truncated input precisely. */
-            return copy_buffered(s, fd, off, len, err);
-        }
-        off += (uint64_t)n;
-        len -= (uint64_t)n;
-        s->offset += (uint64_t)n;
-    }
-    return GK_OK;
+    gk_status st = gk_stage_copy_from(s->stage, fd, off, len, err);
+    if (st == GK_OK) s->offset += len;
+    return st;
 }
 
 uint64_t gk_sink_offset(const gk_sink *s) { return s->offset; }
 
 gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
     gk_status st = s->zc ? compress(s, NULL, 0, ZSTD_e_end, err) : GK_OK;
+    if (st == GK_OK) st = gk_stage_finish(s->stage, err);
     if (st != GK_OK) {
         /* reported */
     } else if (fsync(s->fd) != 0) {
@@ -233,6 +224,7 @@ gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
 
 void gk_sink_abort(gk_sink *s) {
     if (s == NULL) return;
+    gk_stage_free(s->stage);
     if (s->fd >= 0) close(s->fd);
     if (s->tmp) unlink(s->tmp);
     ZSTD_freeCCtx(s->zc);

@@ -210,6 +210,19 @@ if [ -n "$SHIM" ]; then
     run_env $(shim_env) GK_FAULT_FSYNC_PATH=.ggufkit- -- "${ARGS[@]}"
     expect_fail "fsync EIO: $name" "$D" "fsync"
   done
+  # O_DIRECT taken by the filesystem but its writes refused (EINVAL): the
+  # output is written normally instead, and is the reference output.
+  for name in $NAMES repack-zst; do
+    D="$W/einval/$name"
+    mkdir -p "$D"
+    args_for "$name" "$D"
+    run_env $(shim_env) GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
+    [ "$rc" -eq 0 ] && pass || fail "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$W/err"))"
+    for f in "$W/ref/$name"/*; do
+      cmp -s "$f" "$D/$(basename "$f")" && pass || fail "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
+    done
+    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$W/ref/$name" | wc -l)" ] && pass || fail "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
+  done
   # The input shrinks while it is read: writes are slowed so the truncation
   # lands in the middle of the run.
   for name in repack quantize endian edit-o; do

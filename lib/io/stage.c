@@ -1,0 +1,321 @@
+/*
+ * stage.c - appends an output file's bytes through two aligned buffers and a
+ * writer thread, with O_DIRECT where the filesystem takes it (see stage.h).
+ *
+ * The filling side (the caller's thread) owns the slot it fills; a full slot
+ * belongs to the writer until the writer marks it empty again. Slots are
+ * written in the order they were filled, each at its own file offset. With
+ * O_DIRECT, every write starts at a multiple of DIO_ALIGN from an aligned
+ * buffer and is a whole number of DIO_ALIGN blocks, except the file's last
+ * piece, which finish writes after turning O_DIRECT off. A write that O_DIRECT
+ * refuses (EINVAL), or a short one, turns it off too, and the rest is written
+ * normally: O_DIRECT is a way to write faster, never a reason to fail.
+ *
+ * A slot is handed over when it holds `limit` bytes; the limit starts at
+ * STAGE_FIRST and doubles with every hand-off up to STAGE_BYTES, so that a
+ * small file is written in small pieces as it goes (and touches little
+ * memory), and a large one in large writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/stage.h"
+
+#define STAGE_BYTES (8u << 20)   /* one slot; a multiple of DIO_ALIGN */
+#define STAGE_FIRST (256u << 10) /* the first hand-off; a multiple of DIO_ALIGN */
+#define DIO_ALIGN 4096           /* alignment of direct writes: address, offset, length */
+
+typedef struct slot {
+    uint8_t *data;
+    size_t len;                  /* bytes staged */
+    uint64_t at;                 /* file offset of data[0] */
+    bool full;                   /* handed to the writer, not yet written */
+} slot;
+
+struct gk_stage {
+    int fd;
+    const char *name;
+    bool kernel_copy;            /* written normally: copies use copy_file_range */
+    slot slots[2];
+    int cur;                     /* the slot being filled */
+    size_t limit;                /* hand-off size now: STAGE_FIRST .. STAGE_BYTES */
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool quit, abandon;
+    int error;                   /* errno of the first failed write, or 0 */
+    uint64_t error_at;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Turns O_DIRECT off on fd. @return : true if it was on. */
+static bool drop_direct(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || !(fl & O_DIRECT)) return false;
+    return fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0;
+}
+
+/* Writes len bytes at file offset at. @return : 0, or the errno of the
+ * failure with *fail_at set to where it happened. */
+static int write_all(int fd, const uint8_t *p, size_t len, uint64_t at, uint64_t *fail_at) {
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINVAL && drop_direct(fd)) continue;   /* refused: write normally */
+        if (n <= 0) {
+            *fail_at = at;
+            return n < 0 ? errno : EIO;
+        }
+        p += n;
+        len -= (size_t)n;
+        at += (uint64_t)n;
+        if (len > 0 && (size_t)n % DIO_ALIGN != 0) drop_direct(fd);   /* the rest is not aligned */
+    }
+    return 0;
+}
+
+static gk_status write_error(const gk_stage *s, int e, uint64_t at, gk_error *err) {
+    return gk_error_set(err, GK_E_IO, (int64_t)at, "%s: write failed: %s", s->name, strerror(e));
+}
+
+/* The writer thread: writes full slots in order until told to quit. */
+static void *writer_main(void *arg) {
+    gk_stage *s = arg;
+    int k = 0;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->slots[k].full && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->slots[k].full) break;
+        slot *sl = &s->slots[k];
+        bool skip = s->error != 0 || s->abandon;
+        pthread_mutex_unlock(&s->mu);
+        uint64_t fail_at = 0;
+        int e = skip ? 0 : write_all(s->fd, sl->data, sl->len, sl->at, &fail_at);
+        pthread_mutex_lock(&s->mu);
+        if (e != 0 && s->error == 0) {
+            s->error = e;
+            s->error_at = fail_at;
+        }
+        sl->full = false;
+        pthread_cond_broadcast(&s->cv);
+        k ^= 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Starts the writer with every signal blocked in it, so that signals meant for
+ * the command (SIGINT, SIGTERM) reach its main thread. */
+static void start_writer(gk_stage *s) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    s->started = pthread_create(&s->thread, NULL, writer_main, s) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Waits until the writer holds no slot. @return : the first write error. */
+static gk_status wait_idle(gk_stage *s, gk_error *err) {
+    if (!s->started) return GK_OK;
+    pthread_mutex_lock(&s->mu);
+    while (s->slots[0].full || s->slots[1].full) pthread_cond_wait(&s->cv, &s->mu);
+    int e = s->error;
+    uint64_t at = s->error_at;
+    pthread_mutex_unlock(&s->mu);
+    return e ? write_error(s, e, at, err) : GK_OK;
+}
+
+/* Hands the current slot to the writer (written here when no thread could be
+ * started) and moves on to the other one once the writer has emptied it. */
+static gk_status hand_off(gk_stage *s, gk_error *err) {
+    slot *sl = &s->slots[s->cur];
+    if (sl->len == 0) return GK_OK;
+    uint64_t next_at = sl->at + sl->len;
+    if (s->limit < STAGE_BYTES) s->limit *= 2;
+    if (!s->started) start_writer(s);
+    if (!s->started) {
+        uint64_t fail_at = 0;
+        int e = write_all(s->fd, sl->data, sl->len, sl->at, &fail_at);
+        if (e != 0) return write_error(s, e, fail_at, err);
+        sl->len = 0;
+        sl->at = next_at;
+        return GK_OK;
+    }
+    int next = s->cur ^ 1;
+    pthread_mutex_lock(&s->mu);
+    sl->full = true;
+    pthread_cond_broadcast(&s->cv);
+    while (s->slots[next].full) pthread_cond_wait(&s->cv, &s->mu);
+    int e = s->error;
+    uint64_t at = s->error_at;
+    pthread_mutex_unlock(&s->mu);
+    if (e != 0) return write_error(s, e, at, err);
+    s->cur = next;
+    s->slots[next].len = 0;
+    s->slots[next].at = next_at;
+    return GK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public                                                                   */
+/* ------------------------------------------------------------------------ */
+
+gk_status gk_stage_open(int fd, const char *name, bool direct, gk_stage **out, gk_error *err) {
+    *out = NULL;
+    gk_stage *s = calloc(1, sizeof *s);
+    if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    s->fd = fd;
+    s->name = name;
+    s->limit = STAGE_FIRST;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    for (int k = 0; k < 2; k++) {
+        s->slots[k].data = aligned_alloc(DIO_ALIGN, STAGE_BYTES);
+        if (s->slots[k].data == NULL) {
+            gk_stage_free(s);
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        }
+    }
+    int fl = fcntl(fd, F_GETFL);
+    s->kernel_copy = !direct || fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0;
+    *out = s;
+    return GK_OK;
+}
+
+gk_status gk_stage_write(gk_stage *s, const void *buf, size_t len, gk_error *err) {
+    const uint8_t *p = buf;
+    while (len > 0) {
+        slot *sl = &s->slots[s->cur];
+        size_t n = s->limit - sl->len;
+        if (n > len) n = len;
+        memcpy(sl->data + sl->len, p, n);
+        sl->len += n;
+        p += n;
+        len -= n;
+        if (sl->len == s->limit) {
+            gk_status st = hand_off(s, err);
+            if (st != GK_OK) return st;
+        }
+    }
+    return GK_OK;
+}
+
+gk_status gk_stage_zeros(gk_stage *s, uint64_t n, gk_error *err) {
+    while (n > 0) {
+        slot *sl = &s->slots[s->cur];
+        size_t k = s->limit - sl->len;
+        if (k > n) k = (size_t)n;
+        memset(sl->data + sl->len, 0, k);
+        sl->len += k;
+        n -= k;
+        if (sl->len == s->limit) {
+            gk_status st = hand_off(s, err);
+            if (st != GK_OK) return st;
+        }
+    }
+    return GK_OK;
+}
+
+/* Reads exactly len bytes of src_fd at off into dst. */
+static gk_status read_exact(int src_fd, uint8_t *dst, size_t len, uint64_t off, gk_error *err) {
+    while (len > 0) {
+        ssize_t n = pread(src_fd, dst, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return gk_error_set(err, GK_E_IO, (int64_t)off, "read failed: %s", strerror(errno));
+        if (n == 0)
+            return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off,
+                                "input ended early (it shrank while being copied?)");
+        dst += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return GK_OK;
+}
+
+/* Copies in the kernel (copy_file_range) once the staged bytes are written.
+ * @return : GK_OK; *done says how many bytes went, fewer than len when the
+ *           kernel will not copy these files (the caller reads the rest). */
+static gk_status kernel_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len, uint64_t *done,
+                             gk_error *err) {
+    *done = 0;
+    gk_status st = hand_off(s, err);
+    if (st == GK_OK) st = wait_idle(s, err);
+    if (st != GK_OK) return st;
+    slot *sl = &s->slots[s->cur];
+    while (*done < len) {
+        loff_t in_off = (loff_t)(off + *done), out_off = (loff_t)sl->at;
+        size_t chunk = len - *done > STAGE_BYTES ? STAGE_BYTES : (size_t)(len - *done);
+        ssize_t n = copy_file_range(src_fd, &in_off, s->fd, &out_off, chunk, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;   /* not supported here, or the source ends: reads say which */
+        *done += (uint64_t)n;
+        sl->at += (uint64_t)n;
+    }
+    return GK_OK;
+}
+
+gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    if (s->kernel_copy) {
+        uint64_t done;
+        gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
+        if (st != GK_OK) return st;
+        off += done;
+        len -= done;
+    }
+    while (len > 0) {
+        slot *sl = &s->slots[s->cur];
+        size_t n = s->limit - sl->len;
+        if (n > len) n = (size_t)len;
+        gk_status st = read_exact(src_fd, sl->data + sl->len, n, off, err);
+        if (st != GK_OK) return st;
+        sl->len += n;
+        off += n;
+        len -= n;
+        if (sl->len == s->limit && (st = hand_off(s, err)) != GK_OK) return st;
+    }
+    return GK_OK;
+}
+
+gk_status gk_stage_finish(gk_stage *s, gk_error *err) {
+    gk_status st = wait_idle(s, err);
+    if (st != GK_OK) return st;
+    slot *sl = &s->slots[s->cur];
+    size_t whole = sl->len / DIO_ALIGN * DIO_ALIGN;
+    uint64_t fail_at = 0;
+    int e = write_all(s->fd, sl->data, whole, sl->at, &fail_at);
+    if (e == 0 && whole < sl->len) {
+        drop_direct(s->fd);   /* the last piece is not a whole block */
+        e = write_all(s->fd, sl->data + whole, sl->len - whole, sl->at + whole, &fail_at);
+    }
+    if (e != 0) return write_error(s, e, fail_at, err);
+    sl->at += sl->len;
+    sl->len = 0;
+    return GK_OK;
+}
+
+void gk_stage_free(gk_stage *s) {
+    if (s == NULL) return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->quit = true;
+        s->abandon = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s->slots[0].data);
+    free(s->slots[1].data);
+    free(s);
+}

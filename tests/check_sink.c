@@ -1,0 +1,238 @@
+/*
+ * check_sink.c - the atomic output file (lib/io/sink.c) and its stage
+ * (lib/io/stage.c): bytes appended by writes, zero runs and copies from another
+ * file, in pieces that fall on and across every hand-off boundary, come out
+ * exactly, with O_DIRECT and through the page cache, plain and zstd-compressed;
+ * an aborted or failed output leaves nothing behind; a source that ends early
+ * is reported as truncated.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "ggufkit.h"
+
+#define SOURCE_BYTES (21u << 20)
+
+static char tmpdir[256];
+static uint8_t *source;          /* the bytes of tmpdir/source.bin */
+
+static uint8_t pattern(uint64_t i) { return (uint8_t)((i * 2654435761u) >> 13); }
+
+static void setup(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gk-sink-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    source = malloc(SOURCE_BYTES);
+    ck_assert_ptr_nonnull(source);
+    for (uint64_t i = 0; i < SOURCE_BYTES; i++) source[i] = pattern(i);
+    char p[300];
+    snprintf(p, sizeof p, "%s/source.bin", tmpdir);
+    FILE *fp = fopen(p, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(source, 1, SOURCE_BYTES, fp), SOURCE_BYTES);
+    fclose(fp);
+}
+
+static void teardown(void) {
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    char p[600];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(tmpdir);
+    free(source);
+}
+
+/* Names in tmpdir other than source.bin. */
+static int other_entries(void) {
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "source.bin")) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static uint8_t *read_file(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, 0, SEEK_END);
+    *len = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = malloc(*len + 1);
+    ck_assert_uint_eq(fread(b, 1, *len, fp), *len);
+    fclose(fp);
+    return b;
+}
+
+/* Appends one step of a fixed script to the sink and to want: writes, zero runs
+ * and copies of sizes that straddle 4 KiB blocks and the hand-offs (256 KiB
+ * doubling to 8 MiB). */
+typedef struct expect {
+    uint8_t *d;
+    size_t n, cap;
+} expect;
+
+static void want_add(expect *w, const uint8_t *p, size_t n) {
+    if (w->n + n > w->cap) {
+        w->cap = (w->n + n) * 2;
+        w->d = realloc(w->d, w->cap);
+        ck_assert_ptr_nonnull(w->d);
+    }
+    if (p) memcpy(w->d + w->n, p, n);
+    else memset(w->d + w->n, 0, n);
+    w->n += n;
+}
+
+/* Writes the script to dest; @return : the bytes it should hold. */
+static expect write_script(const char *dest, unsigned flags, size_t scale) {
+    static const size_t sizes[] = { 1, 4095, 4097, 262143, 262145, 1 << 20, 3000001, 8388608, 12345, 9000000 };
+    char src_path[300];
+    snprintf(src_path, sizeof src_path, "%s/source.bin", tmpdir);
+    int src = open(src_path, O_RDONLY);
+    ck_assert_int_ge(src, 0);
+    gk_sink *s;
+    gk_error err;
+    ck_assert_int_eq(gk_sink_open(dest, flags, &s, &err), GK_OK);
+    expect w = { 0 };
+    uint64_t src_off = 7;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i] / scale ? sizes[i] / scale : 1;
+        switch (i % 3) {
+        case 0:
+            ck_assert_int_eq(gk_sink_write(s, source + (i * 977) % (SOURCE_BYTES - n), n, &err), GK_OK);
+            want_add(&w, source + (i * 977) % (SOURCE_BYTES - n), n);
+            break;
+        case 1:
+            ck_assert_int_eq(gk_sink_write_zeros(s, n, &err), GK_OK);
+            want_add(&w, NULL, n);
+            break;
+        default:
+            if (src_off + n > SOURCE_BYTES) src_off = 3;
+            ck_assert_msg(gk_sink_copy_from(s, src, src_off, n, &err) == GK_OK, "%s", err.message);
+            want_add(&w, source + src_off, n);
+            src_off += n;
+            break;
+        }
+        ck_assert_uint_eq(gk_sink_offset(s), w.n);
+    }
+    ck_assert_msg(gk_sink_commit(s, &err) == GK_OK, "%s", err.message);
+    close(src);
+    return w;
+}
+
+START_TEST(test_script_exact) {
+    const unsigned modes[] = { GK_SINK_DEFAULT, GK_SINK_BUFFERED };
+    for (int m = 0; m < 2; m++) {
+        for (size_t scale = 1; scale <= 64; scale *= 64) {   /* a large and a small output */
+            char dest[300];
+            snprintf(dest, sizeof dest, "%s/out-%d-%zu.bin", tmpdir, m, scale);
+            expect w = write_script(dest, modes[m], scale);
+            size_t len;
+            uint8_t *got = read_file(dest, &len);
+            ck_assert_uint_eq(len, w.n);
+            ck_assert_msg(memcmp(got, w.d, len) == 0, "mode %d scale %zu: bytes differ", m, scale);
+            free(got);
+            free(w.d);
+            unlink(dest);
+            ck_assert_int_eq(other_entries(), 0);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_script_zstd) {
+    const unsigned modes[] = { GK_SINK_DEFAULT, GK_SINK_BUFFERED };
+    for (int m = 0; m < 2; m++) {
+        char dest[300];
+        snprintf(dest, sizeof dest, "%s/out-%d.bin.zst", tmpdir, m);
+        expect w = write_script(dest, modes[m] | GK_SINK_ZSTD_LEVEL(1), 1);
+        size_t clen;
+        uint8_t *packed = read_file(dest, &clen);
+        unsigned long long size = ZSTD_getFrameContentSize(packed, clen);
+        uint8_t *got = malloc(w.n + 1);
+        size_t n = ZSTD_decompress(got, w.n + 1, packed, clen);
+        ck_assert_msg(!ZSTD_isError(n), "%s", ZSTD_getErrorName(n));
+        ck_assert_uint_eq(n, w.n);
+        ck_assert(size == ZSTD_CONTENTSIZE_UNKNOWN || size == w.n);
+        ck_assert_int_eq(memcmp(got, w.d, n), 0);
+        free(got);
+        free(packed);
+        free(w.d);
+        unlink(dest);
+    }
+}
+END_TEST
+
+START_TEST(test_abort_and_short_source_leave_nothing) {
+    const unsigned modes[] = { GK_SINK_DEFAULT, GK_SINK_BUFFERED };
+    char src_path[300];
+    snprintf(src_path, sizeof src_path, "%s/source.bin", tmpdir);
+    for (int m = 0; m < 2; m++) {
+        char dest[300];
+        snprintf(dest, sizeof dest, "%s/never.bin", tmpdir);
+        gk_sink *s;
+        gk_error err;
+        /* aborted after 20 MiB (the writer thread is busy by then) */
+        ck_assert_int_eq(gk_sink_open(dest, modes[m], &s, &err), GK_OK);
+        ck_assert_int_eq(gk_sink_write(s, source, 20u << 20, &err), GK_OK);
+        gk_sink_abort(s);
+        ck_assert_int_eq(other_entries(), 0);
+        /* a copy past the end of the source */
+        int src = open(src_path, O_RDONLY);
+        ck_assert_int_eq(gk_sink_open(dest, modes[m], &s, &err), GK_OK);
+        ck_assert_int_eq(gk_sink_write(s, source, 5000, &err), GK_OK);
+        ck_assert_int_eq(gk_sink_copy_from(s, src, SOURCE_BYTES - 100, 4096, &err), GK_E_TRUNCATED);
+        ck_assert_int_eq(err.offset, (int64_t)SOURCE_BYTES);
+        gk_sink_abort(s);
+        close(src);
+        ck_assert_int_eq(other_entries(), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_existing_destination_refused) {
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/source.bin", tmpdir);
+    gk_sink *s;
+    gk_error err;
+    ck_assert_int_eq(gk_sink_open(dest, GK_SINK_DEFAULT, &s, &err), GK_E_EXISTS);
+    ck_assert_int_eq(gk_sink_open(dest, GK_SINK_OVERWRITE, &s, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_write(s, "x", 1, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_commit(s, &err), GK_OK);
+    size_t len;
+    uint8_t *got = read_file(dest, &len);
+    ck_assert_uint_eq(len, 1);
+    ck_assert_int_eq(got[0], 'x');
+    free(got);
+}
+END_TEST
+
+int main(void) {
+    Suite *su = suite_create("sink");
+    TCase *tc = tcase_create("sink");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_script_exact);
+    tcase_add_test(tc, test_script_zstd);
+    tcase_add_test(tc, test_abort_and_short_source_leave_nothing);
+    tcase_add_test(tc, test_existing_destination_refused);
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
