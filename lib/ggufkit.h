@@ -465,6 +465,12 @@ gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
 /** gk_sink_copy_from() : appends len bytes read from fd at offset off, using
  *  copy_file_range where possible, a bounded buffer otherwise. */
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
+/** gk_sink_copy_swapped() : appends len bytes read from fd at offset off, a
+ *  whole number of blocks of block_bytes, each byte-swapped by swap (a type's
+ *  byteswap kernel) on the way. @return : as gk_sink_copy_from; GK_E_ARG when len
+ *  is not whole blocks. */
+gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
+                               gk_byteswap_fn swap, gk_error *err);
 /** gk_sink_offset() : @return : bytes written so far. */
 uint64_t gk_sink_offset(const gk_sink *s);
 /** gk_sink_commit() : fsyncs, renames into place, fsyncs the folder, frees s. */

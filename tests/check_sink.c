@@ -4,7 +4,7 @@
  * file, in pieces that fall on and across every hand-off boundary, come out
  * exactly, with O_DIRECT and through the page cache, plain and zstd-compressed;
  * an aborted or failed output leaves nothing behind; a source that ends early
- * is reported as truncated.
+ * is reported as truncated; byte-swapped copies equal the kernel's result.
  */
 #include <check.h>
 #include <dirent.h>
@@ -203,6 +203,56 @@ START_TEST(test_abort_and_short_source_leave_nothing) {
 }
 END_TEST
 
+/* Byte-swapped copies (F16's 2-byte blocks, Q4_K's 144-byte ones that straddle
+ * every hand-off) equal the kernel applied to the source in memory. */
+START_TEST(test_copy_swapped) {
+    const char *exts[] = { ".bin", ".bin.zst" };
+    const uint32_t types[] = { GK_TYPE_F16, GK_TYPE_Q4_K };
+    char src_path[300];
+    snprintf(src_path, sizeof src_path, "%s/source.bin", tmpdir);
+    int src = open(src_path, O_RDONLY);
+    ck_assert_int_ge(src, 0);
+    for (int m = 0; m < 2; m++) {
+        for (int z = 0; z < 2; z++) {
+            for (int t = 0; t < 2; t++) {
+                const gk_type_info *ti = gk_type_get(types[t]);
+                size_t bb = ti->block_bytes, n = (SOURCE_BYTES - 4096) / bb * bb;
+                char dest[300];
+                snprintf(dest, sizeof dest, "%s/swapped%s", tmpdir, exts[z]);
+                gk_sink *s;
+                gk_error err;
+                ck_assert_int_eq(gk_sink_open(dest, m ? GK_SINK_BUFFERED : GK_SINK_DEFAULT, &s, &err), GK_OK);
+                ck_assert_int_eq(gk_sink_write(s, source, 100, &err), GK_OK);   /* misaligns what follows */
+                ck_assert_int_eq(gk_sink_copy_swapped(s, src, 3, bb - 1, bb, ti->byteswap, &err), GK_E_ARG);
+                ck_assert_msg(gk_sink_copy_swapped(s, src, 3, n, bb, ti->byteswap, &err) == GK_OK, "%s", err.message);
+                ck_assert_uint_eq(gk_sink_offset(s), 100 + n);
+                ck_assert_int_eq(gk_sink_commit(s, &err), GK_OK);
+                uint8_t *want = malloc(100 + n);
+                memcpy(want, source, 100);
+                memcpy(want + 100, source + 3, n);
+                ti->byteswap(want + 100, (int64_t)(n / bb));
+                size_t len;
+                uint8_t *got = read_file(dest, &len);
+                if (z) {
+                    uint8_t *plain = malloc(100 + n);
+                    size_t k = ZSTD_decompress(plain, 100 + n, got, len);
+                    ck_assert(!ZSTD_isError(k));
+                    len = k;
+                    free(got);
+                    got = plain;
+                }
+                ck_assert_uint_eq(len, 100 + n);
+                ck_assert_msg(memcmp(got, want, len) == 0, "%s mode %d zstd %d: bytes differ", ti->name, m, z);
+                free(got);
+                free(want);
+                unlink(dest);
+            }
+        }
+    }
+    close(src);
+}
+END_TEST
+
 START_TEST(test_existing_destination_refused) {
     char dest[300];
     snprintf(dest, sizeof dest, "%s/source.bin", tmpdir);
@@ -228,6 +278,7 @@ int main(void) {
     tcase_add_test(tc, test_script_exact);
     tcase_add_test(tc, test_script_zstd);
     tcase_add_test(tc, test_abort_and_short_source_leave_nothing);
+    tcase_add_test(tc, test_copy_swapped);
     tcase_add_test(tc, test_existing_destination_refused);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);

@@ -158,17 +158,10 @@ static gk_status copy_buffered(gk_sink *s, int fd, uint64_t off, uint64_t len, g
     gk_status st = GK_OK;
     while (len > 0 && st == GK_OK) {
         size_t chunk = len > cap ? cap : (size_t)len;
-        ssize_t n = pread(fd, buf, chunk, (off_t)off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            st = gk_error_set(err, GK_E_IO, (int64_t)off, "read failed: %s", strerror(errno));
-        } else if (n == 0) {
-            st = gk_error_set(err, GK_E_TRUNCATED, (int64_t)off, "input ended early (it shrank while being copied?)");
-        } else {
-            st = gk_sink_write(s, buf, (size_t)n, err);
-            off += (uint64_t)n;
-            len -= (uint64_t)n;
-        }
+        st = gk_pread_exact(fd, buf, chunk, off, err);
+        if (st == GK_OK) st = gk_sink_write(s, buf, chunk, err);
+        off += chunk;
+        len -= chunk;
     }
     free(buf);
     return st;
@@ -178,6 +171,34 @@ gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_e
     if (s->zc) return copy_buffered(s, fd, off, len, err);
     gk_status st = gk_stage_copy_from(s->stage, fd, off, len, err);
     if (st == GK_OK) s->offset += len;
+    return st;
+}
+
+gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
+                               gk_byteswap_fn swap, gk_error *err) {
+    if (s->zc == NULL) {
+        gk_status st = gk_stage_copy_swapped(s->stage, fd, off, len, block_bytes, swap, err);
+        if (st == GK_OK) s->offset += len;
+        return st;
+    }
+    if (block_bytes == 0 || len % block_bytes != 0)
+        return gk_error_set(err, GK_E_ARG, (int64_t)off, "byte swap of %llu bytes: not whole blocks of %zu",
+                            (unsigned long long)len, block_bytes);
+    size_t per = COPY_CHUNK / block_bytes * block_bytes;
+    if (per == 0) per = block_bytes;
+    uint8_t *buf = malloc(per);
+    if (buf == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status st = GK_OK;
+    while (len > 0 && st == GK_OK) {
+        size_t n = len < per ? (size_t)len : per;
+        st = gk_pread_exact(fd, buf, n, off, err);
+        if (st != GK_OK) break;
+        swap(buf, (int64_t)(n / block_bytes));
+        st = gk_sink_write(s, buf, n, err);
+        off += n;
+        len -= n;
+    }
+    free(buf);
     return st;
 }
 

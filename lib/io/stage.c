@@ -226,8 +226,8 @@ gk_status gk_stage_zeros(gk_stage *s, uint64_t n, gk_error *err) {
     return GK_OK;
 }
 
-/* Reads exactly len bytes of src_fd at off into dst. */
-static gk_status read_exact(int src_fd, uint8_t *dst, size_t len, uint64_t off, gk_error *err) {
+gk_status gk_pread_exact(int src_fd, void *buf, size_t len, uint64_t off, gk_error *err) {
+    uint8_t *dst = buf;
     while (len > 0) {
         ssize_t n = pread(src_fd, dst, len, (off_t)off);
         if (n < 0 && errno == EINTR) continue;
@@ -276,7 +276,7 @@ gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len
         slot *sl = &s->slots[s->cur];
         size_t n = s->limit - sl->len;
         if (n > len) n = (size_t)len;
-        gk_status st = read_exact(src_fd, sl->data + sl->len, n, off, err);
+        gk_status st = gk_pread_exact(src_fd, sl->data + sl->len, n, off, err);
         if (st != GK_OK) return st;
         sl->len += n;
         off += n;
@@ -284,6 +284,38 @@ gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len
         if (sl->len == s->limit && (st = hand_off(s, err)) != GK_OK) return st;
     }
     return GK_OK;
+}
+
+gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,
+                                gk_byteswap_fn swap, gk_error *err) {
+    if (block_bytes == 0 || len % block_bytes != 0)
+        return gk_error_set(err, GK_E_ARG, (int64_t)off, "byte swap of %llu bytes: not whole blocks of %zu",
+                            (unsigned long long)len, block_bytes);
+    uint8_t *one = NULL;   /* a block that straddles two slots goes through here */
+    gk_status st = GK_OK;
+    while (len > 0 && st == GK_OK) {
+        slot *sl = &s->slots[s->cur];
+        size_t n = (s->limit - sl->len) / block_bytes * block_bytes;
+        if (n > len) n = (size_t)len;
+        if (n == 0) {
+            if (one == NULL && (one = malloc(block_bytes)) == NULL)
+                return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+            st = gk_pread_exact(src_fd, one, block_bytes, off, err);
+            if (st == GK_OK) {
+                swap(one, 1);
+                st = gk_stage_write(s, one, block_bytes, err);
+            }
+            n = block_bytes;
+        } else if ((st = gk_pread_exact(src_fd, sl->data + sl->len, n, off, err)) == GK_OK) {
+            swap(sl->data + sl->len, (int64_t)(n / block_bytes));
+            sl->len += n;
+            if (sl->len == s->limit) st = hand_off(s, err);
+        }
+        off += n;
+        len -= n;
+    }
+    free(one);
+    return st;
 }
 
 gk_status gk_stage_finish(gk_stage *s, gk_error *err) {

@@ -37,6 +37,17 @@ gk_status gk_stage_zeros(gk_stage *s, uint64_t n, gk_error *err);
  *            first: it shrank while being copied). */
 gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
 
+/** gk_stage_copy_swapped() : appends len bytes read from fd at offset off (a
+ *  whole number of blocks of block_bytes), byte-swapped by swap in the stage's
+ *  own buffers. @return : as gk_stage_copy_from, GK_E_ARG for a partial block. */
+gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,
+                                gk_byteswap_fn swap, gk_error *err);
+
+/** gk_pread_exact() : reads exactly len bytes of fd at offset off into dst.
+ *  @return : GK_OK, GK_E_IO (the read failed), GK_E_TRUNCATED (fd ended first:
+ *            it shrank while being copied), each with the offset. */
+gk_status gk_pread_exact(int fd, void *dst, size_t len, uint64_t off, gk_error *err);
+
 /** gk_stage_finish() : writes whatever is still staged and waits for every
  *  write (the caller then fsyncs). @return : GK_OK or the first write error. */
 gk_status gk_stage_finish(gk_stage *s, gk_error *err);

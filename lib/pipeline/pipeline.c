@@ -87,6 +87,21 @@ static gk_status swap_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_
     if (ti->byteswap == NULL)
         return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: byte order conversion of %s is not available",
                             t->name.ptr, ti->name);
+    if (st->src->fd >= 0) {
+        /* Read into the output's own buffers and swapped there, in slices so
+         * that progress moves and an interrupt is noticed. */
+        uint64_t off = st->src->data_offset + t->offset, left = t->nbytes;
+        uint64_t slice = (64u << 20) / ti->block_bytes * ti->block_bytes;
+        while (left > 0) {
+            uint64_t n = left > slice ? slice : left;
+            gk_status s = gk_sink_copy_swapped(sink, st->src->fd, off, n, ti->block_bytes, ti->byteswap, err);
+            if (s == GK_OK) s = advance(pr, n, err);
+            if (s != GK_OK) return s;
+            off += n;
+            left -= n;
+        }
+        return GK_OK;
+    }
     uint64_t per = SWAP_CHUNK_BYTES / ti->block_bytes * ti->block_bytes;
     if (per == 0) per = ti->block_bytes;
     uint8_t *buf = malloc((size_t)per);
