@@ -500,6 +500,48 @@ START_TEST(bad_bool_at_every_position) {
 }
 END_TEST
 
+/* String arrays in v1 (32-bit lengths) and v3, both byte orders: every element
+ * comes back, empty ones and one longer than the rest included. */
+START_TEST(string_arrays_every_form) {
+    for (int v = 1; v <= 3; v += 2) {
+        for (int be = 0; be < 2; be++) {
+            buf b;
+            memset(&b, 0, sizeof b);
+            b.be = be;
+            size_t cb = v == 1 ? 4 : 8;
+            put(&b, "GGUF", 4);
+            put_num(&b, (uint64_t)v, 4);
+            put_num(&b, 0, cb);
+            put_num(&b, 1, cb);
+            put_num(&b, 3, cb);
+            put(&b, "tok", 3);
+            put_num(&b, GK_V_ARR, 4);
+            put_num(&b, GK_V_STR, 4);
+            const char *want[] = { "a", "", "\xc4\xa0" "bc", "", "a somewhat longer token of forty-two bytes", "z" };
+            put_num(&b, 6, cb);
+            for (int i = 0; i < 6; i++) {
+                put_num(&b, strlen(want[i]), cb);
+                put(&b, want[i], strlen(want[i]));
+            }
+            gk_file *f = NULL;
+            gk_error err;
+            ck_assert_msg(open_buf(&b, &f, &err) == GK_OK, "v%d be %d: %s", v, be, err.message);
+            const gk_value *a = gk_kv_get(gk_file_model(f), "tok");
+            ck_assert_ptr_nonnull(a);
+            ck_assert_uint_eq(a->arr.n, 6);
+            const gk_str *e = a->arr.data;
+            for (int i = 0; i < 6; i++) {
+                ck_assert_uint_eq(e[i].len, strlen(want[i]));
+                ck_assert_str_eq(e[i].ptr, want[i]);
+            }
+            ck_assert_uint_eq(gk_file_warning_count(f), 0);
+            ck_assert(gk_file_strings_utf8(f));
+            gk_close(f);
+        }
+    }
+}
+END_TEST
+
 /* A string array with one ill-formed element: one warning, at that element's
  * offset, naming its index; the well-formed neighbours around it (a lead byte
  * cut short at the end of one string is not completed by the next) stay clean. */
@@ -529,6 +571,7 @@ START_TEST(bad_utf8_string_element_located) {
                 snprintf(want, sizeof want, "element %d", k);
                 ck_assert_msg(strstr(w->message, want) != NULL, "kind %zu at %d: %s", kind, k, w->message);
                 ck_assert_msg(strstr(w->message, "not valid UTF-8") != NULL, "%s", w->message);
+                ck_assert(!gk_file_strings_utf8(f));
                 gk_close(f);
             }
         }
@@ -763,6 +806,7 @@ static Suite *reader_suite(void) {
     tcase_add_test(mem, bad_bool_at_every_position);
     tcase_add_test(mem, huge_counts_refused_before_allocating);
     tcase_add_test(mem, bad_utf8_string_element_located);
+    tcase_add_test(mem, string_arrays_every_form);
     tcase_add_test(mem, tensor_dimension_rules);
     suite_add_tcase(s, mem);
     TCase *wr = tcase_create("writer");

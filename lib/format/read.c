@@ -309,6 +309,44 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
     return GK_OK;
 }
 
+/* The fast path of rd_string_array: takes strings i, i+1, ... while each one
+ * (length and bytes) lies wholly inside the read window and fits the block's
+ * capacity, the usual case for vocabularies of short tokens; the general path
+ * reads the others and reports every failure. @return : the next index. */
+static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size_t cap, size_t *used_io,
+                                    uint64_t i, uint64_t n) {
+    uint64_t win_end = r->win_start + r->win_len;
+    if (r->pos < r->win_start || r->pos > win_end) return i;
+    const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
+    const size_t cb = count_bytes(r);
+    const bool swap = r->swap;
+    gk_str *items = (gk_str *)block;
+    char *bytes = (char *)block;
+    size_t used = *used_io;
+    while (i < n && (size_t)(end - p) >= cb) {
+        uint64_t len;
+        if (cb == 8) {
+            memcpy(&len, p, 8);
+            if (swap) len = gk_bswap64(len);
+        } else {
+            uint32_t l32;
+            memcpy(&l32, p, 4);
+            len = swap ? gk_bswap32(l32) : l32;
+        }
+        if (len > (uint64_t)(end - p) - cb || len + 1 > cap - used) break;
+        memcpy(bytes + used, p + cb, (size_t)len);
+        bytes[used + len] = '\0';
+        items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
+        items[i].len = len;
+        used += (size_t)len + 1;
+        p += cb + len;
+        i++;
+    }
+    r->pos = r->win_start + (uint64_t)(p - r->win);
+    *used_io = used;
+    return i;
+}
+
 /* Array of strings, read straight into the single-block form: gk_str[n] at the
  * front, the bytes after it; entry pointers are fixed once the block stops moving. */
 static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
@@ -321,34 +359,9 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     size_t cb = count_bytes(r);
     uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
+        i = take_window_strings(r, block, head, cap, &used, i, n);
+        if (i == n) break;
         uint64_t at = r->pos, len;
-        /* Fast path: length and bytes both inside the window (the usual case
-         * for vocabularies of short tokens); the general path below reports
-         * every failure. */
-        uint64_t win_end = r->win_start + r->win_len;
-        uint64_t in_win = r->pos >= r->win_start && r->pos <= win_end ? win_end - r->pos : 0;
-        if (in_win >= cb) {
-            const uint8_t *p = r->win + (r->pos - r->win_start);
-            if (cb == 8) {
-                memcpy(&len, p, 8);
-                if (r->swap) len = gk_bswap64(len);
-            } else {
-                uint32_t l32;
-                memcpy(&l32, p, 4);
-                len = r->swap ? gk_bswap32(l32) : l32;
-            }
-            if (len <= in_win - cb && used + len + 1 <= cap) {
-                char *dst = (char *)block + used;
-                memcpy(dst, p + cb, len);
-                r->pos += cb + len;
-                dst[len] = '\0';
-                gk_str *items = (gk_str *)block;
-                items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
-                items[i].len = len;
-                used += len + 1;
-                continue;
-            }
-        }
         r->elem = (int64_t)i;
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
         if (used + len + 1 > cap) {
