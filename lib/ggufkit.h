@@ -462,8 +462,9 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
 gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
 /** gk_sink_write_zeros() : appends n zero bytes. */
 gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
-/** gk_sink_copy_from() : appends len bytes read from fd at offset off, using
- *  copy_file_range where possible, a bounded buffer otherwise. */
+/** gk_sink_copy_from() : appends len bytes read from fd at offset off: read
+ *  straight into the sink's write buffers, or with GK_SINK_BUFFERED (and where
+ *  O_DIRECT is refused) through copy_file_range where the kernel allows it. */
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
 /** gk_sink_copy_swapped() : appends len bytes read from fd at offset off, a
  *  whole number of blocks of block_bytes, each byte-swapped by swap (a type's
@@ -486,7 +487,7 @@ bool gk_same_file(const char *a, const char *b);
 /* ======================================================================== */
 
 /* Where output tensor i's bytes come from. The transform follows from the types
- * and byte orders: same type and order -> copied unchanged (copy_file_range);
+ * and byte orders: same type and order -> copied unchanged (gk_sink_copy_from);
  * same type, other order -> blocks byte-swapped; other type -> each row is
  * dequantized to F32 and quantized to the output type. */
 typedef struct gk_step {

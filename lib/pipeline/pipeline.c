@@ -3,10 +3,12 @@
  * output tensor's bytes taken from an opened input, copied, byte-swapped or
  * converted through F32, in bounded row chunks, published atomically.
  *
- * Tensors that pass unchanged go through copy_file_range. Conversions read a
- * chunk of whole rows, split it between worker threads (each dequantizes its
- * rows to F32 and quantizes them to the output type), and append the result; the
- * bytes do not depend on the thread count because every row is converted alone.
+ * Tensors that pass unchanged go straight from the input into the sink's write
+ * buffers (gk_sink_copy_from), byte swaps likewise (gk_sink_copy_swapped).
+ * Conversions read a chunk of whole rows, split it between worker threads (each
+ * dequantizes its rows to F32 and quantizes them to the output type), and append
+ * the result; the bytes do not depend on the thread count because every row is
+ * converted alone.
  */
 #include <pthread.h>
 #include <stdlib.h>
