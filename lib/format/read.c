@@ -23,7 +23,7 @@
 #include "types/fp16.h"
 #include "util/strset.h"
 
-#define WINDOW_BYTES (256 * 1024)
+#define WINDOW_BYTES (64 * 1024)
 #define CTX_MAX 200
 
 typedef struct reader {
