@@ -318,7 +318,9 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
     int rc;
     gk_status st = GK_OK;
     while ((rc = A->read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-        if (A->entry_filetype(e) != AE_IFREG) continue;
+        /* A member without a name (a damaged zip can have one) cannot be named
+         * as ARCHIVE::MEMBER: it is not listed. */
+        if (A->entry_filetype(e) != AE_IFREG || A->entry_pathname(e) == NULL) continue;
         uint8_t magic[4];
         la_ssize_t n = A->read_data(a, magic, sizeof magic);
         if (n == 4 && is_gguf_magic(magic)) {
