@@ -333,8 +333,12 @@ static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size
             memcpy(&l32, p, 4);
             len = swap ? gk_bswap32(l32) : l32;
         }
-        if (len > (uint64_t)(end - p) - cb || len + 1 > cap - used) break;
-        memcpy(bytes + used, p + cb, (size_t)len);
+        uint64_t avail = (uint64_t)(end - p) - cb;
+        if (len > avail || len + 1 > cap - used) break;
+        if (len < 16 && avail >= 16 && cap - used >= 16)
+            memcpy(bytes + used, p + cb, 16);   /* a short token: one fixed-size copy, its tail overwritten later */
+        else
+            memcpy(bytes + used, p + cb, (size_t)len);
         bytes[used + len] = '\0';
         items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
         items[i].len = len;

@@ -144,17 +144,29 @@ bool gk_utf8_valid(const char *str, uint64_t n) {
     const unsigned char *s = (const unsigned char *)str;
     uint64_t i = 0;
     while (i < n) {
-        /* ASCII runs go eight bytes at a time. */
-        while (n - i >= 8) {
+        if (n - i >= 8) {
+            /* Eight bytes at a time: past them when all are ASCII, else straight
+             * to the first that is not. */
             uint64_t w;
             memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ull) break;
-            i += 8;
+            uint64_t high = w & 0x8080808080808080ull;
+            if (high == 0) {
+                i += 8;
+                continue;
+            }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            i += (uint64_t)__builtin_clzll(high) >> 3;
+#else
+            i += (uint64_t)__builtin_ctzll(high) >> 3;
+#endif
+        } else if (s[i] < 0x80) {
+            i++;
+            continue;
         }
-        while (i < n && s[i] < 0x80) i++;
-        if (i == n) break;
-        /* Two-byte characters (Latin, the byte-level BPE marks): inline. */
-        if (s[i] >= 0xC2 && s[i] <= 0xDF && n - i >= 2 && (s[i + 1] & 0xC0) == 0x80) {
+        /* s[i] starts a multi-byte character; two-byte ones (Latin, the
+         * byte-level BPE marks) inline. */
+        if (s[i] >= 0xC2 && s[i] <= 0xDF) {
+            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return false;
             i += 2;
             continue;
         }
