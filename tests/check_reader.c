@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ggufkit.h"
+#include "meta/value.h"   /* gk_utf8_valid */
 
 /* ------------------------------------------------------------------------ */
 /* Fixtures and manifests                                                   */
@@ -500,6 +501,68 @@ START_TEST(bad_bool_at_every_position) {
 }
 END_TEST
 
+/* Well-formed UTF-8 by Unicode's table 3-7, one byte at a time: the reference
+ * the library's word-at-a-time check is compared with. */
+static bool utf8_reference(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c <= 0x7F) { i++; continue; }
+        else if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c == 0xE0) { len = 3; lo = 0xA0; }
+        else if (c >= 0xE1 && c <= 0xEC) len = 3;
+        else if (c == 0xED) { len = 3; hi = 0x9F; }
+        else if (c >= 0xEE && c <= 0xEF) len = 3;
+        else if (c == 0xF0) { len = 4; lo = 0x90; }
+        else if (c >= 0xF1 && c <= 0xF3) len = 4;
+        else if (c == 0xF4) { len = 4; hi = 0x8F; }
+        else return false;
+        if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) return false;
+        for (size_t k = 2; k < len; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return false;
+        i += len;
+    }
+    return true;
+}
+
+START_TEST(utf8_check_matches_reference) {
+    static const char *pieces[] = { "a", "plain text", "\xc4\xa0", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80",
+                                    "\xed\x9f\xbf", "\xef\xbf\xbd", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf",
+                                    "\xc0\xaf", "\xc3", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                    "\xf5", "\xff", "\x80", "\0", "        " };
+    uint32_t x = 12345;
+    unsigned char buf[96];
+    long valid = 0;
+    for (int t = 0; t < 200000; t++) {
+        size_t n = 0;
+        int parts = (int)((x >> 7) % 12);
+        for (int k = 0; k < parts; k++) {
+            x = x * 1103515245u + 12345u;
+            /* mostly well-formed pieces, so that long valid strings occur too */
+            size_t pick = (x >> 9) % 100 < 85 ? (x >> 16) % 10 : (x >> 16) % 20;
+            const char *piece = pieces[pick];
+            size_t len = pick == 18 ? 1 : strlen(piece);
+            if (n + len > sizeof buf) break;
+            memcpy(buf + n, piece, len);
+            n += len;
+        }
+        x = x * 1103515245u + 12345u;
+        if (n > 0 && (x >> 20) % 4 == 0) n -= (x >> 8) % (n < 3 ? n : 3) + 0;   /* cut inside a character */
+        bool want = utf8_reference(buf, n);
+        valid += want;
+        ck_assert_msg(gk_utf8_valid((const char *)buf, n) == want, "case %d (%zu bytes)", t, n);
+        /* and at every start offset */
+        for (size_t off = 1; off < n && off < 9; off++)
+            ck_assert_msg(gk_utf8_valid((const char *)buf + off, n - off) == utf8_reference(buf + off, n - off),
+                          "case %d at offset %zu", t, off);
+    }
+    ck_assert_int_gt(valid, 20000);    /* both outcomes are exercised */
+    ck_assert_int_lt(valid, 180000);
+}
+END_TEST
+
 /* String arrays in v1 (32-bit lengths) and v3, both byte orders: every element
  * comes back, empty ones and one longer than the rest included. */
 START_TEST(string_arrays_every_form) {
@@ -807,6 +870,7 @@ static Suite *reader_suite(void) {
     tcase_add_test(mem, huge_counts_refused_before_allocating);
     tcase_add_test(mem, bad_utf8_string_element_located);
     tcase_add_test(mem, string_arrays_every_form);
+    tcase_add_test(mem, utf8_check_matches_reference);
     tcase_add_test(mem, tensor_dimension_rules);
     suite_add_tcase(s, mem);
     TCase *wr = tcase_create("writer");
