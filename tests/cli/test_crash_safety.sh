@@ -316,15 +316,17 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
     #    env --default-signal restores it) and SIGTERM while the temporary file
     #    is being written (writes slowed so the signal lands mid-write)
     for sig in INT TERM; do
+      # (50 ms per MiB written: the smallest output here, quantize's 11 MB,
+      # then takes over half a second to write, whatever the machine's speed)
       env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
-        GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_DELAY_MS=20 \
+        GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_DELAY_MS=50 \
         env --default-signal=INT "$G" "$@" >/dev/null 2>"$W/f.err" &
       pid=$!
       for ((k = 0; k < 500; k++)); do
         [ -n "$(find "$D" -maxdepth 1 -name '.*.ggufkit-*' -size +0 2>/dev/null)" ] && break
         sleep 0.01
       done
-      sleep 0.1
+      sleep 0.05
       kill -"$sig" "$pid" 2>/dev/null
       wait "$pid" 2>/dev/null
       rc=$?
