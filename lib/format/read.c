@@ -312,14 +312,13 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
 /* The fast path of rd_string_array: takes strings i, i+1, ... while each one
  * (length and bytes) lies wholly inside the read window and fits the block's
  * capacity, the usual case for vocabularies of short tokens; the general path
- * reads the others and reports every failure. @return : the next index. */
-static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size_t cap, size_t *used_io,
-                                    uint64_t i, uint64_t n) {
-    uint64_t win_end = r->win_start + r->win_len;
-    if (r->pos < r->win_start || r->pos > win_end) return i;
-    const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
-    const size_t cb = count_bytes(r);
-    const bool swap = r->swap;
+ * reads the others and reports every failure. cb (length bytes) and swap are
+ * constants in each expansion, so the loop carries no test of them.
+ * @return : the next index. */
+static inline __attribute__((always_inline)) uint64_t
+take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, size_t head, size_t cap, size_t *used_io,
+             uint64_t i, uint64_t n, const size_t cb, const bool swap) {
+    const uint8_t *p = *pp;
     gk_str *items = (gk_str *)block;
     char *bytes = (char *)block;
     size_t used = *used_io;
@@ -346,8 +345,23 @@ static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size
         p += cb + len;
         i++;
     }
-    r->pos = r->win_start + (uint64_t)(p - r->win);
+    *pp = p;
     *used_io = used;
+    return i;
+}
+
+static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size_t cap, size_t *used_io,
+                                    uint64_t i, uint64_t n) {
+    uint64_t win_end = r->win_start + r->win_len;
+    if (r->pos < r->win_start || r->pos > win_end) return i;
+    const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
+    if (r->version == 1)
+        i = take_strings(&p, end, block, head, cap, used_io, i, n, 4, r->swap);
+    else if (r->swap)
+        i = take_strings(&p, end, block, head, cap, used_io, i, n, 8, true);
+    else
+        i = take_strings(&p, end, block, head, cap, used_io, i, n, 8, false);
+    r->pos = r->win_start + (uint64_t)(p - r->win);
     return i;
 }
 
