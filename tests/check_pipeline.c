@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 
 #define NE0 256
@@ -77,18 +78,6 @@ static uint8_t *make_source(size_t *len) {
     return buf;
 }
 
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    ck_assert_ptr_nonnull(fp);
-    fseek(fp, 0, SEEK_END);
-    *len = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc(*len);
-    ck_assert_uint_eq(fread(b, 1, *len, fp), *len);
-    fclose(fp);
-    return b;
-}
-
 /* Quantizes the source's tensors (the first to `type`) into dest. */
 static gk_status write_quantized(gk_file *src, const char *dest, uint32_t type, const float *imat,
                                  int threads, gk_error *err) {
@@ -115,7 +104,7 @@ START_TEST(test_copy_is_identical) {
     gk_write_opts o = { .pad_end = false };
     ck_assert_int_eq(gk_write_model(dest, out, steps, &o, &err), GK_OK);
     size_t olen;
-    uint8_t *got = read_all(dest, &olen);
+    uint8_t *got = read_whole_file(dest, &olen);
     ck_assert_uint_eq(olen, len);
     ck_assert_int_eq(memcmp(got, bytes, len), 0);
     free(got);
@@ -179,7 +168,7 @@ START_TEST(test_threads_do_not_change_bytes) {
         snprintf(dest, sizeof dest, "%s/t%d.gguf", tmpdir, counts[k]);
         ck_assert_int_eq(write_quantized(f, dest, GK_TYPE_Q6_K, NULL, counts[k], &err), GK_OK);
         size_t n;
-        uint8_t *b = read_all(dest, &n);
+        uint8_t *b = read_whole_file(dest, &n);
         if (first == NULL) {
             first = b;
             first_len = n;
@@ -219,7 +208,7 @@ START_TEST(test_failure_leaves_nothing) {
     steps[1].src_tensor = 1;
     ck_assert_int_eq(gk_write_model(dest, out, steps, NULL, &err), GK_E_EXISTS);
     size_t n;
-    uint8_t *b = read_all(dest, &n);
+    uint8_t *b = read_whole_file(dest, &n);
     ck_assert_uint_eq(n, 4);
     free(b);
     ck_assert_uint_eq(count_entries(), 1);
@@ -239,9 +228,5 @@ int main(void) {
     tcase_add_test(tc, test_threads_do_not_change_bytes);
     tcase_add_test(tc, test_failure_leaves_nothing);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

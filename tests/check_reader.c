@@ -361,6 +361,14 @@ static void put_str(buf *b, const char *s) {
     put(b, s, strlen(s));
 }
 
+/* A v2/v3 key/value pair's start: key, ARRAY type, element type and count. */
+static void put_array_head(buf *b, const char *key, gk_vtype elem, uint64_t n) {
+    put_str(b, key);
+    put_num(b, GK_V_ARR, 4);
+    put_num(b, elem, 4);
+    put_num(b, n, 8);
+}
+
 static void header(buf *b, bool be, uint64_t n_tensors, uint64_t n_kv) {
     memset(b, 0, sizeof *b);
     b->be = be;
@@ -486,10 +494,7 @@ START_TEST(bad_bool_at_every_position) {
         for (int k = 0; k < 8; k++) {
             buf b;
             header(&b, be, 0, 1);
-            put_str(&b, "flags");
-            put_num(&b, GK_V_ARR, 4);
-            put_num(&b, GK_V_BOOL, 4);
-            put_num(&b, 8, 8);
+            put_array_head(&b, "flags", GK_V_BOOL, 8);
             size_t elems = b.n;
             for (int i = 0; i < 8; i++) put_num(&b, i == k ? 0x80 : (uint64_t)(i & 1), 1);
             gk_file *f = NULL;
@@ -615,10 +620,7 @@ START_TEST(bad_utf8_string_element_located) {
             for (int k = 0; k < 5; k++) {
                 buf b;
                 header(&b, be, 0, 1);
-                put_str(&b, "tokenizer.ggml.tokens");
-                put_num(&b, GK_V_ARR, 4);
-                put_num(&b, GK_V_STR, 4);
-                put_num(&b, 5, 8);
+                put_array_head(&b, "tokenizer.ggml.tokens", GK_V_STR, 5);
                 size_t at = 0;
                 for (int i = 0; i < 5; i++) {
                     if (i == k) at = b.n;
@@ -641,10 +643,7 @@ START_TEST(bad_utf8_string_element_located) {
         /* all well-formed (ASCII, 2-, 3- and 4-byte characters): no warning */
         buf b;
         header(&b, be, 0, 1);
-        put_str(&b, "tokenizer.ggml.tokens");
-        put_num(&b, GK_V_ARR, 4);
-        put_num(&b, GK_V_STR, 4);
-        put_num(&b, 4, 8);
+        put_array_head(&b, "tokenizer.ggml.tokens", GK_V_STR, 4);
         put_str(&b, "plain ascii text longer than eight");
         put_str(&b, "\xc4\xa0the");
         put_str(&b, "\xe2\x82\xac\xef\xbf\xbd");

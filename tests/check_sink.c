@@ -17,6 +17,7 @@
 
 #include <zstd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 
 #define SOURCE_BYTES (21u << 20)
@@ -63,18 +64,6 @@ static int other_entries(void) {
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "source.bin")) n++;
     if (d) closedir(d);
     return n;
-}
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    ck_assert_ptr_nonnull(fp);
-    fseek(fp, 0, SEEK_END);
-    *len = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc(*len + 1);
-    ck_assert_uint_eq(fread(b, 1, *len, fp), *len);
-    fclose(fp);
-    return b;
 }
 
 /* Appends one step of a fixed script to the sink and to want: writes, zero runs
@@ -141,7 +130,7 @@ START_TEST(test_script_exact) {
             snprintf(dest, sizeof dest, "%s/out-%d-%zu.bin", tmpdir, m, scale);
             expect w = write_script(dest, modes[m], scale);
             size_t len;
-            uint8_t *got = read_file(dest, &len);
+            uint8_t *got = read_whole_file(dest, &len);
             ck_assert_uint_eq(len, w.n);
             ck_assert_msg(memcmp(got, w.d, len) == 0, "mode %d scale %zu: bytes differ", m, scale);
             free(got);
@@ -160,7 +149,7 @@ START_TEST(test_script_zstd) {
         snprintf(dest, sizeof dest, "%s/out-%d.bin.zst", tmpdir, m);
         expect w = write_script(dest, modes[m] | GK_SINK_ZSTD_LEVEL(1), 1);
         size_t clen;
-        uint8_t *packed = read_file(dest, &clen);
+        uint8_t *packed = read_whole_file(dest, &clen);
         unsigned long long size = ZSTD_getFrameContentSize(packed, clen);
         uint8_t *got = malloc(w.n + 1);
         size_t n = ZSTD_decompress(got, w.n + 1, packed, clen);
@@ -232,7 +221,7 @@ START_TEST(test_copy_swapped) {
                 memcpy(want + 100, source + 3, n);
                 ti->byteswap(want + 100, (int64_t)(n / bb));
                 size_t len;
-                uint8_t *got = read_file(dest, &len);
+                uint8_t *got = read_whole_file(dest, &len);
                 if (z) {
                     uint8_t *plain = malloc(100 + n);
                     size_t k = ZSTD_decompress(plain, 100 + n, got, len);
@@ -263,7 +252,7 @@ START_TEST(test_existing_destination_refused) {
     ck_assert_int_eq(gk_sink_write(s, "x", 1, &err), GK_OK);
     ck_assert_int_eq(gk_sink_commit(s, &err), GK_OK);
     size_t len;
-    uint8_t *got = read_file(dest, &len);
+    uint8_t *got = read_whole_file(dest, &len);
     ck_assert_uint_eq(len, 1);
     ck_assert_int_eq(got[0], 'x');
     free(got);
@@ -281,9 +270,5 @@ int main(void) {
     tcase_add_test(tc, test_copy_swapped);
     tcase_add_test(tc, test_existing_destination_refused);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(su);
 }
