@@ -455,8 +455,15 @@ enum {
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
 #define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)
 
-/** gk_sink_open() : creates the temporary file for dest. Refuses when dest exists
- *  (unless GK_SINK_OVERWRITE). A dest ending in ".zst" is written zstd-compressed. */
+/** gk_sink_dest_ok() : @return : true if dest may be written with these flags:
+ *  it does not exist, or it is a regular file (or a link to one) and
+ *  GK_SINK_OVERWRITE is set; false with err set to GK_E_EXISTS, or GK_E_ARG for
+ *  an existing device, fifo, socket or folder (never replaced, even with
+ *  GK_SINK_OVERWRITE). */
+bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
+
+/** gk_sink_open() : creates the temporary file for dest. Refuses what
+ *  gk_sink_dest_ok refuses. A dest ending in ".zst" is written zstd-compressed. */
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
 /** gk_sink_write() : appends bytes. */
 gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);

@@ -53,11 +53,27 @@ static char *dir_of(const char *path) {
     return d;
 }
 
+bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err) {
+    struct stat sb;
+    if (lstat(dest, &sb) != 0) return true;
+    /* A device, fifo, socket or folder (also behind a link) is never replaced:
+     * the rename would put a regular file in its place. */
+    if (stat(dest, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        gk_error_set(err, GK_E_ARG, -1, "%s: exists and is not a regular file (ggufkit writes files; name one)",
+                     dest);
+        return false;
+    }
+    if (!(flags & GK_SINK_OVERWRITE)) {
+        gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists (use --force to replace it)", dest);
+        return false;
+    }
+    return true;
+}
+
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err) {
     *out = NULL;
-    struct stat sb;
-    if (!(flags & GK_SINK_OVERWRITE) && lstat(dest, &sb) == 0)
-        return gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists (use --force to replace it)", dest);
+    gk_error why;
+    if (!gk_sink_dest_ok(dest, flags, &why)) return gk_error_set(err, why.code, -1, "%s", why.message);
     gk_sink *s = calloc(1, sizeof *s);
     if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     s->flags = flags;

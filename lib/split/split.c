@@ -160,11 +160,11 @@ static bool shard_progress(void *ctx, uint64_t done, uint64_t total) {
 /* Refuses shard names that exist (without GK_SINK_OVERWRITE) or name the input. */
 static gk_status check_names(gk_file *in, char **paths, size_t n, unsigned flags, gk_error *err) {
     for (size_t k = 0; k < n; k++) {
-        struct stat sb;
         if (in->path && gk_same_file(in->path, paths[k]))
             return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite the input", paths[k]);
-        if (!(flags & GK_SINK_OVERWRITE) && lstat(paths[k], &sb) == 0)
-            return gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists (nothing written)", paths[k]);
+        gk_error why;
+        if (!gk_sink_dest_ok(paths[k], flags, &why))
+            return gk_error_set(err, why.code, -1, "%s; nothing written", why.message);
     }
     return GK_OK;
 }

@@ -373,6 +373,27 @@ for name in $NAMES repack-zst; do
   fi
 done
 
+# A destination that exists but is not a regular file (here a fifo; /dev/null
+# or a folder alike) is never replaced, --force or not: the rename would put a
+# file in its place.
+for name in $NAMES repack-zst; do
+  D="$W/notfile/$name"
+  mkdir -p "$D"
+  args_for "$name" "$D"
+  first=o.gguf
+  [ "$name" = split ] && first=o-00002-of-00003.gguf
+  [ "$name" = repack-zst ] && first=o.gguf.zst
+  mkfifo "$D/$first"
+  force=--force
+  [ "$name" = split ] && force=
+  "$G" "${ARGS[@]}" $force >/dev/null 2>"$W/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && pass || fail "fifo destination: $name: exit $rc, not 1"
+  grep -qi "not a regular file" "$W/err" && pass || fail "fifo destination: $name: message: $(head -c 200 "$W/err")"
+  [ -p "$D/$first" ] && pass || fail "fifo destination: $name replaced the fifo"
+  [ "$(ls -A "$D")" == "$first" ] && pass || fail "fifo destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
+done
+
 # The output is the input: same path, a hard link, a symbolic link; also with --force.
 V="$W/same"
 mkdir -p "$V"
