@@ -568,6 +568,47 @@ START_TEST(utf8_check_matches_reference) {
 }
 END_TEST
 
+/* Long buffers, as the block checks of vocabularies see: well-formed text of
+ * up to 400 bytes with one piece broken or cut at any place, compared with the
+ * reference, so that every fault falls at every position within a 16-byte block. */
+START_TEST(utf8_long_buffers_match_reference) {
+    static const char *good[] = { "a", "text ", "\xc4\xa0", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80",
+                                  "\xed\x9f\xbf", "\xef\xbf\xbd", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf" };
+    static const char *bad[] = { "\xc0\xaf", "\xc1\xbf", "\xc3", "\xe0\x80\xaf", "\xe0\x9f\xbf", "\xed\xa0\x80",
+                                 "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80",
+                                 "\xe2\x82", "\xf0\x9f\x98", "\xc4\xa0\xa0", "\xf8\x88\x80\x80\x80" };
+    uint32_t x = 777;
+    unsigned char buf[420];
+    long valid = 0;
+    for (int t = 0; t < 40000; t++) {
+        x = x * 1103515245u + 12345u;
+        size_t target = 16 + (x >> 8) % 384, n = 0;
+        size_t fault_at = (x >> 4) % 2 ? (x >> 12) % target : SIZE_MAX;
+        const char *fault = bad[(x >> 20) % 15];
+        bool faulted = false;
+        while (n < target) {
+            x = x * 1103515245u + 12345u;
+            const char *piece = good[(x >> 16) % 10];
+            if (!faulted && n >= fault_at) { piece = fault; faulted = true; }
+            size_t len = strlen(piece);
+            if (n + len > sizeof buf) break;
+            memcpy(buf + n, piece, len);
+            n += len;
+        }
+        x = x * 1103515245u + 12345u;
+        if ((x >> 9) % 8 == 0) n -= 1 + (x >> 13) % 3;   /* cut the end, often inside a character */
+        bool want = utf8_reference(buf, n);
+        valid += want;
+        ck_assert_msg(gk_utf8_valid((const char *)buf, n) == want, "case %d (%zu bytes)", t, n);
+        for (size_t off = 1; off < 16 && off < n; off++)
+            ck_assert_msg(gk_utf8_valid((const char *)buf + off, n - off) == utf8_reference(buf + off, n - off),
+                          "case %d at offset %zu", t, off);
+    }
+    ck_assert_int_gt(valid, 10000);
+    ck_assert_int_lt(valid, 30000);
+}
+END_TEST
+
 /* String arrays in v1 (32-bit lengths) and v3, both byte orders: every element
  * comes back, empty ones and one longer than the rest included. */
 START_TEST(string_arrays_every_form) {
@@ -870,6 +911,7 @@ static Suite *reader_suite(void) {
     tcase_add_test(mem, bad_utf8_string_element_located);
     tcase_add_test(mem, string_arrays_every_form);
     tcase_add_test(mem, utf8_check_matches_reference);
+    tcase_add_test(mem, utf8_long_buffers_match_reference);
     tcase_add_test(mem, tensor_dimension_rules);
     suite_add_tcase(s, mem);
     TCase *wr = tcase_create("writer");

@@ -316,7 +316,7 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
  * constants in each expansion, so the loop carries no test of them.
  * @return : the next index. */
 static inline __attribute__((always_inline)) uint64_t
-take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, size_t head, size_t cap, size_t *used_io,
+take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
              uint64_t i, uint64_t n, const size_t cb, const bool swap) {
     const uint8_t *p = *pp;
     gk_str *items = (gk_str *)block;
@@ -339,7 +339,7 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, size_t head
         else
             memcpy(bytes + used, p + cb, (size_t)len);
         bytes[used + len] = '\0';
-        items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
+        items[i].ptr = (const char *)(base + used);
         items[i].len = len;
         used += (size_t)len + 1;
         p += cb + len;
@@ -350,39 +350,49 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, size_t head
     return i;
 }
 
-static uint64_t take_window_strings(reader *r, uint8_t *block, size_t head, size_t cap, size_t *used_io,
+static uint64_t take_window_strings(reader *r, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
                                     uint64_t i, uint64_t n) {
     uint64_t win_end = r->win_start + r->win_len;
     if (r->pos < r->win_start || r->pos > win_end) return i;
     const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
     if (r->version == 1)
-        i = take_strings(&p, end, block, head, cap, used_io, i, n, 4, r->swap);
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap);
     else if (r->swap)
-        i = take_strings(&p, end, block, head, cap, used_io, i, n, 8, true);
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true);
     else
-        i = take_strings(&p, end, block, head, cap, used_io, i, n, 8, false);
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false);
     r->pos = r->win_start + (uint64_t)(p - r->win);
     return i;
 }
 
+/* Largest block reserved up front for a string array's bytes: room that is
+ * never touched costs address space only. */
+#define STRING_BLOCK_RESERVE ((size_t)64 << 20)
+
 /* Array of strings, read straight into the single-block form: gk_str[n] at the
- * front, the bytes after it; entry pointers are fixed once the block stops moving. */
+ * front, the bytes after it. The strings' bytes cannot exceed what remains of
+ * the file less their lengths, so when that bound is modest the block is
+ * reserved whole, never moves, and entries point into it from the start;
+ * otherwise it grows and entries hold offsets until it stops moving. */
 static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     if (n == 0) return GK_OK;
-    size_t head = (size_t)n * sizeof(gk_str);
-    size_t cap = head + 4096, used = head;
+    size_t cb = count_bytes(r);
+    size_t head = (size_t)n * sizeof(gk_str), used = head;
+    uint64_t bound = remaining(r) - n * cb + n;   /* bytes and NULs; check_count ensured n * cb fits */
+    bool fixed = bound <= STRING_BLOCK_RESERVE;
+    size_t cap = head + (fixed ? (size_t)bound : 4096);
     uint8_t *block = malloc(cap);
     if (block == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
+    uintptr_t base = fixed ? (uintptr_t)block : 0;
     gk_status st = GK_OK;
-    size_t cb = count_bytes(r);
     uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
-        i = take_window_strings(r, block, head, cap, &used, i, n);
+        i = take_window_strings(r, block, base, cap, &used, i, n);
         if (i == n) break;
         uint64_t at = r->pos, len;
         r->elem = (int64_t)i;
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
-        if (used + len + 1 > cap) {
+        if (used + len + 1 > cap) {   /* only when not fixed */
             while (cap < used + len + 1) cap *= 2;
             uint8_t *nb = realloc(block, cap);
             if (nb == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
@@ -392,7 +402,7 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         if ((st = read_into(r, dst, len, "string")) != GK_OK) break;
         dst[len] = '\0';
         gk_str *items = (gk_str *)block;
-        items[i].ptr = (const char *)(uintptr_t)(used - head);   /* an offset until the end */
+        items[i].ptr = (const char *)(base + used);
         items[i].len = len;
         used += len + 1;
     }
@@ -401,9 +411,18 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         free(block);
         return st;
     }
+    /* Give back the reserve; should the block move, or hold offsets, point the
+     * entries at where it is now. */
+    uint8_t *kept = used < cap ? realloc(block, used) : block;
+    if (kept == NULL) kept = block;
+    if (kept != (uint8_t *)base) {
+        gk_str *items = (gk_str *)kept;
+        uintptr_t shift = (uintptr_t)kept - base;
+        for (uint64_t i = 0; i < n; i++) items[i].ptr = (const char *)((uintptr_t)items[i].ptr + shift);
+    }
+    block = kept;
     gk_str *items = (gk_str *)block;
     const char *bytes = (const char *)block + head;
-    for (uint64_t i = 0; i < n; i++) items[i].ptr = bytes + (uintptr_t)items[i].ptr;
     /* The strings stand one after another with a NUL after each: the bytes are
      * valid UTF-8 as a whole exactly when every string is. Only a bad block is
      * searched for its first bad string, whose offset the warning gives. */

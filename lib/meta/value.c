@@ -1,5 +1,5 @@
 /*
- * value.c - metadata value types: names, sizes, deep copy, release, UTF-8 check.
+ * value.c - metadata value types: names, sizes, deep copy, release.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,67 +112,4 @@ void gk_value_free(gk_value *v) {
         free((void *)v->arr.data);
     }
     memset(v, 0, sizeof *v);
-}
-
-size_t gk_utf8_char_len(const char *str, uint64_t n) {
-    const unsigned char *s = (const unsigned char *)str;
-    if (n == 0) return 0;
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;         /* no overlong forms */
-        if (c == 0xED) hi = 0x9F;         /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;         /* nothing past U+10FFFF */
-    } else {
-        return 0;                         /* continuation byte, overlong lead, or past F4 */
-    }
-    if (n < len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
-bool gk_utf8_valid(const char *str, uint64_t n) {
-    const unsigned char *s = (const unsigned char *)str;
-    uint64_t i = 0;
-    while (i < n) {
-        if (n - i >= 8) {
-            /* Eight bytes at a time: past them when all are ASCII, else straight
-             * to the first that is not. */
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            uint64_t high = w & 0x8080808080808080ull;
-            if (high == 0) {
-                i += 8;
-                continue;
-            }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            i += (uint64_t)__builtin_clzll(high) >> 3;
-#else
-            i += (uint64_t)__builtin_ctzll(high) >> 3;
-#endif
-        } else if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        /* s[i] starts a multi-byte character; two-byte ones (Latin, the
-         * byte-level BPE marks) inline. */
-        if (s[i] >= 0xC2 && s[i] <= 0xDF) {
-            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return false;
-            i += 2;
-            continue;
-        }
-        size_t len = gk_utf8_char_len(str + i, n - i);
-        if (len == 0) return false;
-        i += len;
-    }
-    return true;
 }
