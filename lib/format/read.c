@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -365,6 +366,20 @@ static uint64_t take_window_strings(reader *r, uint8_t *block, uintptr_t base, s
     return i;
 }
 
+/* Asks the kernel to map the whole pages of [p, p + len) at once, cheaper than
+ * a fault on each first write; only worth it for large ranges. */
+static void prefault(void *p, size_t len) {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = 4096;
+    if (len < 16 * page) return;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + len) & ~(page - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)len;
+#endif
+}
+
 /* Largest block reserved up front for a string array's bytes: room that is
  * never touched costs address space only. */
 #define STRING_BLOCK_RESERVE ((size_t)64 << 20)
@@ -384,6 +399,7 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     uint8_t *block = malloc(cap);
     if (block == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
     uintptr_t base = fixed ? (uintptr_t)block : 0;
+    prefault(block, head);
     gk_status st = GK_OK;
     uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
