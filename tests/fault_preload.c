@@ -20,9 +20,11 @@
  *                               is open with O_DIRECT (a filesystem that takes
  *                               the flag but not the writes)
  *   GK_FAULT_FSYNC_PATH=SUBSTR  fsync of such a file fails with EIO
+ *   GK_FAULT_DLOPEN=SUBSTR      dlopen of a library whose name contains SUBSTR
+ *                               fails (a machine without the optional library)
  *
- * Paths are those of /proc/self/fd. pread, read, write, pwrite, fsync and
- * fdatasync are wrapped; copy_file_range between files of which one is watched
+ * Paths are those of /proc/self/fd. pread, read, write, pwrite, fsync,
+ * fdatasync and dlopen are wrapped; copy_file_range between files of which one is watched
  * fails with EXDEV, so the caller falls back to reads and writes, which are.
  */
 /* pread and pread64 are both defined here: no 64-bit redirection. */
@@ -179,4 +181,11 @@ int fdatasync(int fd) {
         return -1;
     }
     return real_fdatasync(fd);
+}
+
+void *dlopen(const char *file, int mode) {
+    REAL(dlopen);
+    const char *want = getenv("GK_FAULT_DLOPEN");
+    if (file && want && *want && strstr(file, want)) return NULL;
+    return real_dlopen(file, mode);
 }

@@ -321,6 +321,21 @@ for ar in m.tar m.tar.gz m.zip; do
   done
 done
 
+# Without libarchive (loaded only when an archive is opened): archive members
+# are refused with a reason, plain files read as ever.
+if [ -n "$SHIM" ] && [ -f "$A/m.tar" ]; then
+  D="$W/aout/no-libarchive"
+  mkdir -p "$D"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libarchive -- repack "$A/m.tar::m.gguf" "$D/o.gguf"
+  expect_fail "archive member without libarchive" "$D" "archive support is not available.*libarchive"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libarchive -- repack "$IN" "$D/o.gguf"
+  [ "$rc" -eq 0 ] && cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" && pass ||
+    fail "a plain file without libarchive: exit $rc ($(head -c 200 "$W/err"))"
+  rm -f "$D/o.gguf"
+else
+  echo "SKIPPED: archive without libarchive (no fault shim or no tar)"
+fi
+
 # ---------------------------------------------------------------------------
 # 4. Destinations that must be refused
 # ---------------------------------------------------------------------------
