@@ -47,8 +47,9 @@ int cmd_report(const char *path, const gk_error *err);
  *  end, overlapping: a partial download) is still opened, leniently, so its header
  *  can be shown; *placement then holds that error, for the caller to report after
  *  the listing. @return : GK_EXIT_OK; GK_EXIT_FAIL with *f NULL (reported: nothing
- *  to list) or with *f set (list it, report *placement, exit 1). */
-int cmd_open_listing(const char *path, gk_file **f, gk_error *placement);
+ *  to list) or with *f set (list it, report *placement, exit 1). flags are
+ *  added to gk_open's (GK_OPEN_PREVIEW where long arrays are only summarized). */
+int cmd_open_listing(const char *path, unsigned flags, gk_file **f, gk_error *placement);
 
 /** cmd_usage_error() : prints "ggufkit CMD: message" and a hint to use --help.
  *  @return : GK_EXIT_USAGE. */

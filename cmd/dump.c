@@ -27,6 +27,7 @@
 
 /* Elements shown of an array in the readable listing. */
 #define SUMMARY_ELEMS 6
+_Static_assert(SUMMARY_ELEMS <= GK_PREVIEW_ELEMS, "a preview holds what the listing shows");
 /* Bytes of a string shown before it is cut, for scalar values and array elements. */
 #define SCALAR_STR_MAX 160
 #define ELEM_STR_MAX 48
@@ -162,8 +163,8 @@ static void print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i
 
 /* Prints the first elements of an array: [a, b, c, ...]. */
 static void print_summary(FILE *out, const gk_value *v) {
-    uint64_t n = v->arr.n;
-    uint64_t shown = n < SUMMARY_ELEMS ? n : SUMMARY_ELEMS;
+    uint64_t n = v->arr.n, held = n - v->arr.n_unread;   /* a preview holds GK_PREVIEW_ELEMS */
+    uint64_t shown = held < SUMMARY_ELEMS ? held : SUMMARY_ELEMS;
     fputc('[', out);
     for (uint64_t i = 0; i < shown; i++) {
         if (i) fputs(", ", out);
@@ -632,7 +633,8 @@ int cmd_dump(int argc, char **argv) {
     /* A misplaced data section does not hide the header listed here; it is
      * reported on stderr after the listing, and the exit status is 1. */
     gk_error placement;
-    int open_rc = cmd_open_listing(o.path, &f, &placement);
+    /* The readable listing shows the first elements of an array, JSON all of them. */
+    int open_rc = cmd_open_listing(o.path, o.json ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW, &f, &placement);
     if (f == NULL) return open_rc;
     cmd_print_warnings(o.path, f);
 

@@ -338,7 +338,7 @@ int cmd_info(int argc, char **argv) {
     /* A misplaced data section does not hide the header (a partial download still
      * says what it is); the problem is listed as a warning and the exit status is 1. */
     gk_error placement;
-    int open_rc = cmd_open_listing(path, &f, &placement);
+    int open_rc = cmd_open_listing(path, GK_OPEN_PREVIEW, &f, &placement);   /* no array is listed whole */
     if (f == NULL) return open_rc;
     info_facts *fx = malloc(sizeof *fx);
     if (fx == NULL) {

@@ -236,16 +236,16 @@ struct cJSON *cmd_json_string(const char *s, uint64_t n) {
     return json_string_with_nul(s, n);
 }
 
-int cmd_open_listing(const char *path, gk_file **f, gk_error *placement) {
+int cmd_open_listing(const char *path, unsigned flags, gk_file **f, gk_error *placement) {
     gk_error err;
     gk_error_clear(placement);
     *f = NULL;
-    if (gk_open(path, GK_OPEN_DEFAULT, f, &err) == GK_OK) return GK_EXIT_OK;
+    if (gk_open(path, flags, f, &err) == GK_OK) return GK_EXIT_OK;
     bool placement_only = err.code == GK_E_OFFSET_ALIGN || err.code == GK_E_DATA_EOF ||
                           err.code == GK_E_OVERLAP;
     if (!placement_only) return cmd_report(path, &err);
     *placement = err;
-    if (gk_open(path, GK_OPEN_LENIENT, f, &err) != GK_OK) return cmd_report(path, &err);
+    if (gk_open(path, flags | GK_OPEN_LENIENT, f, &err) != GK_OK) return cmd_report(path, &err);
     return GK_EXIT_FAIL;
 }
 

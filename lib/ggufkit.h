@@ -226,8 +226,9 @@ typedef struct gk_value {
         gk_str s;          /* STR */
         struct {
             gk_vtype elem;
-            uint64_t n;
-            const void *data;
+            uint64_t n;          /* elements in the file */
+            const void *data;    /* the first n - n_unread of them */
+            uint64_t n_unread;   /* 0, but for the long arrays of a preview (GK_OPEN_PREVIEW) */
         } arr;             /* ARR */
     };
 } gk_value;
@@ -343,7 +344,8 @@ void gk_tensor_clear(gk_model *m);
 uint64_t gk_model_layout(gk_model *m);
 
 /** gk_model_header_size() : @return : bytes of magic, counts, KV and tensor
- *  directory as the writer would lay them out (before alignment padding). */
+ *  directory as the writer would lay them out (before alignment padding); of a
+ *  preview (GK_OPEN_PREVIEW) only the elements it holds are counted. */
 uint64_t gk_model_header_size(const gk_model *m);
 
 /** gk_model_data_start() : @return : gk_model_header_size aligned up to the alignment. */
@@ -359,7 +361,17 @@ typedef struct gk_file gk_file;
 enum {
     GK_OPEN_DEFAULT = 0,
     GK_OPEN_LENIENT = 1 << 0,   /* data-placement problems become warnings */
+    /* For listings: a top-level array of numbers, bools or strings longer than
+     * GK_PREVIEW_ELEMS keeps only its first GK_PREVIEW_ELEMS elements in memory
+     * (arr.n_unread says how many it left out). Every element is still read and
+     * validated as without the flag, with the same errors and warnings, and the
+     * file's model is otherwise the same; a vocabulary then costs no memory. Such
+     * a model cannot be written (gk_header_serialize refuses it). */
+    GK_OPEN_PREVIEW = 1 << 1,
 };
+
+/* Elements a preview keeps of each long array (see GK_OPEN_PREVIEW). */
+#define GK_PREVIEW_ELEMS 16
 
 /** gk_open() : opens a GGUF file and parses its header, metadata and tensor
  *  directory, validating all of it. Tensor data is not read.
@@ -436,7 +448,8 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
 /** gk_header_serialize() : serializes magic, counts, metadata and tensor directory of
  *  m in its version and byte order, followed by zero padding up to the data section
  *  (gk_model_data_start). *out is malloc'ed; the caller frees it.
- *  @return : GK_OK or an error (e.g. a value that cannot be written in v1). */
+ *  @return : GK_OK or an error (e.g. a value that cannot be written in v1;
+ *            GK_E_ARG for a preview, which lacks elements). */
 gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len, gk_error *err);
 
 /* An output file published atomically: bytes go to a temporary file in the

@@ -313,12 +313,13 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
 /* The fast path of rd_string_array: takes strings i, i+1, ... while each one
  * (length and bytes) lies wholly inside the read window and fits the block's
  * capacity, the usual case for vocabularies of short tokens; the general path
- * reads the others and reports every failure. cb (length bytes) and swap are
- * constants in each expansion, so the loop carries no test of them.
+ * reads the others and reports every failure. Without keep, only the bytes are
+ * gathered (for their UTF-8 check), no entries. cb (length bytes), swap and
+ * keep are constants in each expansion, so the loop carries no test of them.
  * @return : the next index. */
 static inline __attribute__((always_inline)) uint64_t
 take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
-             uint64_t i, uint64_t n, const size_t cb, const bool swap) {
+             uint64_t i, uint64_t n, const size_t cb, const bool swap, const bool keep) {
     const uint8_t *p = *pp;
     gk_str *items = (gk_str *)block;
     char *bytes = (char *)block;
@@ -340,8 +341,10 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t b
         else
             memcpy(bytes + used, p + cb, (size_t)len);
         bytes[used + len] = '\0';
-        items[i].ptr = (const char *)(base + used);
-        items[i].len = len;
+        if (keep) {
+            items[i].ptr = (const char *)(base + used);
+            items[i].len = len;
+        }
         used += (size_t)len + 1;
         p += cb + len;
         i++;
@@ -352,16 +355,25 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t b
 }
 
 static uint64_t take_window_strings(reader *r, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
-                                    uint64_t i, uint64_t n) {
+                                    uint64_t i, uint64_t n, bool keep) {
     uint64_t win_end = r->win_start + r->win_len;
     if (r->pos < r->win_start || r->pos > win_end) return i;
     const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
-    if (r->version == 1)
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap);
-    else if (r->swap)
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true);
-    else
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false);
+    if (keep) {
+        if (r->version == 1)
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, true);
+        else if (r->swap)
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, true);
+        else
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, true);
+    } else {
+        if (r->version == 1)
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, false);
+        else if (r->swap)
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, false);
+        else
+            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, false);
+    }
     r->pos = r->win_start + (uint64_t)(p - r->win);
     return i;
 }
@@ -403,7 +415,7 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     gk_status st = GK_OK;
     uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
-        i = take_window_strings(r, block, base, cap, &used, i, n);
+        i = take_window_strings(r, block, base, cap, &used, i, n, true);
         if (i == n) break;
         uint64_t at = r->pos, len;
         r->elem = (int64_t)i;
@@ -458,6 +470,113 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     return GK_OK;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Previews: elements read and validated, not kept                          */
+/* ------------------------------------------------------------------------ */
+
+#define PREVIEW_SCRATCH (64 * 1024)
+
+/* Finds the first string of count strings from file offset at (element first
+ * on) that is not UTF-8, and warns of it as rd_string_array would; the read
+ * position is kept. Runs only when the strings' bytes as a whole were bad. */
+static void warn_first_bad_string(reader *r, char *scratch, uint64_t first, uint64_t count, uint64_t at) {
+    uint64_t saved = r->pos;
+    gk_error ignored, *err = r->err;
+    r->err = &ignored;   /* the strings were read once already */
+    r->pos = at;
+    for (uint64_t k = first; k < first + count; k++) {
+        uint64_t s_at = r->pos, len;
+        if (rd_str_len(r, &len, "string") != GK_OK || len >= PREVIEW_SCRATCH ||
+            read_into(r, scratch, len, "string") != GK_OK)
+            break;
+        if (!gk_utf8_valid(scratch, len)) {
+            char what[40];
+            snprintf(what, sizeof what, "element %llu", (unsigned long long)k);
+            warn_bad_utf8(r, s_at, what);
+            break;
+        }
+    }
+    r->err = err;
+    r->pos = saved;
+}
+
+/* Reads strings i..n-1 of an array for a preview: each length is checked and
+ * each string's bytes checked as UTF-8, as rd_string_array does, but nothing is
+ * kept. The bytes are gathered in a reused scratch block, checked a block at a
+ * time; a string longer than the block is checked on its own. An array gets one
+ * warning at most, as in a full read: none here if its first elements had it. */
+static gk_status skip_strings(reader *r, uint64_t i, uint64_t n, bool warned) {
+    char *scratch = malloc(PREVIEW_SCRATCH);
+    if (scratch == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory");
+    gk_status st = GK_OK;
+    size_t used = 0;
+    uint64_t chunk_first = i, chunk_at = r->pos;
+    for (;;) {
+        i = take_window_strings(r, (uint8_t *)scratch, 0, PREVIEW_SCRATCH, &used, i, n, false);
+        uint64_t at = r->pos, len = 0;
+        bool more = i < n;
+        if (more) {
+            r->elem = (int64_t)i;
+            if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
+        }
+        if (!more || used + len + 1 > PREVIEW_SCRATCH) {
+            if (!warned && used > 0 && !gk_utf8_valid(scratch, used)) {
+                warn_first_bad_string(r, scratch, chunk_first, i - chunk_first, chunk_at);
+                warned = true;
+            }
+            used = 0;
+            chunk_first = i;
+            chunk_at = at;
+        }
+        if (!more) break;
+        if (len + 1 > PREVIEW_SCRATCH) {
+            char *one = malloc((size_t)len);
+            if (one == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory for a %llu-byte string", (unsigned long long)len); break; }
+            st = read_into(r, one, len, "string");
+            if (st == GK_OK && !warned && !gk_utf8_valid(one, len)) {
+                char what[40];
+                snprintf(what, sizeof what, "element %llu", (unsigned long long)i);
+                warn_bad_utf8(r, at, what);
+                warned = true;
+            }
+            free(one);
+            if (st != GK_OK) break;
+            chunk_first = i + 1;
+            chunk_at = r->pos;
+        } else {
+            if ((st = read_into(r, scratch + used, len, "string")) != GK_OK) break;
+            scratch[used + len] = '\0';
+            used += (size_t)len + 1;
+        }
+        i++;
+    }
+    r->elem = -1;
+    free(scratch);
+    return st;
+}
+
+/* Reads elements i..n-1 of an array of numbers or bools for a preview (element
+ * 0 at offset at0): bools are checked as rd_number_array checks them. */
+static gk_status skip_numbers(reader *r, gk_vtype elem, uint64_t i, uint64_t n, uint64_t at0) {
+    size_t es = gk_vtype_size(elem);
+    uint64_t left = (n - i) * es;   /* check_count ensured it fits */
+    while (left > 0) {
+        size_t chunk = left > WINDOW_BYTES ? WINDOW_BYTES : (size_t)left;
+        uint64_t at = r->pos;
+        const uint8_t *p = NULL;
+        gk_status st = need(r, chunk, &p, "array elements");
+        if (st != GK_OK) return st;
+        if (elem == GK_V_BOOL) {
+            for (size_t k = 0; k < chunk; k++)
+                if (p[k] > 1)
+                    return fail(r, GK_E_BOOL, at + k, "element %llu: bool value %u is neither 0 nor 1",
+                                (unsigned long long)(at + k - at0), p[k]);
+        }
+        left -= chunk;
+    }
+    return GK_OK;
+}
+
 static gk_status rd_array(reader *r, gk_value *out, int depth) {
     uint64_t at = r->pos;
     if (depth >= GK_MAX_ARRAY_DEPTH)
@@ -479,6 +598,23 @@ static gk_status rd_array(reader *r, gk_value *out, int depth) {
     out->arr.elem = (gk_vtype)elem;
     out->arr.n = n;
     out->arr.data = NULL;
+    out->arr.n_unread = 0;
+    if (elem != GK_V_ARR && depth == 0 && (r->flags & GK_OPEN_PREVIEW) && n > GK_PREVIEW_ELEMS) {
+        uint64_t elems_at = r->pos;
+        size_t warnings_before = r->f->n_warnings;
+        st = elem == GK_V_STR ? rd_string_array(r, GK_PREVIEW_ELEMS, out)
+                              : rd_number_array(r, (gk_vtype)elem, GK_PREVIEW_ELEMS, out);
+        if (st == GK_OK)
+            st = elem == GK_V_STR ? skip_strings(r, GK_PREVIEW_ELEMS, n, r->f->n_warnings != warnings_before)
+                                  : skip_numbers(r, (gk_vtype)elem, GK_PREVIEW_ELEMS, n, elems_at);
+        if (st != GK_OK) {
+            free((void *)out->arr.data);
+            out->arr.data = NULL;
+            return st;
+        }
+        out->arr.n_unread = n - GK_PREVIEW_ELEMS;
+        return GK_OK;
+    }
     if (elem == GK_V_STR) return rd_string_array(r, n, out);
     if (elem != GK_V_ARR) return rd_number_array(r, (gk_vtype)elem, n, out);
 

@@ -64,23 +64,26 @@ static void put_scalar(out_buf *o, gk_vtype t, const gk_value *v) {
     }
 }
 
+/* Lays out an array: its count, then the elements held (all of them, but in a
+ * preview, which gk_header_serialize refuses). */
 static void put_array(out_buf *o, const gk_value *v) {
     put_u32(o, (uint32_t)v->arr.elem);
     put_u64(o, v->arr.n);
-    if (v->arr.n == 0) return;
+    uint64_t held = gk_value_held(v);
+    if (held == 0) return;
     if (v->arr.elem == GK_V_STR) {
         const gk_str *items = v->arr.data;
-        for (uint64_t i = 0; i < v->arr.n; i++) put_str(o, items[i]);
+        for (uint64_t i = 0; i < held; i++) put_str(o, items[i]);
     } else if (v->arr.elem == GK_V_ARR) {
         const gk_value *items = v->arr.data;
-        for (uint64_t i = 0; i < v->arr.n; i++) put_array(o, &items[i]);
+        for (uint64_t i = 0; i < held; i++) put_array(o, &items[i]);
     } else {
         size_t es = gk_vtype_size(v->arr.elem);
         if (!o->swap || es == 1) {
-            put(o, v->arr.data, v->arr.n * es);
+            put(o, v->arr.data, held * es);
         } else {
             const uint8_t *p = v->arr.data;
-            for (uint64_t i = 0; i < v->arr.n; i++) put_num(o, p + i * es, es);
+            for (uint64_t i = 0; i < held; i++) put_num(o, p + i * es, es);
         }
     }
 }
@@ -132,6 +135,13 @@ gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len,
     if (m->version != 2 && m->version != 3)
         return gk_error_set(err, GK_E_UNSUPPORTED, -1,
                             "cannot write GGUF version %u (set version 2 or 3)", m->version);
+    for (size_t i = 0; i < m->n_kv; i++)
+        if (m->kvs[i].value.type == GK_V_ARR && m->kvs[i].value.arr.n_unread > 0)
+            return gk_error_set(err, GK_E_ARG, -1,
+                                "cannot write a preview: '%s' holds %llu of its %llu elements "
+                                "(open without GK_OPEN_PREVIEW)", m->kvs[i].key.ptr,
+                                (unsigned long long)gk_value_held(&m->kvs[i].value),
+                                (unsigned long long)m->kvs[i].value.arr.n);
     for (size_t i = 0; i < m->n_tensors; i++)
         if (m->tensors[i].n_dims > GK_MAX_DIMS)
             return gk_error_set(err, GK_E_NDIMS, -1, "tensor '%s' has %u dimensions",

@@ -71,7 +71,7 @@ gk_status gk_value_copy(gk_value *dst, const gk_value *src) {
         return GK_OK;
     }
     if (src->type != GK_V_ARR) return GK_OK;
-    uint64_t n = src->arr.n;
+    uint64_t n = gk_value_held(src);   /* a preview's copy is a preview */
     dst->arr.data = NULL;
     if (src->arr.elem == GK_V_STR) {
         if (n == 0) return GK_OK;
@@ -107,7 +107,7 @@ void gk_value_free(gk_value *v) {
     } else if (v->type == GK_V_ARR) {
         if (v->arr.elem == GK_V_ARR) {
             gk_value *items = (gk_value *)v->arr.data;
-            for (uint64_t i = 0; items && i < v->arr.n; i++) gk_value_free(&items[i]);
+            for (uint64_t i = 0; items && i < gk_value_held(v); i++) gk_value_free(&items[i]);
         }
         free((void *)v->arr.data);
     }

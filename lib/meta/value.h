@@ -7,11 +7,18 @@
  *   ARR of STR: arr.data is one malloc'ed block: gk_str[n] followed by the bytes
  *               (each NUL terminated) the entries point into.
  *   ARR of ARR: arr.data is a malloc'ed gk_value[n], each owning its own memory.
+ * In a preview (GK_OPEN_PREVIEW) arr.data holds only gk_value_held() elements.
  */
 #ifndef GK_META_VALUE_H
 #define GK_META_VALUE_H
 
 #include "ggufkit.h"
+
+/** gk_value_held() : @return : the elements of array v in memory: arr.n less
+ *  those a preview left unread (0 for a non-array). */
+static inline uint64_t gk_value_held(const gk_value *v) {
+    return v->type == GK_V_ARR ? v->arr.n - v->arr.n_unread : 0;
+}
 
 /** gk_value_copy() : deep-copies src into *dst. @return : GK_OK or GK_E_NOMEM. */
 gk_status gk_value_copy(gk_value *dst, const gk_value *src);

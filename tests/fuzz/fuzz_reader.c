@@ -4,7 +4,9 @@
  * Every input is parsed from memory. A file the reader accepts is walked (every
  * key, value and tensor), its header is written back with the one writer, and
  * the written header must read back to the same model: what was read is written
- * identically. Build with -Dfuzz=true and clang (scripts/fuzz does both).
+ * identically. Every input is also opened as a preview (GK_OPEN_PREVIEW), which
+ * must reach the same verdict: the same status, offset, message and warnings.
+ * Build with -Dfuzz=true and clang (scripts/fuzz does both).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,10 +37,32 @@ static bool same_models(const gk_model *a, const gk_model *b) {
     return true;
 }
 
+/* A preview of the same bytes agrees with the full read: status, error, warnings. */
+static void check_preview(const uint8_t *data, size_t size, gk_status full, const gk_error *full_err,
+                          const gk_file *full_file) {
+    gk_file *p = NULL;
+    gk_error err;
+    gk_status st = gk_open_memory(data, size, GK_OPEN_LENIENT | GK_OPEN_PREVIEW, &p, &err);
+    if (st != full) abort();
+    if (st != GK_OK) {
+        if (err.offset != full_err->offset || strcmp(err.message, full_err->message) != 0) abort();
+        return;
+    }
+    if (gk_file_warning_count(p) != gk_file_warning_count(full_file)) abort();
+    for (size_t i = 0; i < gk_file_warning_count(p); i++)
+        if (strcmp(gk_file_warning_at(p, i)->message, gk_file_warning_at(full_file, i)->message) != 0 ||
+            gk_file_warning_at(p, i)->offset != gk_file_warning_at(full_file, i)->offset)
+            abort();
+    if (!same_models(gk_file_model(p), gk_file_model((gk_file *)full_file))) abort();
+    gk_close(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gk_file *f = NULL;
     gk_error err;
-    if (gk_open_memory(data, size, GK_OPEN_LENIENT, &f, &err) != GK_OK) {
+    gk_status st = gk_open_memory(data, size, GK_OPEN_LENIENT, &f, &err);
+    check_preview(data, size, st, &err, f);
+    if (st != GK_OK) {
         if (err.code == GK_OK || err.message[0] == '\0') abort();   /* every failure explains itself */
         return 0;
     }
