@@ -155,6 +155,7 @@ static cJSON *json_value(const gk_value *v, unsigned head) {
     case GK_V_ARR: {
         cJSON *list = cJSON_CreateArray();
         uint64_t n = head && v->arr.n > head ? head : v->arr.n;
+        if (n > v->arr.n - v->arr.n_unread) n = v->arr.n - v->arr.n_unread;   /* what a preview holds */
         for (uint64_t i = 0; list != NULL && i < n; i++) {
             cJSON *item = json_element(v->arr.elem, v->arr.data, i, head);
             if (item == NULL || !cJSON_AddItemToArray(list, item)) {
@@ -445,7 +446,11 @@ static bool parse_one(ix_result *r, const char *path, const char *member, const 
     gk_error err;
     gk_error_clear(&err);
     r->headers_read++;
-    gk_status st = gk_open(full ? full : path, GK_OPEN_DEFAULT, &f, &err);
+    /* Arrays are stored cut to their first elements unless asked whole: a
+     * preview then reads them without keeping them. */
+    unsigned flags = !o->full_arrays && o->array_head > 0 && o->array_head <= GK_PREVIEW_ELEMS ? GK_OPEN_PREVIEW
+                                                                                            : GK_OPEN_DEFAULT;
+    gk_status st = gk_open(full ? full : path, flags, &f, &err);
     free(full);
     r->mem_bytes += sizeof *row + 256;
     if (st != GK_OK) {
