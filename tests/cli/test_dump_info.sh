@@ -126,6 +126,24 @@ expect_exit 0 "dump -- FILE" "$BIN" dump --json --json-array -- "$f"
 cp "$TMP/out" "$TMP/tiny.dashdash.json"
 expect_same "dump -- FILE" "$TMP/tiny.dashdash.json" "$TMP/tiny-le3.json"
 
+# String arrays in JSON: plain tokens are written as they are, the others (a quote,
+# a backslash, control bytes, a NUL, a long one, bad UTF-8) escaped or repaired.
+python3 - "$TMP/esc.gguf" "$TMP/esc.want.json" <<'EOF'
+import json, struct, sys
+toks = [b'plain', b'with"quote', b'back\\slash', b'new\nline', b'\x01ctl', b'nul\x00in', b'x' * 300,
+        b'\xc4\xa0ok', b'', b'\x7f del', b'/slash', b'\xe4\xb8\xad', b'bad\xff']
+def s(b): return struct.pack('<Q', len(b)) + b
+body = s(b'tokenizer.ggml.tokens') + struct.pack('<IIQ', 9, 8, len(toks)) + b''.join(s(t) for t in toks)
+open(sys.argv[1], 'wb').write(b'GGUF' + struct.pack('<IQQ', 3, 0, 1) + body)
+json.dump([t.decode('utf-8', 'replace') for t in toks], open(sys.argv[2], 'w'))
+EOF
+expect_exit 0 "dump --json escaped string array" "$BIN" dump --json --json-array "$TMP/esc.gguf"
+if python3 -c 'import json, sys
+got = json.load(open(sys.argv[1]))["metadata"]["tokenizer.ggml.tokens"]["value"]
+sys.exit(0 if got == json.load(open(sys.argv[2])) else 1)' "$TMP/out" "$TMP/esc.want.json"; then ok; else
+    bad "dump --json escaped string array: $(head -c 300 "$TMP/out")"
+fi
+
 # Readable listing.
 expect_exit 0 "dump tiny (text)" "$BIN" dump "$f"
 out=$TMP/out
