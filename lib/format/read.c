@@ -354,26 +354,19 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t b
     return i;
 }
 
-static uint64_t take_window_strings(reader *r, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
-                                    uint64_t i, uint64_t n, bool keep) {
+/* take_strings over the read window; keep is a constant at each call site. */
+static inline __attribute__((always_inline)) uint64_t
+take_window_strings(reader *r, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io, uint64_t i, uint64_t n,
+                    const bool keep) {
     uint64_t win_end = r->win_start + r->win_len;
     if (r->pos < r->win_start || r->pos > win_end) return i;
     const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
-    if (keep) {
-        if (r->version == 1)
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, true);
-        else if (r->swap)
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, true);
-        else
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, true);
-    } else {
-        if (r->version == 1)
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, false);
-        else if (r->swap)
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, false);
-        else
-            i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, false);
-    }
+    if (r->version == 1)
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, keep);
+    else if (r->swap)
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, keep);
+    else
+        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, keep);
     r->pos = r->win_start + (uint64_t)(p - r->win);
     return i;
 }

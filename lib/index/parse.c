@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "index/index_internal.h"
+#include "meta/value.h"   /* gk_value_held */
 
 /* ------------------------------------------------------------------------ */
 /* Values as text                                                           */
@@ -155,7 +156,7 @@ static cJSON *json_value(const gk_value *v, unsigned head) {
     case GK_V_ARR: {
         cJSON *list = cJSON_CreateArray();
         uint64_t n = head && v->arr.n > head ? head : v->arr.n;
-        if (n > v->arr.n - v->arr.n_unread) n = v->arr.n - v->arr.n_unread;   /* what a preview holds */
+        if (n > gk_value_held(v)) n = gk_value_held(v);   /* what a preview holds */
         for (uint64_t i = 0; list != NULL && i < n; i++) {
             cJSON *item = json_element(v->arr.elem, v->arr.data, i, head);
             if (item == NULL || !cJSON_AddItemToArray(list, item)) {
