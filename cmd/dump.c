@@ -163,7 +163,7 @@ static void print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i
 
 /* Prints the first elements of an array: [a, b, c, ...]. */
 static void print_summary(FILE *out, const gk_value *v) {
-    uint64_t n = v->arr.n, held = n - v->arr.n_unread;   /* a preview holds GK_PREVIEW_ELEMS */
+    uint64_t n = v->arr.n, held = gk_value_held(v);   /* a preview holds GK_PREVIEW_ELEMS */
     uint64_t shown = held < SUMMARY_ELEMS ? held : SUMMARY_ELEMS;
     fputc('[', out);
     for (uint64_t i = 0; i < shown; i++) {
@@ -372,65 +372,22 @@ static bool write_item(json_writer *w, cJSON *item) {
     return true;
 }
 
-/* Bytes cJSON escapes in a string: controls, the quote and the backslash. */
-static const bool escaped[256] = {
-    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
-    [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1,
-    [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
-    [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1,
-    ['"'] = 1, ['\\'] = 1,
-};
-
-/* Whether a short string of valid UTF-8 holds nothing cJSON would escape: its
- * JSON is then its bytes between quotes (most tokens of a vocabulary). */
+/* Whether a short string of valid UTF-8 holds nothing cJSON would escape (a
+ * control byte, a quote, a backslash): its JSON is then its bytes between
+ * quotes, which is what most tokens of a vocabulary are. */
 static bool plain(const char *s, uint64_t n) {
     if (n > 256) return false;
-    for (uint64_t i = 0; i < n; i++)
-        if (escaped[(unsigned char)s[i]]) return false;
-    return true;
-}
-
-static bool write_string(json_writer *w, const char *s, uint64_t n);
-
-/* Writes a whole array of strings: runs of plain ones are gathered in a local
- * buffer and written together, the others go through write_string. */
-static bool write_string_array(json_writer *w, const gk_str *items, uint64_t n) {
-    char run[16384];
-    size_t used = 0;
-    putc_unlocked('[', w->out);
     for (uint64_t i = 0; i < n; i++) {
-        const gk_str *t = &items[i];
-        bool simple = w->utf8_checked && plain(t->ptr, t->len);
-        if (!simple || used + t->len + 3 > sizeof run) {
-            fwrite_unlocked(run, 1, used, w->out);
-            used = 0;
-        }
-        if (simple) {
-            if (i) run[used++] = ',';
-            run[used++] = '"';
-            memcpy(run + used, t->ptr, (size_t)t->len);
-            used += (size_t)t->len;
-            run[used++] = '"';
-        } else {
-            if (i) putc_unlocked(',', w->out);
-            if (!write_string(w, t->ptr, t->len)) return false;
-        }
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == '"' || c == '\\') return false;
     }
-    fwrite_unlocked(run, 1, used, w->out);
-    putc_unlocked(']', w->out);
     return true;
 }
 
-/* Writes n bytes at s as a JSON string. cJSON escapes it from a node that
- * borrows the bytes, into a reused buffer: no allocation per string, which
- * matters for vocabularies of 250k tokens. */
-static bool write_string(json_writer *w, const char *s, uint64_t n) {
-    if (w->utf8_checked && plain(s, n)) {
-        putc_unlocked('"', w->out);
-        fwrite_unlocked(s, 1, (size_t)n, w->out);
-        putc_unlocked('"', w->out);
-        return true;
-    }
+/* Writes n bytes at s as a JSON string through cJSON, which escapes it from a
+ * node that borrows the bytes, into a reused buffer: no allocation per string,
+ * which matters for vocabularies of 250k tokens. */
+static bool write_escaped(json_writer *w, const char *s, uint64_t n) {
     /* cJSON's worst case is 6 bytes per input byte (\u001f), plus quotes and
      * the slack its documentation asks for. */
     if (n > (INT32_MAX - 64) / 6 || memchr(s, '\0', n) != NULL || (!w->utf8_checked && !gk_utf8_valid(s, n)))
@@ -450,6 +407,44 @@ static bool write_string(json_writer *w, const char *s, uint64_t n) {
     node.valuestring = (char *)s;   /* NUL-terminated at n: the library's strings are */
     if (!cJSON_PrintPreallocated(&node, w->buf, (int)w->cap, false)) return false;
     fputs_unlocked(w->buf, w->out);
+    return true;
+}
+
+/* Writes n bytes at s as a JSON string: a plain one as it is, others escaped. */
+static bool write_string(json_writer *w, const char *s, uint64_t n) {
+    if (!w->utf8_checked || !plain(s, n)) return write_escaped(w, s, n);
+    putc_unlocked('"', w->out);
+    fwrite_unlocked(s, 1, (size_t)n, w->out);
+    putc_unlocked('"', w->out);
+    return true;
+}
+
+/* Writes a whole array of strings: runs of plain ones are gathered in a local
+ * buffer and written together, the others are escaped one by one. */
+static bool write_string_array(json_writer *w, const gk_str *items, uint64_t n) {
+    char run[16384];
+    size_t used = 0;
+    putc_unlocked('[', w->out);
+    for (uint64_t i = 0; i < n; i++) {
+        const gk_str *t = &items[i];
+        bool simple = w->utf8_checked && plain(t->ptr, t->len);
+        if (!simple || used + t->len + 3 > sizeof run) {
+            fwrite_unlocked(run, 1, used, w->out);
+            used = 0;
+        }
+        if (simple) {
+            if (i) run[used++] = ',';
+            run[used++] = '"';
+            memcpy(run + used, t->ptr, (size_t)t->len);
+            used += (size_t)t->len;
+            run[used++] = '"';
+        } else {
+            if (i) putc_unlocked(',', w->out);
+            if (!write_escaped(w, t->ptr, t->len)) return false;
+        }
+    }
+    fwrite_unlocked(run, 1, used, w->out);
+    putc_unlocked(']', w->out);
     return true;
 }
 
