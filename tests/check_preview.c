@@ -172,22 +172,14 @@ END_TEST
 /* Files built here                                                         */
 /* ------------------------------------------------------------------------ */
 
+/* A file being built: its bytes, byte order and version. */
 typedef struct dbuf {
-    uint8_t *d;
-    size_t n, cap;
+    test_bytes bytes;
     bool be;
     int version;
 } dbuf;
 
-static void put(dbuf *b, const void *p, size_t n) {
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2;
-        b->d = realloc(b->d, b->cap);
-        ck_assert_ptr_nonnull(b->d);
-    }
-    memcpy(b->d + b->n, p, n);
-    b->n += n;
-}
+static void put(dbuf *b, const void *p, size_t n) { test_bytes_add(&b->bytes, p, n); }
 
 static void put_num(dbuf *b, uint64_t v, size_t size) {
     uint8_t tmp[8];
@@ -289,7 +281,7 @@ static void build(dbuf *b, int version, bool be, enum fault f) {
         put_bytes_str(b, tok, len);
         bytes += len + 1;
     }
-    if (f == CUT_STRING) b->n -= 3;
+    if (f == CUT_STRING) b->bytes.n -= 3;
     put_str(b, "general.name");
     put_num(b, GK_V_STR, 4);
     put_str(b, "preview test");
@@ -305,18 +297,18 @@ START_TEST(built_files_same_either_way) {
                 build(&b, version, be, (enum fault)f);
                 char label[96];
                 snprintf(label, sizeof label, "v%d %s, %s", version, be ? "big-endian" : "little-endian", names[f]);
-                gk_status st = same_either_way(b.d, b.n, GK_OPEN_DEFAULT, label);
+                gk_status st = same_either_way(b.bytes.d, b.bytes.n, GK_OPEN_DEFAULT, label);
                 bool fails = f == BAD_BOOL || f == CUT_STRING || f == LENGTH_PAST_END;
                 ck_assert_msg((st != GK_OK) == fails, "%s: %s", label, gk_status_name(st));
                 if (st == GK_OK) {
                     gk_file *p = NULL;
                     gk_error err;
-                    ck_assert_int_eq(gk_open_memory(b.d, b.n, GK_OPEN_PREVIEW, &p, &err), GK_OK);
+                    ck_assert_int_eq(gk_open_memory(b.bytes.d, b.bytes.n, GK_OPEN_PREVIEW, &p, &err), GK_OK);
                     bool utf8 = f == NONE;
                     ck_assert_msg(gk_file_strings_utf8(p) == utf8, "%s: the UTF-8 fault went unseen", label);
                     gk_close(p);
                 }
-                free(b.d);
+                free(b.bytes.d);
             }
         }
     }
@@ -328,7 +320,7 @@ START_TEST(preview_is_not_written) {
     build(&b, 3, false, NONE);
     gk_file *p = NULL;
     gk_error err;
-    ck_assert_int_eq(gk_open_memory(b.d, b.n, GK_OPEN_PREVIEW, &p, &err), GK_OK);
+    ck_assert_int_eq(gk_open_memory(b.bytes.d, b.bytes.n, GK_OPEN_PREVIEW, &p, &err), GK_OK);
     uint8_t *hdr = NULL;
     size_t len = 0;
     ck_assert_int_eq(gk_header_serialize(gk_file_model(p), &hdr, &len, &err), GK_E_ARG);
@@ -344,12 +336,12 @@ START_TEST(preview_is_not_written) {
     gk_model_free(copy);
     gk_close(p);
     /* the same file opened in full is written */
-    ck_assert_int_eq(gk_open_memory(b.d, b.n, GK_OPEN_DEFAULT, &p, &err), GK_OK);
+    ck_assert_int_eq(gk_open_memory(b.bytes.d, b.bytes.n, GK_OPEN_DEFAULT, &p, &err), GK_OK);
     ck_assert_int_eq(gk_header_serialize(gk_file_model(p), &hdr, &len, &err), GK_OK);
-    ck_assert(len >= b.n && memcmp(hdr, b.d, b.n) == 0);
+    ck_assert(len >= b.bytes.n && memcmp(hdr, b.bytes.d, b.bytes.n) == 0);
     free(hdr);
     gk_close(p);
-    free(b.d);
+    free(b.bytes.d);
 }
 END_TEST
 

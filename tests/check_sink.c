@@ -66,27 +66,10 @@ static int other_entries(void) {
     return n;
 }
 
-/* Appends one step of a fixed script to the sink and to want: writes, zero runs
- * and copies of sizes that straddle 4 KiB blocks and the hand-offs (256 KiB
- * doubling to 8 MiB). */
-typedef struct expect {
-    uint8_t *d;
-    size_t n, cap;
-} expect;
-
-static void want_add(expect *w, const uint8_t *p, size_t n) {
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2;
-        w->d = realloc(w->d, w->cap);
-        ck_assert_ptr_nonnull(w->d);
-    }
-    if (p) memcpy(w->d + w->n, p, n);
-    else memset(w->d + w->n, 0, n);
-    w->n += n;
-}
-
-/* Writes the script to dest; @return : the bytes it should hold. */
-static expect write_script(const char *dest, unsigned flags, size_t scale) {
+/* Writes a fixed script to dest (writes, zero runs and copies of sizes that
+ * straddle 4 KiB blocks and the hand-offs, 256 KiB doubling to 8 MiB).
+ * @return : the bytes it should hold. */
+static test_bytes write_script(const char *dest, unsigned flags, size_t scale) {
     static const size_t sizes[] = { 1, 4095, 4097, 262143, 262145, 1 << 20, 3000001, 8388608, 12345, 9000000 };
     char src_path[300];
     snprintf(src_path, sizeof src_path, "%s/source.bin", tmpdir);
@@ -95,23 +78,23 @@ static expect write_script(const char *dest, unsigned flags, size_t scale) {
     gk_sink *s;
     gk_error err;
     ck_assert_int_eq(gk_sink_open(dest, flags, &s, &err), GK_OK);
-    expect w = { 0 };
+    test_bytes w = { 0 };
     uint64_t src_off = 7;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i] / scale ? sizes[i] / scale : 1;
         switch (i % 3) {
         case 0:
             ck_assert_int_eq(gk_sink_write(s, source + (i * 977) % (SOURCE_BYTES - n), n, &err), GK_OK);
-            want_add(&w, source + (i * 977) % (SOURCE_BYTES - n), n);
+            test_bytes_add(&w, source + (i * 977) % (SOURCE_BYTES - n), n);
             break;
         case 1:
             ck_assert_int_eq(gk_sink_write_zeros(s, n, &err), GK_OK);
-            want_add(&w, NULL, n);
+            test_bytes_add(&w, NULL, n);
             break;
         default:
             if (src_off + n > SOURCE_BYTES) src_off = 3;
             ck_assert_msg(gk_sink_copy_from(s, src, src_off, n, &err) == GK_OK, "%s", err.message);
-            want_add(&w, source + src_off, n);
+            test_bytes_add(&w, source + src_off, n);
             src_off += n;
             break;
         }
@@ -128,7 +111,7 @@ START_TEST(test_script_exact) {
         for (size_t scale = 1; scale <= 64; scale *= 64) {   /* a large and a small output */
             char dest[300];
             snprintf(dest, sizeof dest, "%s/out-%d-%zu.bin", tmpdir, m, scale);
-            expect w = write_script(dest, modes[m], scale);
+            test_bytes w = write_script(dest, modes[m], scale);
             size_t len;
             uint8_t *got = read_whole_file(dest, &len);
             ck_assert_uint_eq(len, w.n);
@@ -147,7 +130,7 @@ START_TEST(test_script_zstd) {
     for (int m = 0; m < 2; m++) {
         char dest[300];
         snprintf(dest, sizeof dest, "%s/out-%d.bin.zst", tmpdir, m);
-        expect w = write_script(dest, modes[m] | GK_SINK_ZSTD_LEVEL(1), 1);
+        test_bytes w = write_script(dest, modes[m] | GK_SINK_ZSTD_LEVEL(1), 1);
         size_t clen;
         uint8_t *packed = read_whole_file(dest, &clen);
         unsigned long long size = ZSTD_getFrameContentSize(packed, clen);

@@ -367,14 +367,22 @@ fi
 [ "$ro_how" = "chattr +i" ] && chattr -i "$RO"
 [ "$ro_how" = "chmod 555" ] && chmod 755 "$RO"
 
+# first_output NAME: the output of subcommand NAME a destination test puts in the way
+# (for split, a later shard, so that the refusal comes before anything is written).
+first_output() {
+  case $1 in
+    split) echo o-00002-of-00003.gguf ;;
+    repack-zst) echo o.gguf.zst ;;
+    *) echo o.gguf ;;
+  esac
+}
+
 # An existing destination is refused without --force, replaced with it.
 for name in $NAMES repack-zst; do
   D="$W/exists/$name"
   mkdir -p "$D"
   args_for "$name" "$D"
-  first=o.gguf
-  [ "$name" = split ] && first=o-00002-of-00003.gguf
-  [ "$name" = repack-zst ] && first=o.gguf.zst
+  first=$(first_output "$name")
   echo "precious" >"$D/$first"
   "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
   rc=$?
@@ -395,9 +403,7 @@ for name in $NAMES repack-zst; do
   D="$W/notfile/$name"
   mkdir -p "$D"
   args_for "$name" "$D"
-  first=o.gguf
-  [ "$name" = split ] && first=o-00002-of-00003.gguf
-  [ "$name" = repack-zst ] && first=o.gguf.zst
+  first=$(first_output "$name")
   mkfifo "$D/$first"
   force=--force
   [ "$name" = split ] && force=
