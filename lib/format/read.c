@@ -233,6 +233,13 @@ static void warn_bad_utf8(reader *r, uint64_t at, const char *what) {
                         r->ctx, what);
 }
 
+/* The warning for element k of a string array (its length at offset at). */
+static void warn_bad_element(reader *r, uint64_t at, uint64_t k) {
+    char what[40];
+    snprintf(what, sizeof what, "element %llu", (unsigned long long)k);
+    warn_bad_utf8(r, at, what);
+}
+
 static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth);
 
 /* Reads a scalar of type t (not STR/ARR) into out. */
@@ -318,7 +325,7 @@ static gk_status rd_number_array(reader *r, gk_vtype elem, uint64_t n, gk_value 
  * keep are constants in each expansion, so the loop carries no test of them.
  * @return : the next index. */
 static inline __attribute__((always_inline)) uint64_t
-take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io,
+take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, size_t cap, size_t *used_io,
              uint64_t i, uint64_t n, const size_t cb, const bool swap, const bool keep) {
     const uint8_t *p = *pp;
     gk_str *items = (gk_str *)block;
@@ -342,7 +349,7 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t b
             memcpy(bytes + used, p + cb, (size_t)len);
         bytes[used + len] = '\0';
         if (keep) {
-            items[i].ptr = (const char *)(base + used);
+            items[i].ptr = (const char *)(uintptr_t)used;   /* an offset into block */
             items[i].len = len;
         }
         used += (size_t)len + 1;
@@ -356,17 +363,16 @@ take_strings(const uint8_t **pp, const uint8_t *end, uint8_t *block, uintptr_t b
 
 /* take_strings over the read window; keep is a constant at each call site. */
 static inline __attribute__((always_inline)) uint64_t
-take_window_strings(reader *r, uint8_t *block, uintptr_t base, size_t cap, size_t *used_io, uint64_t i, uint64_t n,
-                    const bool keep) {
+take_window_strings(reader *r, uint8_t *block, size_t cap, size_t *used_io, uint64_t i, uint64_t n, const bool keep) {
     uint64_t win_end = r->win_start + r->win_len;
     if (r->pos < r->win_start || r->pos > win_end) return i;
     const uint8_t *p = r->win + (r->pos - r->win_start), *end = r->win + r->win_len;
     if (r->version == 1)
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 4, r->swap, keep);
+        i = take_strings(&p, end, block, cap, used_io, i, n, 4, r->swap, keep);
     else if (r->swap)
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, true, keep);
+        i = take_strings(&p, end, block, cap, used_io, i, n, 8, true, keep);
     else
-        i = take_strings(&p, end, block, base, cap, used_io, i, n, 8, false, keep);
+        i = take_strings(&p, end, block, cap, used_io, i, n, 8, false, keep);
     r->pos = r->win_start + (uint64_t)(p - r->win);
     return i;
 }
@@ -385,35 +391,26 @@ static void prefault(void *p, size_t len) {
 #endif
 }
 
-/* Largest block reserved up front for a string array's bytes: room that is
- * never touched costs address space only. */
-#define STRING_BLOCK_RESERVE ((size_t)64 << 20)
-
 /* Array of strings, read straight into the single-block form: gk_str[n] at the
- * front, the bytes after it. The strings' bytes cannot exceed what remains of
- * the file less their lengths, so when that bound is modest the block is
- * reserved whole, never moves, and entries point into it from the start;
- * otherwise it grows and entries hold offsets until it stops moving. */
+ * front, the bytes after it. The block grows as it fills, so entries hold
+ * offsets into it until it stops moving. */
 static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     if (n == 0) return GK_OK;
     size_t cb = count_bytes(r);
     size_t head = (size_t)n * sizeof(gk_str), used = head;
-    uint64_t bound = remaining(r) - n * cb + n;   /* bytes and NULs; check_count ensured n * cb fits */
-    bool fixed = bound <= STRING_BLOCK_RESERVE;
-    size_t cap = head + (fixed ? (size_t)bound : 4096);
+    size_t cap = head + 4096;
     uint8_t *block = malloc(cap);
     if (block == NULL) return fail(r, GK_E_NOMEM, r->pos, "out of memory for %llu strings", (unsigned long long)n);
-    uintptr_t base = fixed ? (uintptr_t)block : 0;
     prefault(block, head);
     gk_status st = GK_OK;
     uint64_t first_at = r->pos;
     for (uint64_t i = 0; i < n; i++) {
-        i = take_window_strings(r, block, base, cap, &used, i, n, true);
+        i = take_window_strings(r, block, cap, &used, i, n, true);
         if (i == n) break;
         uint64_t at = r->pos, len;
         r->elem = (int64_t)i;
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
-        if (used + len + 1 > cap) {   /* only when not fixed */
+        if (used + len + 1 > cap) {
             while (cap < used + len + 1) cap *= 2;
             uint8_t *nb = realloc(block, cap);
             if (nb == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
@@ -423,7 +420,7 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         if ((st = read_into(r, dst, len, "string")) != GK_OK) break;
         dst[len] = '\0';
         gk_str *items = (gk_str *)block;
-        items[i].ptr = (const char *)(base + used);
+        items[i].ptr = (const char *)(uintptr_t)used;   /* an offset until the end */
         items[i].len = len;
         used += len + 1;
     }
@@ -432,17 +429,8 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         free(block);
         return st;
     }
-    /* Give back the reserve; should the block move, or hold offsets, point the
-     * entries at where it is now. */
-    uint8_t *kept = used < cap ? realloc(block, used) : block;
-    if (kept == NULL) kept = block;
-    if (kept != (uint8_t *)base) {
-        gk_str *items = (gk_str *)kept;
-        uintptr_t shift = (uintptr_t)kept - base;
-        for (uint64_t i = 0; i < n; i++) items[i].ptr = (const char *)((uintptr_t)items[i].ptr + shift);
-    }
-    block = kept;
     gk_str *items = (gk_str *)block;
+    for (uint64_t i = 0; i < n; i++) items[i].ptr = (const char *)block + (uintptr_t)items[i].ptr;
     const char *bytes = (const char *)block + head;
     /* The strings stand one after another with a NUL after each: the bytes are
      * valid UTF-8 as a whole exactly when every string is. Only a bad block is
@@ -451,9 +439,7 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         uint64_t at = first_at;
         for (uint64_t i = 0; i < n; i++) {
             if (!gk_utf8_valid(items[i].ptr, items[i].len)) {
-                char what[40];
-                snprintf(what, sizeof what, "element %llu", (unsigned long long)i);
-                warn_bad_utf8(r, at, what);
+                warn_bad_element(r, at, i);
                 break;
             }
             at += cb + items[i].len;
@@ -483,9 +469,7 @@ static void warn_first_bad_string(reader *r, char *scratch, uint64_t first, uint
             read_into(r, scratch, len, "string") != GK_OK)
             break;
         if (!gk_utf8_valid(scratch, len)) {
-            char what[40];
-            snprintf(what, sizeof what, "element %llu", (unsigned long long)k);
-            warn_bad_utf8(r, s_at, what);
+            warn_bad_element(r, s_at, k);
             break;
         }
     }
@@ -505,7 +489,7 @@ static gk_status skip_strings(reader *r, uint64_t i, uint64_t n, bool warned) {
     size_t used = 0;
     uint64_t chunk_first = i, chunk_at = r->pos;
     for (;;) {
-        i = take_window_strings(r, (uint8_t *)scratch, 0, PREVIEW_SCRATCH, &used, i, n, false);
+        i = take_window_strings(r, (uint8_t *)scratch, PREVIEW_SCRATCH, &used, i, n, false);
         uint64_t at = r->pos, len = 0;
         bool more = i < n;
         if (more) {
@@ -527,9 +511,7 @@ static gk_status skip_strings(reader *r, uint64_t i, uint64_t n, bool warned) {
             if (one == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory for a %llu-byte string", (unsigned long long)len); break; }
             st = read_into(r, one, len, "string");
             if (st == GK_OK && !warned && !gk_utf8_valid(one, len)) {
-                char what[40];
-                snprintf(what, sizeof what, "element %llu", (unsigned long long)i);
-                warn_bad_utf8(r, at, what);
+                warn_bad_element(r, at, i);
                 warned = true;
             }
             free(one);
