@@ -419,7 +419,7 @@ int gk_file_fd(const gk_file *f);
 /** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
  *  (or, without tensors, past its header) up to the next multiple of the
  *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
- *  file's shape when rewriting it. */
+ *  tensorless file's shape when rewriting it (with tensors every output pads). */
 bool gk_file_pads_end(gk_file *f);
 
 /** gk_file_warning_count() / gk_file_warning_at() : the warnings found while reading. */
@@ -464,6 +464,7 @@ enum {
     GK_SINK_DEFAULT = 0,
     GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
     GK_SINK_BUFFERED = 1 << 1,    /* write through the page cache (no O_DIRECT) */
+    GK_SINK_ZSTD = 1 << 2,        /* compress (zstd) whatever the name (a name ending in .zst always is) */
 };
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
 #define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)
@@ -476,7 +477,9 @@ enum {
 bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
 
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
- *  gk_sink_dest_ok refuses. A dest ending in ".zst" is written zstd-compressed. */
+ *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
+ *  written zstd-compressed. A dest that is a symbolic link is followed: the file
+ *  it names is replaced and the link stays (a link to nothing is refused). */
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
 /** gk_sink_write() : appends bytes. */
 gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
@@ -523,7 +526,8 @@ typedef bool (*gk_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 typedef struct gk_write_opts {
     unsigned sink_flags;      /* GK_SINK_* */
-    bool pad_end;             /* pad after the last tensor (ggml's writer does) */
+    bool pad_end;             /* without tensors: pad the header to the alignment (with
+                                 tensors the last one is always padded, as ggml reads it) */
     int threads;              /* worker threads for conversions (<= 0: all cores) */
     gk_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
@@ -532,8 +536,10 @@ typedef struct gk_write_opts {
 
 /** gk_write_model() : lays out `out` canonically (gk_model_layout) and writes it
  *  to dest atomically: header, then each tensor's bytes from steps[i] (one step
- *  per output tensor, same order), zero padding between tensors and, with
- *  pad_end, after the last. Memory stays bounded whatever the model size.
+ *  per output tensor, same order), zero padding between tensors and after the
+ *  last up to the alignment (ggml's reader reads every tensor padded); a file
+ *  without tensors ends with its header, padded with pad_end. Memory stays
+ *  bounded whatever the model size.
  *  @return : GK_OK, or an error with nothing left at dest. */
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
@@ -1083,10 +1089,17 @@ typedef enum gk_recovery {
 gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hook, void *hook_ctx,
                              gk_error *err);
 
+/** gk_edit_replace_check() : @return : GK_OK when gk_edit_rewrite can replace f's
+ *  own file (dest NULL): a plain or zstd-compressed file; GK_E_UNSUPPORTED with a
+ *  message for an archive member or a model in memory. */
+gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
+
 /** gk_edit_rewrite() : writes m (f's model after edits; same tensors) as a whole
  *  new file through gk_write_model: tensor bytes copied, data laid out
- *  canonically, padded at the end as f is, v1 written as v3. dest NULL replaces
- *  f's own file atomically (a new file renamed over it, mode kept).
+ *  canonically (the last tensor padded), v1 written as v3. dest NULL replaces
+ *  f's own file atomically (a new file renamed over it, mode kept): through a
+ *  symbolic link the file it names (the link stays), a compressed file
+ *  compressed again; an archive member is refused (gk_edit_replace_check).
  *  opts: sink_flags, threads, progress (pad_end is taken from f). */
 gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err);

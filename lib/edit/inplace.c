@@ -22,6 +22,7 @@
 
 #include "edit/journal.h"
 #include "format/file.h"
+#include "io/source.h"
 
 gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
     gk_value v = { .type = GK_V_ARR };
@@ -90,7 +91,10 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
         return GK_OK;
     }
     if (f->fd < 0 || f->mem != NULL || f->stream != NULL) {
-        snprintf(out->reason, sizeof out->reason, "not a plain file (compressed, in an archive or in memory)");
+        snprintf(out->reason, sizeof out->reason, "%s",
+                 f->stream == NULL                                    ? "not a file (in memory)"
+                 : gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE ? "a member of an archive cannot be edited in place"
+                                                                      : "a compressed file cannot be edited in place");
         return GK_OK;
     }
     if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
@@ -258,8 +262,19 @@ done:
     return st;
 }
 
+gk_status gk_edit_replace_check(const gk_file *f, gk_error *err) {
+    if (f->mem != NULL || f->path == NULL || f->path[0] == '\0')
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "a model in memory has no file to replace (name an output)");
+    if (f->stream != NULL && gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a member of an archive cannot be edited in place or replaced (write it out with -o OUT)");
+    return GK_OK;
+}
+
 gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err) {
+    gk_status ok = dest ? GK_OK : gk_edit_replace_check(f, err);
+    if (ok != GK_OK) return ok;
     if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
     if (m->version == 1) gk_model_set_version(m, 3, NULL);
     gk_step *steps = calloc(m->n_tensors + 1, sizeof *steps);
@@ -278,31 +293,39 @@ gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_wr
         free(steps);
         return st;
     }
-    /* Replace the input: a new file beside it, renamed over it. */
+    /* Replace the input: a new file beside the one the path names (through a
+     * link: the link stays), in the input's container, renamed over it. */
     struct stat sb;
-    char *copy = strdup(f->path), *copy2 = strdup(f->path);
-    size_t n = strlen(f->path) + 64;
+    char *target = realpath(f->path, NULL);
+    char *copy = target ? strdup(target) : NULL, *copy2 = target ? strdup(target) : NULL;
+    size_t n = (target ? strlen(target) : 0) + 64;
     char *tmp = malloc(n);
+    if (target == NULL) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: %s", f->path, strerror(errno));
+        goto done;
+    }
     if (copy == NULL || copy2 == NULL || tmp == NULL) {
         st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         goto done;
     }
-    if (stat(f->path, &sb) != 0) {
+    if (stat(target, &sb) != 0) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: %s", f->path, strerror(errno));
         goto done;
     }
     snprintf(tmp, n, "%s/.%s.ggufkit-edit-%ld", dirname(copy), basename(copy2), (long)getpid());
     o.sink_flags &= ~(unsigned)GK_SINK_OVERWRITE;
+    if (f->stream != NULL) o.sink_flags |= GK_SINK_ZSTD;   /* archives were refused: a .zst stays one */
     st = gk_write_model(tmp, m, steps, &o, err);
     if (st != GK_OK) goto done;
     chmod(tmp, sb.st_mode & 07777);
-    if (rename(tmp, f->path) != 0) {
-        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot replace: %s", f->path, strerror(errno));
+    if (rename(tmp, target) != 0) {
+        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot replace: %s", target, strerror(errno));
         unlink(tmp);
         goto done;
     }
-    st = io_fsync_dir(NULL, f->path, err);
+    st = io_fsync_dir(NULL, target, err);
 done:
+    free(target);
     free(copy);
     free(copy2);
     free(tmp);

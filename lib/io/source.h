@@ -34,6 +34,9 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
  *  @return : GK_OK, GK_E_TRUNCATED when the data ends first, GK_E_IO otherwise. */
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err);
 
+/** gk_source_get_kind() : @return : GK_SOURCE_ZSTD or GK_SOURCE_ARCHIVE (a member). */
+gk_source_kind gk_source_get_kind(const gk_source *s);
+
 /** gk_source_close() : releases a source (NULL accepted). */
 void gk_source_close(gk_source *s);
 
