@@ -7,9 +7,12 @@
  * alignment padding must end exactly at the old data offset. The new header
  * either fits in the alignment slack by itself, or gets a GK_PADDING_KEY pair sized
  * so the header ends within one alignment of the data offset: an array of zero
- * UINT8 when there are 39 bytes for it, a short string or a scalar below that. Only
- * the bytes that differ are rewritten, under the journal (journal.c). A file
- * without tensors has nothing to keep in place: its header may grow or shrink.
+ * UINT8 when there are 39 bytes for it, a short string or a scalar below that. A
+ * header that already ends there (no change, or a change within the alignment
+ * slack) keeps its pair as it is, and a pair the edit deleted is not put back, so
+ * an edit that changes nothing changes no byte. Only the bytes that differ are
+ * rewritten, under the journal (journal.c). A file without tensors has nothing to
+ * keep in place: its header may grow or shrink.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +80,15 @@ static uint64_t padding_pair_for(uint64_t slack, uint64_t align) {
     return 0;
 }
 
+/* The bytes a padding pair of value v takes in the header (0 for the forms that
+ * ggufkit does not write: arrays of strings or arrays). */
+static uint64_t pair_bytes(const gk_value *v) {
+    if (v->type == GK_V_STR) return PAIR_BASE + 8 + v->s.len;
+    if (v->type != GK_V_ARR) return PAIR_BASE + gk_vtype_size(v->type);
+    if (v->arr.elem == GK_V_STR || v->arr.elem == GK_V_ARR) return 0;
+    return GK_PADDING_OVERHEAD + v->arr.n * gk_vtype_size(v->arr.elem);
+}
+
 static bool tensors_aligned(const gk_model *m, uint64_t data_offset, uint64_t align) {
     if (data_offset % align != 0) return false;
     for (size_t i = 0; i < m->n_tensors; i++)
@@ -108,13 +120,22 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     uint64_t data = f->data_offset, align = gk_model_alignment(m);
     out->room = data;
     out->new_size = f->size;
+    const gk_value *had = gk_kv_get(m, GK_PADDING_KEY);
+    if (align == gk_model_alignment(f->model) && gk_align_up(gk_model_header_size(m), align) == data) {
+        /* Ends where the data starts as it is: nothing to adjust. */
+        out->fits = true;
+        out->needed = gk_model_header_size(m) - (had ? pair_bytes(had) : 0);
+        out->padded = had != NULL && pair_bytes(had) > 0;
+        out->padding = out->padded ? data - out->needed : 0;
+        return GK_OK;
+    }
+    bool deleted = had == NULL && gk_kv_get(f->model, GK_PADDING_KEY) != NULL;
     if (!tensors_aligned(m, data, align)) {
         out->needed = gk_model_header_size(m);
         snprintf(out->reason, sizeof out->reason, "the data is not laid out for alignment %llu", (unsigned long long)align);
         return GK_OK;
     }
     /* Measure with an empty padding pair in its place (kept, or appended). */
-    const gk_value *had = gk_kv_get(m, GK_PADDING_KEY);
     gk_value saved;
     memset(&saved, 0, sizeof saved);
     if (had && gk_value_copy(&saved, had) != GK_OK) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -129,7 +150,7 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     if (gk_align_up(bare, align) == data) {
         gk_kv_delete(m, GK_PADDING_KEY);
         out->fits = true;
-    } else if (bare <= data && padding_pair_for(data - bare, align) != 0) {
+    } else if (!deleted && bare <= data && padding_pair_for(data - bare, align) != 0) {
         uint64_t pair = padding_pair_for(data - bare, align);
         out->fits = true;
         out->padded = true;
@@ -138,7 +159,11 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     } else {
         if (had) st = gk_kv_set(m, GK_PADDING_KEY, &saved, err);
         else gk_kv_delete(m, GK_PADDING_KEY);
-        if (bare > data)
+        if (deleted)
+            snprintf(out->reason, sizeof out->reason,
+                     "without %s (deleted) the header ends at %llu, not where the data section starts (%llu)",
+                     GK_PADDING_KEY, (unsigned long long)gk_align_up(bare, align), (unsigned long long)data);
+        else if (bare > data)
             snprintf(out->reason, sizeof out->reason,
                      "the new header needs %llu bytes, %llu are available before the data section",
                      (unsigned long long)bare, (unsigned long long)data);

@@ -98,8 +98,6 @@ gk_status gk_layout_value_check(const char *key, const gk_value *v, gk_error *er
     if (want != GK_V_COUNT && v->type != want)
         return gk_error_set(err, GK_E_ARG, -1, "%s: describes the shard layout and must be %s, not %s", key,
                             gk_vtype_name(want), gk_vtype_name(v->type));
-    if (strncmp(key, "GGUF.", 5) == 0)
-        return gk_error_set(err, GK_E_ARG, -1, "%s: GGUF.* names the header's own fields, not metadata", key);
     return GK_OK;
 }
 

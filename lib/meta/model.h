@@ -32,7 +32,7 @@ gk_status gk_tensor_nbytes(uint32_t type, const uint64_t ne[GK_MAX_DIMS], uint64
 /** gk_layout_value_check() : the rule every writer applies to a value it is asked
  *  to store under a layout key, even when forced: general.alignment a UINT32 power
  *  of two the writer can honor, split.no and split.count UINT16,
- *  split.tensors.count INT32, no GGUF.* key (those name the header's own fields).
+ *  split.tensors.count INT32.
  *  @return : GK_OK (also for any other key), or GK_E_ALIGN_VALUE / GK_E_ARG naming key. */
 gk_status gk_layout_value_check(const char *key, const gk_value *v, gk_error *err);
 

@@ -4,8 +4,8 @@ it when it loads the tensor data, independently of ggufkit; and writes the small
 fixtures the writer tests need.
 
 usage: ggml_layout.py check FILE...
-       ggml_layout.py unpadded OUT     (v3, two F32 tensors, the last one 12 bytes,
-                                        the file ending right after it: no end padding)
+       ggml_layout.py unpadded OUT [N] (v3, two F32 tensors, the last one of N elements
+                                        (default 3), the file ending right after it)
 
 check exits 1 naming the first rule FILE breaks:
 - general.alignment, when present, is a UINT32 power of two (ggml aborts on
@@ -91,23 +91,23 @@ def check(path):
     return None
 
 
-def unpadded(out):
+def unpadded(out, n):
     def s(x):
         b = x.encode()
         return struct.pack("<Q", len(b)) + b
     head = b"GGUF" + struct.pack("<IQQ", 3, 2, 1)
     head += s("general.architecture") + struct.pack("<I", 8) + s("llama")
     head += s("a.weight") + struct.pack("<IQIQ", 1, 8, 0, 0)
-    head += s("b.weight") + struct.pack("<IQIQ", 1, 3, 0, 32)
+    head += s("b.weight") + struct.pack("<IQIQ", 1, n, 0, 32)
     head += b"\0" * (-len(head) % 32)
-    data = struct.pack("<8f", *range(8)) + struct.pack("<3f", 1.5, 2.5, 3.5)
+    data = struct.pack("<8f", *range(8)) + struct.pack("<%df" % n, *[i + 0.5 for i in range(n)])
     with open(out, "wb") as f:
         f.write(head + data)
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "unpadded":
-        unpadded(argv[2])
+    if len(argv) in (3, 4) and argv[1] == "unpadded":
+        unpadded(argv[2], int(argv[3]) if len(argv) == 4 else 3)
         return 0
     if len(argv) < 3 or argv[1] != "check":
         sys.stderr.write(__doc__)
