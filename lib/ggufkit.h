@@ -1052,8 +1052,10 @@ typedef struct gk_inplace_fit {
 /** gk_inplace_fit() : decides whether m (f's model after edits; same tensors)
  *  can replace f's header in place, and when it can, adjusts (adds, resizes or
  *  removes) m's GK_PADDING_KEY so its header ends exactly where f's data section
- *  starts. A file without tensors always fits (it may grow or shrink). When it
- *  does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
+ *  starts. A header that already ends there keeps its pair as it is (an edit
+ *  that changes nothing changes no byte), and a pair the edit deleted is not
+ *  put back. A file without tensors always fits (it may grow or shrink). When
+ *  it does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
 gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
 
 /* Called before every low-level write, truncate, fsync and unlink of an in-place

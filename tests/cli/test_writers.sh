@@ -24,35 +24,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export GGUFKIT_NO_PROGRESS=1
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# expect_exit CODE NAME CMD... : runs CMD (stdout to $TMP/out, stderr to $TMP/err).
-expect_exit() {
-    local want=$1 name=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-
-expect_grep() {
-    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3' in $(basename "$2")"; fi
-}
-
-expect_absent() {
-    if [ -e "$2" ]; then bad "$1: $(basename "$2") was written"; else ok; fi
-}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
 # loads NAME FILE... : ggml's reader takes each FILE's data section, and verify accepts it.
 loads() {
@@ -185,5 +158,5 @@ cmp -s "$U" <(head -c "$usize" "$TMP/mu.gguf") && ok || bad "merge of U: the fir
 "$BIN" merge --help | grep -q "padded with zeros" && ok || bad "merge --help does not say what comes back of an unpadded file"
 grep -q "padded with zeros" "$HERE/../../README.md" && ok || bad "README does not say what merge gives back of an unpadded file"
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
