@@ -16,6 +16,7 @@
 #include "cmd.h"
 
 int cmd_report(const char *path, const gk_error *err) {
+    if (err->file[0]) path = err->file;   /* the library knows better which file */
     fprintf(stderr, "ggufkit: ");
     if (path && *path) fprintf(stderr, "%s: ", path);
     if (err->offset >= 0) fprintf(stderr, "offset %lld: ", (long long)err->offset);

@@ -12,7 +12,9 @@
 static const char *const usage =
     "usage: ggufkit verify [--schema] [--json] FILE...\n\n"
     "Validates every byte of each file's header, metadata and tensor directory and the\n"
-    "placement of tensor data. Prints one line per finding:\n"
+    "placement of tensor data, against the bytes really there: a compressed file or an\n"
+    "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
+    "finding:\n"
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
@@ -68,7 +70,8 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
         printf("%s: recovered: %s\n", path, recovered);
     }
     /* The schema reads tokenizer arrays whole; the reader's own checks need no array kept. */
-    gk_status st = gk_open(path, schema ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW, &f, &err);
+    /* Streams are measured: their data is checked against the bytes really there. */
+    gk_status st = gk_open(path, (schema ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW) | GK_OPEN_MEASURE, &f, &err);
     cJSON *jf = NULL, *jlist = NULL;
     if (json_files) {
         jf = cJSON_CreateObject();

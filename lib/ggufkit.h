@@ -97,12 +97,18 @@ typedef enum gk_rule {
 
 #define GK_MESSAGE_MAX 512
 
-/* A caller-owned error report. offset is a byte offset in the file, or -1. */
+#define GK_ERROR_FILE_MAX 4096
+
+/* A caller-owned error report. offset is a byte offset in the file, or -1.
+ * file names the file the error is about when it is not the one the caller
+ * passed (an input read while writing an output, a missing shard of a set), or
+ * is "" (see gk_error_about). */
 typedef struct gk_error {
     gk_status code;
     gk_rule rule;
     int64_t offset;
     char message[GK_MESSAGE_MAX];
+    char file[GK_ERROR_FILE_MAX];
 } gk_error;
 
 /* A non-fatal observation made while reading (see gk_file_warnings). */
@@ -123,6 +129,11 @@ void gk_error_clear(gk_error *err);
  *  @return : code, so callers can `return gk_error_set(err, ...)`. err may be NULL. */
 gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/** gk_error_about() : records in err (NULL accepted) that the error is about the
+ *  file at path ("" or NULL: the caller's own file). gk_error_set and
+ *  gk_error_clear reset it. */
+void gk_error_about(gk_error *err, const char *path);
 
 /* ======================================================================== */
 /* Type table                                                               */
@@ -368,6 +379,12 @@ enum {
      * file's model is otherwise the same; a vocabulary then costs no memory. Such
      * a model cannot be written (gk_header_serialize refuses it). */
     GK_OPEN_PREVIEW = 1 << 1,
+    /* A compressed file or archive member is read to its end first, so that its
+     * size (and the placement of tensor data) is its real length, not the one its
+     * container records (they differ when the container is cut short; a warning
+     * says so). Costs a full read of such a stream; plain files are always sized
+     * by what they hold. */
+    GK_OPEN_MEASURE = 1 << 2,
 };
 
 /* Elements a preview keeps of each long array (see GK_OPEN_PREVIEW). */

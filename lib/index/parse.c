@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <zstd.h>
 
 #include "index/index_internal.h"
+#include "io/source.h"
 #include "meta/value.h"   /* gk_value_held */
 
 /* ------------------------------------------------------------------------ */
@@ -536,31 +536,6 @@ static size_t read_magic(const char *path, unsigned char magic[4], int *open_err
     return n > 0 ? (size_t)n : 0;
 }
 
-/* The first four decompressed bytes of a zstd file, decompressing as much as
- * that takes (a whole first block may be needed: gk_path_is_archive looks at
- * 512 compressed bytes only, which misses a .tar.zst whose first block is
- * larger). @return : true when four bytes came out. */
-static bool zstd_first_bytes(const char *path, unsigned char out4[4]) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ZSTD_DCtx *dc = ZSTD_createDCtx();
-    size_t cap = ZSTD_DStreamInSize();
-    unsigned char *in_buf = malloc(cap);
-    ZSTD_outBuffer out = { out4, 4, 0 };
-    for (int rounds = 0; dc && in_buf && out.pos < 4 && rounds < 64; rounds++) {
-        ssize_t n = read(fd, in_buf, cap);
-        if (n <= 0) break;
-        ZSTD_inBuffer in = { in_buf, (size_t)n, 0 };
-        while (in.pos < in.size && out.pos < 4)
-            if (ZSTD_isError(ZSTD_decompressStream(dc, &out, &in))) goto done;
-    }
-done:
-    free(in_buf);
-    ZSTD_freeDCtx(dc);
-    close(fd);
-    return out.pos == 4;
-}
-
 /* Indexes every GGUF member of the archive at path into r. @return : false when out of memory. */
 static bool parse_archive(ix_result *r, const char *path, const ix_parse_opts *o) {
     member_list l = { 0 };
@@ -588,12 +563,12 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     size_t n = read_magic(path, magic, &open_errno);
     bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
     bool ok = true;
-    unsigned char inner[4];
+    uint8_t inner[4];
     if (n == 4 && is_gguf_magic(magic)) {
         ok = parse_one(r, path, NULL, o);
     } else if (n == 4 && memcmp(magic, "\x28\xB5\x2F\xFD", 4) == 0) {
         /* a zstd stream of a GGUF file, or of an archive (.tar.zst) */
-        if (zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
+        if (gk_source_zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
         else ok = parse_one(r, path, NULL, o);
         if (ok && r->not_gguf && named_gguf) {
             r->not_gguf = false;

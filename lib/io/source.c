@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "io/archive_load.h"
 #include "io/source.h"
@@ -35,9 +36,36 @@ struct gk_source {
     /* archive */
     const gk_archive_api *ar_api;
     struct archive *ar;
+    /* a full pass (measure) that ended before the recorded size */
+    uint64_t recorded;         /* the size the container records, or UINT64_MAX */
+    char ended[GK_MESSAGE_MAX];
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
+
+int gk_zstd_window_log_max(void) {
+    const char *e = getenv("GGUFKIT_ZSTD_WINDOW_LOG_MAX");
+    char *end;
+    ZSTD_bounds b = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax);
+    long v = e && *e ? strtol(e, &end, 10) : -1;
+    if (v < b.lowerBound || v > b.upperBound || (e && *e && *end != '\0')) v = b.upperBound;
+    return (int)v;
+}
+
+/* Lets dc decode frames up to the window limit (zstd's own default is 2^27). */
+static void allow_window(ZSTD_DCtx *dc) {
+    ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, gk_zstd_window_log_max());
+}
+
+/* A zstd error as a message; a window over the limit says how to raise it. */
+static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
+    if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+        return gk_error_set(err, GK_E_UNSUPPORTED, at,
+                            "zstd: the stream's window is larger than 2^%d bytes, the limit "
+                            "(GGUFKIT_ZSTD_WINDOW_LOG_MAX; at most %d)",
+                            gk_zstd_window_log_max(), ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound);
+    return gk_error_set(err, GK_E_CORRUPT, at, "zstd: %s", ZSTD_getErrorName(ret));
+}
 
 /* ------------------------------------------------------------------------ */
 /* zstd                                                                     */
@@ -50,6 +78,7 @@ static gk_status zstd_start(gk_source *s, gk_error *err) {
     if (s->ds == NULL && (s->ds = ZSTD_createDStream()) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     ZSTD_initDStream(s->ds);
+    allow_window(s->ds);
     s->in_cap = ZSTD_DStreamInSize();
     if (s->in_buf == NULL && (s->in_buf = malloc(s->in_cap)) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -76,9 +105,7 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
             s->in = (ZSTD_inBuffer){ s->in_buf, (size_t)n, 0 };
         }
         size_t ret = ZSTD_decompressStream(s->ds, &out, &s->in);
-        if (ZSTD_isError(ret))
-            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + out.pos), "zstd: %s",
-                                ZSTD_getErrorName(ret));
+        if (ZSTD_isError(ret)) return zstd_error(err, (int64_t)(s->pos + out.pos), ret);
         s->last_ret = ret;
     }
     *got = out.pos;
@@ -157,15 +184,44 @@ static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error
     return s->kind == GK_SOURCE_ZSTD ? zstd_pull(s, dst, len, got, err) : archive_pull(s, dst, len, got, err);
 }
 
-/* Counts the decompressed bytes with one full pass, then restarts. */
+/* Counts the decompressed bytes with one full pass, then restarts. A container
+ * that cannot deliver more (it is cut short or damaged there) ends the count:
+ * its bytes so far are the data, and s->ended says why it stopped. */
 static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
     size_t got;
+    gk_error e;
+    if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
     do {
-        gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, err);
-        if (st != GK_OK) return st;
+        gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, &e);
+        if (st == GK_E_TRUNCATED || st == GK_E_CORRUPT) {
+            if (e.offset > 0 && (uint64_t)e.offset > s->pos) s->pos = (uint64_t)e.offset;
+            snprintf(s->ended, sizeof s->ended, "%s", e.message);
+            break;
+        }
+        if (st != GK_OK) {
+            *err = e;
+            return st;
+        }
     } while (got == SCRATCH_BYTES);
     *size = s->pos;
     return restart(s, err);
+}
+
+gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
+    uint64_t real;
+    gk_status st = measure(s, &real, err);
+    if (st == GK_OK) *size = real < s->recorded ? real : s->recorded;
+    return st;
+}
+
+bool gk_source_short(const gk_source *s, char *msg, size_t size) {
+    if (s->ended[0] == '\0') return false;
+    if (s->recorded != UINT64_MAX)
+        snprintf(msg, size, "the data ends after %llu of the %llu bytes its container records (%s)",
+                 (unsigned long long)s->pos, (unsigned long long)s->recorded, s->ended);
+    else
+        snprintf(msg, size, "the data ends after %llu bytes (%s)", (unsigned long long)s->pos, s->ended);
+    return true;
 }
 
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err) {
@@ -190,6 +246,7 @@ static gk_source *source_new(gk_source_kind kind, const char *path, const char *
     if (s == NULL) return NULL;
     s->kind = kind;
     s->fd = -1;
+    s->recorded = UINT64_MAX;
     s->path = strdup(path);
     s->member = member ? strdup(member) : NULL;
     s->scratch = malloc(SCRATCH_BYTES);
@@ -214,7 +271,7 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         else if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
             st = measure(s, size, err);
         else
-            *size = cs;
+            *size = s->recorded = cs;
     }
     if (st != GK_OK) {
         gk_source_close(s);
@@ -234,7 +291,7 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
     s->ar_api = A;
     int64_t recorded;
     gk_status st = archive_seek_member(s, &recorded, err);
-    if (st == GK_OK && recorded >= 0) *size = (uint64_t)recorded;
+    if (st == GK_OK && recorded >= 0) *size = s->recorded = (uint64_t)recorded;
     else if (st == GK_OK) st = measure(s, size, err);
     if (st != GK_OK) {
         gk_source_close(s);
@@ -264,11 +321,11 @@ static bool is_gguf_magic(const uint8_t *p) {
     return memcmp(p, "GGUF", 4) == 0 || memcmp(p, "FUGG", 4) == 0;
 }
 
-/* Decompresses the first 4 bytes of a zstd file (its first block may be large). */
-static bool zstd_first_bytes(const char *path, uint8_t first[4]) {
+bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     ZSTD_DCtx *dc = ZSTD_createDCtx();
+    if (dc) allow_window(dc);
     uint8_t buf[16384];
     ZSTD_outBuffer out = { first, 4, 0 };
     uint64_t fed = 0;
@@ -296,7 +353,7 @@ gk_source_kind gk_source_sniff(const char *path) {
     if (memcmp(h, zstd_magic, 4) == 0) {
         /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
         uint8_t first[4];
-        return zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
+        return gk_source_zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
     }
     static const struct { size_t off, len; const char *magic; } archives[] = {
         { 0, 2, "\x1f\x8b" }, { 0, 6, "\xfd" "7zXZ\0" }, { 0, 3, "BZh" }, { 0, 4, "PK\x03\x04" },

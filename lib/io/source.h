@@ -22,6 +22,17 @@ typedef enum gk_source_kind {
  *  @return : the kind (PLAIN when the file cannot be read: gk_open reports that). */
 gk_source_kind gk_source_sniff(const char *path);
 
+/** gk_source_zstd_first_bytes() : decompresses the first 4 bytes of the zstd file
+ *  at path (as much of it as that takes: a first block may be large).
+ *  @return : true when four bytes came out. */
+bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]);
+
+/** gk_zstd_window_log_max() : @return : log2 of the largest zstd window a reader
+ *  accepts: GGUFKIT_ZSTD_WINDOW_LOG_MAX when set to a valid value (10..31 on a
+ *  64-bit build), else the format's maximum (2^31 bytes). Decoding a stream
+ *  takes about its window in memory, whatever the size of the file. */
+int gk_zstd_window_log_max(void);
+
 /** gk_source_open_zstd() : opens a zstd-compressed file and learns its decompressed
  *  size (from the frame header, or by decompressing once when it is not recorded). */
 gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size, gk_error *err);
@@ -29,6 +40,16 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
 /** gk_source_open_member() : opens member `member` of the archive at path. */
 gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
                                 uint64_t *size, gk_error *err);
+
+/** gk_source_measure() : reads the source to its end to learn how many bytes it
+ *  really holds, which can be fewer than its container records (an archive or a
+ *  zstd stream cut short). @return : GK_OK with *size the real length (never more
+ *  than the recorded one), or an error that stopped the count (I/O, memory). */
+gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err);
+
+/** gk_source_short() : after a measurement that ended early (the container is cut
+ *  short or damaged there), writes what happened to msg. @return : true if so. */
+bool gk_source_short(const gk_source *s, char *msg, size_t size);
 
 /** gk_source_read() : reads exactly len bytes at offset off of the decompressed data.
  *  @return : GK_OK, GK_E_TRUNCATED when the data ends first, GK_E_IO otherwise. */
