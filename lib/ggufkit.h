@@ -914,6 +914,15 @@ typedef struct gk_split_set gk_split_set;
  *            the error of opening a shard. */
 gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set **out,
                             gk_error *err);
+/* An error of gk_split_set_open (and of every command's shard set: they all open
+ * sets through it) names the shard it is about in err->file: the missing one, the
+ * one that disagrees, the one that cannot be read. */
+
+/** gk_split_set_release() : frees the set but not its shards. @return : the
+ *  array of its n open shards (in set order), which the caller now owns (each
+ *  gk_close'd, the array freed). */
+gk_file **gk_split_set_release(gk_split_set *set, size_t *n);
+
 /** gk_split_set_close() : closes every shard and frees the set (NULL accepted). */
 void gk_split_set_close(gk_split_set *set);
 /** gk_split_set_count() : @return : number of shards. */

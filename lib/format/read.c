@@ -1020,6 +1020,13 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
         gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(e));
     }
+    if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+        /* A pipe has no size to check counts against, and the reader seeks. */
+        gk_close(f);
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "is a pipe or device, not a file: ggufkit reads seekable files "
+                            "(save the stream to a file first)");
+    }
     f->size = (uint64_t)sb.st_size;
     return open_common(f, flags, out, err);
 }
