@@ -410,7 +410,9 @@ gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file 
 typedef bool (*gk_member_fn)(void *ctx, const char *member, uint64_t size);
 
 /** gk_archive_list() : lists the GGUF members of the archive at path.
- *  @return : GK_OK, or an error when path cannot be read as an archive. */
+ *  @return : GK_OK, or an error when path cannot be read as an archive to its
+ *            end (unrecognized, cut short, damaged: members listed before the
+ *            damage have been passed to fn). */
 gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err);
 
 /** gk_path_is_archive() : @return : true when path's contents are an archive

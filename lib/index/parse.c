@@ -431,15 +431,36 @@ static bool fill_derived(ix_row *row, const gk_model *m) {
 }
 
 /* Reads one GGUF (path, or "path::member") into a new row of r. */
-static bool parse_one(ix_result *r, const char *path, const char *member, const ix_parse_opts *o) {
+/* A new empty row of r for path (member NULL for the file itself). @return : NULL when out of memory. */
+static ix_row *new_row(ix_result *r, const char *member) {
     ix_row *grown = realloc(r->rows, (r->n_rows + 1) * sizeof *grown);
-    if (grown == NULL) return false;
+    if (grown == NULL) return NULL;
     r->rows = grown;
     ix_row *row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
     row->file_type_id = row->context_length = row->split_no = row->split_count = -1;
     row->error_offset = -1;
-    if (member && (row->member = strdup(member)) == NULL) return false;
+    if (member && (row->member = strdup(member)) == NULL) return NULL;
+    return row;
+}
+
+/* Makes row a broken file's: err's message (with its offset) and status. @return : false when out of memory. */
+static bool set_error(ix_row *row, const char *path, const char *member, const gk_error *err) {
+    int rc = err->offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": %s", err->offset, err->message)
+                              : asprintf(&row->error, "%s", err->message);
+    if (rc < 0) {
+        row->error = NULL;
+        return false;
+    }
+    row->error_code = gk_status_name(err->code);
+    row->error_offset = err->offset;
+    row->group_key = group_key(path, member, -1, -1);
+    return row->group_key != NULL;
+}
+
+static bool parse_one(ix_result *r, const char *path, const char *member, const ix_parse_opts *o) {
+    ix_row *row = new_row(r, member);
+    if (row == NULL) return false;
 
     char *full = NULL;
     if (member && asprintf(&full, "%s::%s", path, member) < 0) return false;
@@ -454,18 +475,7 @@ static bool parse_one(ix_result *r, const char *path, const char *member, const 
     gk_status st = gk_open(full ? full : path, flags, &f, &err);
     free(full);
     r->mem_bytes += sizeof *row + 256;
-    if (st != GK_OK) {
-        int rc = err.offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": %s", err.offset, err.message)
-                                 : asprintf(&row->error, "%s", err.message);
-        if (rc < 0) {
-            row->error = NULL;
-            return false;
-        }
-        row->error_code = gk_status_name(st);
-        row->error_offset = err.offset;
-        row->group_key = group_key(path, member, -1, -1);
-        return row->group_key != NULL;
-    }
+    if (st != GK_OK) return set_error(row, path, member, &err);
     const gk_model *m = gk_file_model(f);
     row->data_size = gk_file_size(f);
     row->version = gk_model_version(m);
@@ -536,14 +546,22 @@ static size_t read_magic(const char *path, unsigned char magic[4], int *open_err
     return n > 0 ? (size_t)n : 0;
 }
 
-/* Indexes every GGUF member of the archive at path into r. @return : false when out of memory. */
+/* Indexes every GGUF member of the archive at path into r. An archive that
+ * cannot be listed to its end (cut short, damaged, not readable at all) is
+ * broken, whatever it still shows: it gets a row of its own (member NULL) with
+ * the error, as a cut GGUF or .gguf.zst does, beside the rows of the members
+ * found before the damage. @return : false when out of memory. */
 static bool parse_archive(ix_result *r, const char *path, const ix_parse_opts *o) {
     member_list l = { 0 };
     gk_error err;
     gk_error_clear(&err);
-    gk_archive_list(path, collect_member, &l, &err);   /* members found before an error still count */
+    gk_status listed = gk_archive_list(path, collect_member, &l, &err);
     r->headers_read++;
     bool ok = !l.nomem;
+    if (ok && listed != GK_OK && listed != GK_E_UNSUPPORTED) {
+        ix_row *row = new_row(r, NULL);
+        ok = row != NULL && set_error(row, path, NULL, &err);
+    }
     for (size_t i = 0; ok && i < l.n; i++) ok = parse_one(r, path, l.names[i], o);
     for (size_t i = 0; i < l.n; i++) free(l.names[i]);
     free(l.names);

@@ -117,12 +117,16 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
 /* Archives                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static struct archive *archive_open_path(const gk_archive_api *A, const char *path) {
+/* Opens path with libarchive; on failure, why gets libarchive's reason. */
+static struct archive *archive_open_path(const gk_archive_api *A, const char *path, char why[GK_MESSAGE_MAX]) {
     struct archive *a = A->read_new();
+    snprintf(why, GK_MESSAGE_MAX, "out of memory");
     if (a == NULL) return NULL;
     A->read_support_filter_all(a);
     A->read_support_format_all(a);
     if (A->read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
+        const char *e = A->error_string(a);
+        snprintf(why, GK_MESSAGE_MAX, "%s", e ? e : "unknown error");
         A->read_free(a);
         return NULL;
     }
@@ -141,8 +145,9 @@ static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err)
     const gk_archive_api *A = s->ar_api;
     if (s->ar) A->read_free(s->ar);
     s->pos = 0;
-    s->ar = archive_open_path(A, s->path);
-    if (s->ar == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot read as an archive");
+    char why[GK_MESSAGE_MAX];
+    s->ar = archive_open_path(A, s->path, why);
+    if (s->ar == NULL) return gk_error_set(err, GK_E_CORRUPT, -1, "cannot read as an archive: %s", why);
     struct archive_entry *e;
     int rc;
     while ((rc = A->read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
@@ -369,8 +374,9 @@ gk_source_kind gk_source_sniff(const char *path) {
 gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err) {
     const gk_archive_api *A = gk_archive_api_load(err);
     if (A == NULL) return GK_E_UNSUPPORTED;
-    struct archive *a = archive_open_path(A, path);
-    if (a == NULL) return gk_error_set(err, GK_E_IO, -1, "%s: cannot read as an archive", path);
+    char why[GK_MESSAGE_MAX];
+    struct archive *a = archive_open_path(A, path, why);
+    if (a == NULL) return gk_error_set(err, GK_E_CORRUPT, -1, "cannot read as an archive: %s", why);
     struct archive_entry *e;
     int rc;
     gk_status st = GK_OK;
@@ -386,7 +392,7 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
         }
     }
     if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s: archive: %s", path, A->error_string(a));
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->error_string(a));
     A->read_free(a);
     return st;
 }
