@@ -569,6 +569,17 @@ static bool parse_archive(ix_result *r, const char *path, const ix_parse_opts *o
     return ok;
 }
 
+/* A .gguf.zst: its header, as any GGUF's; but a compressed file cut short is
+ * broken whatever its first frames hold (its frames are walked, nothing is
+ * decompressed: the index never reads tensor data). @return : false when out of memory. */
+static bool parse_zstd(ix_result *r, const char *path, const ix_parse_opts *o) {
+    gk_error err;
+    if (gk_source_zstd_check_frames(path, &err) == GK_OK || err.code == GK_E_IO) return parse_one(r, path, NULL, o);
+    r->headers_read++;
+    ix_row *row = new_row(r, NULL);
+    return row != NULL && set_error(row, path, NULL, &err);
+}
+
 static bool is_gguf_magic(const unsigned char m[4]) {
     return memcmp(m, "GGUF", 4) == 0 || memcmp(m, "FUGG", 4) == 0;
 }
@@ -587,10 +598,10 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     } else if (n == 4 && memcmp(magic, "\x28\xB5\x2F\xFD", 4) == 0) {
         /* a zstd stream of a GGUF file, or of an archive (.tar.zst) */
         if (gk_source_zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
-        else ok = parse_one(r, path, NULL, o);
+        else ok = parse_zstd(r, path, o);
         if (ok && r->not_gguf && named_gguf) {
             r->not_gguf = false;
-            ok = parse_one(r, path, NULL, o);
+            ok = parse_zstd(r, path, o);
         }
     } else if (n == 4 && gk_path_is_archive(path)) {
         ok = parse_archive(r, path, o);

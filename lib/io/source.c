@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#define ZSTD_STATIC_LINKING_ONLY   /* ZSTD_getFrameHeader */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -346,6 +348,67 @@ done:
     ZSTD_freeDCtx(dc);
     close(fd);
     return out.pos == 4;
+}
+
+/* Reads exactly len bytes at off. @return : false at the end of the file or on an error. */
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return true;
+}
+
+gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    gk_status st = fstat(fd, &sb) == 0 ? GK_OK : gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+    uint64_t size = (uint64_t)sb.st_size, at = 0;
+    while (st == GK_OK && at < size) {
+        uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
+        size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
+        if (!pread_all(fd, head, n, at)) {
+            st = gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
+            break;
+        }
+        uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
+        if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
+            at += 8 + ((uint32_t)head[4] | (uint32_t)head[5] << 8 | (uint32_t)head[6] << 16 | (uint32_t)head[7] << 24);
+            continue;
+        }
+        ZSTD_frameHeader fh;
+        size_t hs = ZSTD_getFrameHeader(&fh, head, n);
+        if (ZSTD_isError(hs) || hs > 0) {
+            st = gk_error_set(err, hs > 0 && !ZSTD_isError(hs) ? GK_E_TRUNCATED : GK_E_CORRUPT, (int64_t)at,
+                              "zstd: %s at compressed byte %llu", hs > 0 && !ZSTD_isError(hs)
+                                  ? "the file ends inside a frame header" : "not a zstd frame",
+                              (unsigned long long)at);
+            break;
+        }
+        at += fh.headerSize;
+        for (bool last = false; !last && st == GK_OK;) {   /* block headers: 3 bytes each */
+            uint8_t b[3];
+            if (!pread_all(fd, b, 3, at)) break;
+            uint32_t bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+            unsigned type = (bh >> 1) & 3;
+            last = bh & 1;
+            if (type == 3) st = gk_error_set(err, GK_E_CORRUPT, (int64_t)at, "zstd: reserved block type");
+            at += 3 + (type == 1 ? 1 : bh >> 3);   /* an RLE block holds one byte */
+        }
+        if (fh.checksumFlag) at += 4;
+        if (st == GK_OK && at > size)
+            st = gk_error_set(err, GK_E_TRUNCATED, -1,
+                              "zstd stream ends inside a frame (compressed file truncated: %llu of at least %llu bytes)",
+                              (unsigned long long)size, (unsigned long long)at);
+    }
+    close(fd);
+    return st;
 }
 
 gk_source_kind gk_source_sniff(const char *path) {

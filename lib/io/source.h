@@ -27,6 +27,13 @@ gk_source_kind gk_source_sniff(const char *path);
  *  @return : true when four bytes came out. */
 bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]);
 
+/** gk_source_zstd_check_frames() : walks the frame and block headers of the zstd
+ *  file at path (seeking from one to the next: nothing is decompressed) to find
+ *  out whether it is whole. @return : GK_OK, GK_E_TRUNCATED (the file ends inside
+ *  a frame: it was cut short), GK_E_CORRUPT, GK_E_IO; the offset is in the
+ *  compressed file. */
+gk_status gk_source_zstd_check_frames(const char *path, gk_error *err);
+
 /** gk_zstd_window_log_max() : @return : log2 of the largest zstd window a reader
  *  accepts: GGUFKIT_ZSTD_WINDOW_LOG_MAX when set to a valid value (10..31 on a
  *  64-bit build), else the format's maximum (2^31 bytes). Decoding a stream
