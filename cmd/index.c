@@ -88,7 +88,7 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
               add_count(obj, "broken", s->broken) && add_count(obj, "removed", s->removed) &&
               add_count(obj, "vanished", s->vanished) && add_count(obj, "headers_read", s->headers_read) &&
               add_count(obj, "not_gguf", s->not_gguf) && add_count(obj, "rows", s->rows) &&
-              add_count(obj, "models", s->models) &&
+              add_count(obj, "models", s->models) && add_count(obj, "left_out", s->left_out) &&
               cJSON_AddNumberToObject(obj, "seconds", (double)(int64_t)(seconds * 1000) / 1000.0) != NULL;
     char *text = ok ? cJSON_Print(obj) : NULL;
     cJSON_Delete(obj);
@@ -96,6 +96,12 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
     puts(text);
     cJSON_free(text);
     return true;
+}
+
+/* A path the walk left out: one line on stderr. */
+static void report_left_out(void *ctx, const char *path, const char *why) {
+    (void)ctx;
+    fprintf(stderr, "ggufkit: %s: left out: %s\n", path, why);
 }
 
 int cmd_index(int argc, char **argv) {
@@ -115,7 +121,7 @@ int cmd_index(int argc, char **argv) {
     cmd_progress_start(&bar, "index", 0);
     gk_index_opts opts = {
         .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune,
-        .progress = cmd_write_progress, .progress_ctx = &bar,
+        .progress = cmd_write_progress, .progress_ctx = &bar, .left_out = report_left_out,
     };
     gk_index_stats stats;
     gk_error err;
@@ -139,6 +145,7 @@ int cmd_index(int argc, char **argv) {
                (unsigned long long)stats.removed);
         if (stats.vanished && !a.prune)
             printf(", %llu vanished (kept; --prune removes them)", (unsigned long long)stats.vanished);
+        if (stats.left_out) printf(", %llu paths left out (see above)", (unsigned long long)stats.left_out);
         printf("; %llu files, %llu models in the index (%.2fs)\n", (unsigned long long)stats.rows,
                (unsigned long long)stats.models, seconds);
     }

@@ -1132,6 +1132,10 @@ typedef struct gk_index_opts {
     unsigned batch_files;     /* files written per transaction (0: 200) */
     gk_progress_fn progress;  /* bytes (on disk) of the files being read; may be NULL */
     void *progress_ctx;
+    /* Told of each path the walk leaves out, and why (a folder that cannot be
+     * read, a path too long to open); may be NULL. */
+    void (*left_out)(void *ctx, const char *path, const char *why);
+    void *left_out_ctx;
 } gk_index_opts;
 
 /* What a run did. Counts of rows are per GGUF (a file, or an archive member). */
@@ -1147,6 +1151,7 @@ typedef struct gk_index_stats {
     uint64_t not_gguf;        /* files holding no GGUF (remembered; not re-read while unchanged) */
     uint64_t rows;            /* rows in the files table after the run */
     uint64_t models;          /* rows in the models table after the run */
+    uint64_t left_out;        /* paths the walk left out (each told to opts->left_out) */
 } gk_index_stats;
 
 /** gk_index_run() : indexes every GGUF under paths (folders walked recursively,
