@@ -580,6 +580,14 @@ static bool parse_zstd(ix_result *r, const char *path, const ix_parse_opts *o) {
     return row != NULL && set_error(row, path, NULL, &err);
 }
 
+/* A name that says archive (a tar, compressed or not, a zip, a 7z). */
+static bool named_archive(const char *path) {
+    static const char *const suffixes[] = { ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip", ".7z" };
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (has_suffix(path, suffixes[i])) return true;
+    return false;
+}
+
 static bool is_gguf_magic(const unsigned char m[4]) {
     return memcmp(m, "GGUF", 4) == 0 || memcmp(m, "FUGG", 4) == 0;
 }
@@ -607,6 +615,8 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
         ok = parse_archive(r, path, o);
     } else if (named_gguf) {
         ok = parse_one(r, path, NULL, o);   /* broken: the reader says why */
+    } else if (named_archive(path)) {
+        ok = parse_archive(r, path, o);     /* broken too (cut inside its first header) */
     } else {
         (void)open_errno;
         r->not_gguf = true;
