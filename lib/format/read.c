@@ -101,7 +101,9 @@ static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what
     if (r->pos < r->win_start || r->pos + n > r->win_start + r->win_len) {
         size_t len = WINDOW_BYTES;
         if (len > remaining(r)) len = (size_t)remaining(r);
-        gk_status st = pread_full(r->f, r->pos, r->buf, len, r->err);
+        /* A stream cut short may hold the header whole but not the window's end. */
+        gk_status st = r->f->stream ? gk_source_read_some(r->f->stream, r->pos, r->buf, len, n, &len, r->err)
+                                    : pread_full(r->f, r->pos, r->buf, len, r->err);
         if (st != GK_OK) return st;
         r->win = r->buf;
         r->win_start = r->pos;

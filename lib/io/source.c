@@ -21,6 +21,7 @@
 #include "io/source.h"
 
 #define SCRATCH_BYTES (256 * 1024)
+#define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
 
 struct gk_source {
     gk_source_kind kind;
@@ -90,28 +91,100 @@ static gk_status zstd_start(gk_source *s, gk_error *err) {
     return GK_OK;
 }
 
-/* Decompresses up to len bytes into dst; *got < len only at the end of the data. */
 static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
     ZSTD_outBuffer out = { dst, len, 0 };
+    gk_error_clear(err);
     while (out.pos < out.size) {
         if (s->in.pos == s->in.size) {
             ssize_t n = read(s->fd, s->in_buf, s->in_cap);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
+            if (n < 0) {
+                gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
+                break;
+            }
             if (n == 0) {
-                if (s->last_ret != 0)
-                    return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
-                                        "zstd stream ends inside a frame (compressed file truncated)");
+                if (s->last_ret != 0) {
+                    gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
+                                 "zstd stream ends inside a frame (compressed file truncated)");
+                    break;
+                }
                 break;
             }
             s->in = (ZSTD_inBuffer){ s->in_buf, (size_t)n, 0 };
         }
         size_t ret = ZSTD_decompressStream(s->ds, &out, &s->in);
-        if (ZSTD_isError(ret)) return zstd_error(err, (int64_t)(s->pos + out.pos), ret);
+        if (ZSTD_isError(ret)) {
+            zstd_error(err, (int64_t)(s->pos + out.pos), ret);
+            break;
+        }
         s->last_ret = ret;
     }
-    *got = out.pos;
+    *got = out.pos;   /* what came out before an error counts too */
     s->pos += out.pos;
+    return err->code;
+}
+
+/* Reads exactly len bytes at off. @return : false at the end of the file or on an error. */
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return true;
+}
+
+/* Walks the frames of the zstd file fd by their headers (nothing decompressed):
+ * *content gets the sum of the frames' recorded sizes, or UINT64_MAX when one
+ * does not record it. @return : GK_OK, GK_E_TRUNCATED (the file ends inside a
+ * frame), GK_E_CORRUPT, GK_E_IO. */
+static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+    uint64_t size = (uint64_t)sb.st_size, at = 0;
+    *content = 0;
+    while (at < size) {
+        uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
+        size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
+        if (!pread_all(fd, head, n, at)) return gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
+        uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
+        if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
+            at += 8 + ((uint32_t)head[4] | (uint32_t)head[5] << 8 | (uint32_t)head[6] << 16 | (uint32_t)head[7] << 24);
+            continue;
+        }
+        ZSTD_frameHeader fh;
+        size_t hs = ZSTD_getFrameHeader(&fh, head, n);
+        if (ZSTD_isError(hs)) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: not a zstd frame at compressed byte %llu",
+                                                  (unsigned long long)at);
+        if (hs > 0) break;   /* the file ends inside a frame header */
+        if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN || *content == UINT64_MAX) *content = UINT64_MAX;
+        else *content += fh.frameContentSize;
+        at += fh.headerSize;
+        for (bool last = false; !last && at < size;) {   /* block headers: 3 bytes each */
+            uint8_t b[3];
+            if (!pread_all(fd, b, 3, at)) {
+                at = size + 1;
+                break;
+            }
+            uint32_t bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+            unsigned type = (bh >> 1) & 3;
+            last = bh & 1;
+            if (type == 3) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: reserved block type at compressed byte %llu",
+                                               (unsigned long long)at);
+            at += 3 + (type == 1 ? 1 : bh >> 3);   /* an RLE block holds one byte */
+            if (!last && at == size) at = size + 1;   /* more blocks to come */
+        }
+        if (fh.checksumFlag) at += 4;
+        if (at > size) break;
+    }
+    if (at > size || (at < size))
+        return gk_error_set(err, GK_E_TRUNCATED, -1,
+                            "zstd stream ends inside a frame (compressed file truncated: %llu bytes, more needed)",
+                            (unsigned long long)size);
     return GK_OK;
 }
 
@@ -166,17 +239,21 @@ static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err)
 
 static gk_status archive_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
     size_t done = 0;
+    gk_error_clear(err);
     while (done < len) {
-        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, len - done);
-        if (n < 0)
-            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s",
-                                s->ar_api->error_string(s->ar));
+        /* In small calls: one that meets damage loses what it had copied. */
+        size_t ask = len - done < ARCHIVE_CALL_BYTES ? len - done : ARCHIVE_CALL_BYTES;
+        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, ask);
+        if (n < 0) {
+            gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s", s->ar_api->error_string(s->ar));
+            break;
+        }
         if (n == 0) break;
         done += (size_t)n;
     }
-    *got = done;
+    *got = done;   /* what came out before an error counts too */
     s->pos += done;
-    return GK_OK;
+    return err->code;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -187,7 +264,11 @@ static gk_status restart(gk_source *s, gk_error *err) {
     return s->kind == GK_SOURCE_ZSTD ? zstd_start(s, err) : archive_start(s, err);
 }
 
+/* Decompresses up to len bytes into dst: *got < len only where the data ends or
+ * an error stops it (then returned, with *got the bytes that came before). */
 static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
+    gk_error local;
+    if (err == NULL) err = &local;
     return s->kind == GK_SOURCE_ZSTD ? zstd_pull(s, dst, len, got, err) : archive_pull(s, dst, len, got, err);
 }
 
@@ -200,8 +281,7 @@ static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
     if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
     do {
         gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, &e);
-        if (st == GK_E_TRUNCATED || st == GK_E_CORRUPT) {
-            if (e.offset > 0 && (uint64_t)e.offset > s->pos) s->pos = (uint64_t)e.offset;
+        if (st == GK_E_TRUNCATED || st == GK_E_CORRUPT) {   /* s->pos counts what came before */
             snprintf(s->ended, sizeof s->ended, "%s", e.message);
             break;
         }
@@ -232,7 +312,14 @@ bool gk_source_short(const gk_source *s, char *msg, size_t size) {
 }
 
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err) {
+    size_t got;
+    return gk_source_read_some(s, off, buf, len, len, &got, err);
+}
+
+gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                              gk_error *err) {
     gk_status st;
+    *got = 0;
     if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
@@ -240,12 +327,11 @@ gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_e
         if ((st = pull(s, s->scratch, n, &got, err)) != GK_OK) return st;
         if (got < n) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)s->pos, "data ends early");
     }
-    size_t got;
-    if ((st = pull(s, buf, len, &got, err)) != GK_OK) return st;
-    if (got < len)
-        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + got),
-                            "data ends early (%zu of %zu bytes)", got, len);
-    return GK_OK;
+    st = pull(s, buf, len, got, err);
+    if (*got >= min) return GK_OK;   /* enough, even if the data ends (or breaks) after it */
+    if (st != GK_OK) return st;
+    return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
+                        len);
 }
 
 static gk_source *source_new(gk_source_kind kind, const char *path, const char *member) {
@@ -270,15 +356,18 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
     if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_status st = zstd_start(s, err);
     if (st == GK_OK) {
-        uint8_t head[18];   /* the largest zstd frame header */
-        ssize_t n = pread(s->fd, head, sizeof head, 0);
-        unsigned long long cs = n > 0 ? ZSTD_getFrameContentSize(head, (size_t)n) : ZSTD_CONTENTSIZE_ERROR;
-        if (cs == ZSTD_CONTENTSIZE_ERROR && n > 0 && (size_t)n >= 4 && memcmp(head, zstd_magic, 4) != 0)
+        /* The size is the sum of every frame's (pzstd and concatenated files have
+         * several), when they all record one; else one pass counts the bytes. */
+        uint8_t head[4];
+        uint64_t content = UINT64_MAX;
+        gk_error walk_err;
+        gk_status walked = walk_frames(s->fd, &content, &walk_err);
+        if (pread(s->fd, head, 4, 0) == 4 && memcmp(head, zstd_magic, 4) != 0)
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
-        else if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
-            st = measure(s, size, err);
+        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX)
+            *size = s->recorded = content;   /* a cut file keeps its record: GK_OPEN_MEASURE finds the rest */
         else
-            *size = s->recorded = cs;
+            st = measure(s, size, err);
     }
     if (st != GK_OK) {
         gk_source_close(s);
@@ -350,63 +439,11 @@ done:
     return out.pos == 4;
 }
 
-/* Reads exactly len bytes at off. @return : false at the end of the file or on an error. */
-static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        len -= (size_t)n;
-        off += (uint64_t)n;
-    }
-    return true;
-}
-
 gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
-    struct stat sb;
-    gk_status st = fstat(fd, &sb) == 0 ? GK_OK : gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-    uint64_t size = (uint64_t)sb.st_size, at = 0;
-    while (st == GK_OK && at < size) {
-        uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
-        size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
-        if (!pread_all(fd, head, n, at)) {
-            st = gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
-            break;
-        }
-        uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
-        if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
-            at += 8 + ((uint32_t)head[4] | (uint32_t)head[5] << 8 | (uint32_t)head[6] << 16 | (uint32_t)head[7] << 24);
-            continue;
-        }
-        ZSTD_frameHeader fh;
-        size_t hs = ZSTD_getFrameHeader(&fh, head, n);
-        if (ZSTD_isError(hs) || hs > 0) {
-            st = gk_error_set(err, hs > 0 && !ZSTD_isError(hs) ? GK_E_TRUNCATED : GK_E_CORRUPT, (int64_t)at,
-                              "zstd: %s at compressed byte %llu", hs > 0 && !ZSTD_isError(hs)
-                                  ? "the file ends inside a frame header" : "not a zstd frame",
-                              (unsigned long long)at);
-            break;
-        }
-        at += fh.headerSize;
-        for (bool last = false; !last && st == GK_OK;) {   /* block headers: 3 bytes each */
-            uint8_t b[3];
-            if (!pread_all(fd, b, 3, at)) break;
-            uint32_t bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
-            unsigned type = (bh >> 1) & 3;
-            last = bh & 1;
-            if (type == 3) st = gk_error_set(err, GK_E_CORRUPT, (int64_t)at, "zstd: reserved block type");
-            at += 3 + (type == 1 ? 1 : bh >> 3);   /* an RLE block holds one byte */
-        }
-        if (fh.checksumFlag) at += 4;
-        if (st == GK_OK && at > size)
-            st = gk_error_set(err, GK_E_TRUNCATED, -1,
-                              "zstd stream ends inside a frame (compressed file truncated: %llu of at least %llu bytes)",
-                              (unsigned long long)size, (unsigned long long)at);
-    }
+    uint64_t content;
+    gk_status st = walk_frames(fd, &content, err);
     close(fd);
     return st;
 }
