@@ -103,11 +103,9 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
                 break;
             }
             if (n == 0) {
-                if (s->last_ret != 0) {
+                if (s->last_ret != 0)
                     gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
                                  "zstd stream ends inside a frame (compressed file truncated)");
-                    break;
-                }
                 break;
             }
             s->in = (ZSTD_inBuffer){ s->in_buf, (size_t)n, 0 };
