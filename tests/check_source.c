@@ -283,7 +283,6 @@ int main(void) {
     Suite *su = suite_create("source");
     TCase *tc = tcase_create("streams");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, measured_streams_cut_anywhere_in_the_data);
     tcase_add_test(tc, frame_walk_finds_every_cut);
     tcase_add_test(tc, long_window_reads_and_can_be_capped);
