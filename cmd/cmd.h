@@ -37,6 +37,7 @@ int cmd_split(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_endian(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_hash(int argc, char **argv);
 
 /** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
