@@ -94,13 +94,6 @@ static void emit(hash_cli *c, const char *label, const gk_hash_result *r, const 
     if (jf) cJSON_AddBoolToObject(jf, "passed", sum->passed);
 }
 
-static bool show_progress(void *ctx, uint64_t done, uint64_t total) {
-    cmd_progress *p = ctx;
-    p->total = total;
-    cmd_progress_update(p, done);
-    return true;
-}
-
 /* Hashes one FILE argument. @return : false on failure (reported). */
 static bool hash_one(hash_cli *c, const char *path) {
     gk_file *f = NULL;
@@ -119,7 +112,7 @@ static bool hash_one(hash_cli *c, const char *path) {
     cmd_progress bar;
     cmd_progress_start(&bar, "hash", 0);
     gk_hash_opts o = c->opts;
-    o.progress = show_progress;
+    o.progress = cmd_write_progress;
     o.progress_ctx = &bar;
     gk_hash_result r;
     gk_status st = set ? gk_hash_set(set, &o, &r, &err) : gk_hash_file(f, &o, &r, &err);

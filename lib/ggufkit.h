@@ -156,6 +156,20 @@ typedef void (*gk_dequantize_fn)(const void *src, float *dst, int64_t n);
  * own inverse: it turns the little-endian layout into the big-endian one and back). */
 typedef void (*gk_byteswap_fn)(void *blocks, int64_t nblocks);
 
+/* A value a block holds that its format cannot mean: a scale or value that is
+ * not finite, or a field outside the range the format bounds it to. */
+typedef struct gk_block_fault {
+    int64_t block;             /* block index in the run checked (element, for plain types) */
+    uint32_t byte;             /* offset of the field in its block */
+    char field[24];            /* "d", "dmin", "value", "bsums[3]" */
+    double value;              /* the field's value */
+    char why[64];              /* "not finite", "0xff is NaN in E8M0", ... */
+} gk_block_fault;
+/* Called for each fault; returning false stops the check. */
+typedef bool (*gk_block_fault_fn)(void *ctx, const gk_block_fault *fault);
+/* Checks nblocks consecutive blocks in host byte order. @return : false when fn stopped it. */
+typedef bool (*gk_check_fn)(const void *blocks, int64_t nblocks, gk_block_fault_fn fn, void *ctx);
+
 /* Facts of one tensor type. Retired and unknown ids have name == NULL. */
 typedef struct gk_type_info {
     uint32_t id;
@@ -168,6 +182,7 @@ typedef struct gk_type_info {
     gk_quantize_fn quantize;      /* NULL when not available */
     gk_byteswap_fn byteswap;      /* NULL when not available */
     bool needs_imatrix;        /* quantizing without an importance matrix is refused */
+    gk_check_fn check;         /* finds values the format cannot mean; NULL for integers */
 } gk_type_info;
 
 /** gk_type_get() :
