@@ -1129,8 +1129,9 @@ typedef struct gk_hash_value {
 const char *gk_hash_kind_name(gk_hash_kind k);
 /** gk_hash_kind_lookup() : @return : the kind named name, or -1. */
 int gk_hash_kind_lookup(const char *name);
-/** gk_hash_hex() : lowercase hex of v as gguf-hash prints it (uuid as 8-4-4-4-12). */
-void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char out[GK_HASH_HEX_MAX]);
+/** gk_hash_hex() : lowercase hex of v as gguf-hash prints it (uuid as 8-4-4-4-12)
+ *  into out, which holds 2 * v->len + 5 bytes (GK_HASH_HEX_MAX always do). */
+void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
 
 typedef struct gk_hash_opts {
     unsigned kinds;            /* GK_HASH_BIT(...) of the digests wanted (0: xxh64) */
@@ -1247,6 +1248,8 @@ typedef struct gk_index_opts {
     unsigned batch_files;     /* files written per transaction (0: 200) */
     gk_progress_fn progress;  /* bytes (on disk) of the files being read; may be NULL */
     void *progress_ctx;
+    bool hash;                /* also read the tensor data: per-tensor and whole-model xxh64
+                                 (files already recorded without them are read again) */
 } gk_index_opts;
 
 /* What a run did. Counts of rows are per GGUF (a file, or an archive member). */

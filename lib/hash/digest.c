@@ -28,7 +28,7 @@ int gk_hash_kind_lookup(const char *name) {
     return -1;
 }
 
-void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char out[GK_HASH_HEX_MAX]) {
+void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out) {
     char *p = out;
     for (unsigned i = 0; i < v->len; i++) {
         if (k == GK_HASH_UUID && (i == 4 || i == 6 || i == 8 || i == 10)) *p++ = '-';
