@@ -157,6 +157,12 @@ gk_status gk_scan_run(const gk_scan_item *items, size_t n_items, const gk_scan_f
     if (n_fns == 0 || n_fns > MAX_CONSUMERS)
         return gk_error_set(err, GK_E_ARG, -1, "scan: %zu consumers (1 to %d)", n_fns, MAX_CONSUMERS);
     size_t chunk_bytes = o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK;
+    uint64_t largest = 0;   /* small models need no large buffers (each first touch costs) */
+    for (size_t i = 0; i < n_items; i++) {
+        const gk_tensor *t = gk_tensor_at(gk_file_model(items[i].f), items[i].tensor);
+        if (t && t->nbytes > largest) largest = t->nbytes;
+    }
+    if (largest < chunk_bytes) chunk_bytes = (size_t)largest;
     if (chunk_bytes < 4096) chunk_bytes = 4096;   /* holds at least one block of any type */
     scan s = { .fns = fns, .ctxs = ctxs };
     gk_error_clear(&s.err);
