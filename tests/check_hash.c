@@ -357,7 +357,6 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("hash");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_known_vectors);
     tcase_add_test(tc, test_scan_chunks);
     tcase_add_test(tc, test_hash_result);
