@@ -161,7 +161,7 @@ START_TEST(test_scan_chunks) {
 END_TEST
 
 START_TEST(test_hash_result) {
-    const uint64_t sizes[3] = { 3000, 7, 1500000 };   /* the last spans chunks of 4 MiB */
+    const uint64_t sizes[3] = { 3000, 7, 1500000 };   /* the last spans several 1 MiB chunks */
     size_t len, len_be;
     uint8_t *buf = make_model(sizes, 3, &len, false);
     uint8_t *be = make_model(sizes, 3, &len_be, true);

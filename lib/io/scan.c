@@ -11,8 +11,8 @@
 #include "format/file.h"
 #include "io/scan.h"
 
-#define SLOTS 4
-#define DEFAULT_CHUNK (4u << 20)
+#define SLOTS 8
+#define DEFAULT_CHUNK (1u << 20)
 #define MAX_CONSUMERS 16
 
 typedef struct slot {

@@ -37,7 +37,7 @@ typedef gk_status (*gk_scan_fn)(void *ctx, const gk_scan_chunk *c, gk_error *err
 
 typedef struct gk_scan_opts {
     bool to_little;            /* blocks of big-endian files are byte-swapped to little-endian first */
-    size_t chunk_bytes;        /* bytes per chunk (0: 4 MiB) */
+    size_t chunk_bytes;        /* bytes per chunk (0: 1 MiB) */
     gk_progress_fn progress;   /* bytes read so far of all items; may be NULL */
     void *progress_ctx;
 } gk_scan_opts;
