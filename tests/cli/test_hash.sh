@@ -284,6 +284,9 @@ then ok; else bad "index --hash: digests or same_weights wrong"; fi
 
 # ------------------------------------------------------------ verify --data
 if [ -f "$DATA/data/EXPECTED.tsv" ]; then
+    # the committed fixtures are what their generator writes
+    if python3 "$HERE/../../scripts/make-data-fixtures" "$TMP/regen" >/dev/null && diff -r "$DATA/data" "$TMP/regen/data" >/dev/null; then
+        ok; else bad "testdata/data differs from what scripts/make-data-fixtures writes"; fi
     n_data=0
     while IFS=$'\t' read -r file want_rc tensor block offset frag desc; do
         case $file in ''|'#'*) continue ;; esac
