@@ -20,6 +20,7 @@ static const cmd_entry commands[] = {
     { "synth", cmd_synth, "write a deterministic synthetic llama-shaped model" },
     { "edit", cmd_edit, "edit metadata: set, delete, rename, patch (in place when it fits)" },
     { "index", cmd_index, "catalogue GGUF files (folders, .zst, archives) in a SQLite database" },
+    { "diff", cmd_diff, "compare models: metadata, tensor directory, per-tensor error of a quantization" },
 };
 
 static void print_usage(FILE *out) {
