@@ -386,7 +386,7 @@ static cJSON *json_input(const char *path, const gk_diff_input *in) {
     cJSON_AddItemToObject(o, "version", json_u64(gk_model_version(m)));
     cJSON_AddStringToObject(o, "byte_order", gk_model_big_endian(m) ? "big" : "little");
     cJSON_AddItemToObject(o, "alignment", json_u64(gk_model_alignment(m)));
-    cJSON_AddItemToObject(o, "tensors", json_u64(gk_tensor_count(m)));
+    cJSON_AddItemToObject(o, "n_tensors", json_u64(gk_tensor_count(m)));
     cJSON_AddItemToObject(o, "tensor_bytes", json_u64(tensor_bytes(m)));
     cJSON_AddItemToObject(o, "bits_per_weight", json_double(bits_per_weight(in)));
     return o;

@@ -245,13 +245,6 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_font_size(cr, 13);
     text_at(cr, PLOT_LEFT, PLOT_TOP - 12, title, 0.0, 1.0);
-    if (zero_kinds[0]) {
-        char note[300];
-        snprintf(note, sizeof note, "identical (not drawn): %s", zero_kinds);
-        cairo_set_font_size(cr, 11);
-        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-        text_at(cr, PLOT_RIGHT, PLOT_TOP - 12, note, 1.0, 1.0);
-    }
     if (pd->n_kinds == 0) {
         cairo_set_font_size(cr, 14);
         cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
@@ -276,6 +269,18 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         cairo_set_dash(cr, NULL, 0, 0);
         cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, PLOT_RIGHT + 50, y, pd->kinds[k], 0.0, 0.5);
+    }
+    /* below it, the kinds that are identical everywhere (nothing to draw) */
+    double y = PLOT_TOP + 10 + 20.0 * (double)pd->n_kinds + 8;
+    cairo_set_font_size(cr, 11);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    if (zero_kinds[0] && y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, "identical (not drawn):", 0.0, 0.5);
+    for (char *p = zero_kinds, *end; *p && (y += 16) < PLOT_BOTTOM; p = *end ? end + 2 : end) {
+        end = strstr(p, ", ");
+        if (end == NULL) end = p + strlen(p);
+        char item[KIND_LEN + 4];
+        snprintf(item, sizeof item, "  %.*s", (int)(end - p), p);
+        text_at(cr, PLOT_RIGHT + 16, y, item, 0.0, 0.5);
     }
 }
 
