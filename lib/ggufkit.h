@@ -1182,7 +1182,7 @@ typedef struct gk_diff_layout {
 /* What became of one tensor name. */
 typedef enum gk_tensor_diff_kind {
     GK_TDIFF_IDENTICAL,       /* same type and shape, the same bytes (in one byte order) */
-    GK_TDIFF_SAME_VALUES,     /* dequantized to F32, every element equal (bit for bit) */
+    GK_TDIFF_SAME_VALUES,     /* dequantized to F32, every element equal (NaN equals NaN) */
     GK_TDIFF_DIFFERENT,       /* dequantized to F32, some element differs */
     GK_TDIFF_SHAPE,           /* in both, shapes differ: not compared */
     GK_TDIFF_ONLY_REF,        /* only in the reference */
@@ -1202,7 +1202,7 @@ typedef struct gk_tensor_diff {
      *   are 0, 0 when one is). IDENTICAL tensors are not dequantized: their
      *   errors are 0, cosine 1, ref_rms 0 (not computed). */
     uint64_t n;               /* elements */
-    uint64_t n_diff;          /* elements whose F32 values differ */
+    uint64_t n_diff;          /* elements whose F32 values differ (NaN equals NaN, 0.0 -0.0) */
     int64_t first_diff_row;   /* first row (over ne[1]*ne[2]*ne[3]) with a difference, or -1 */
     double rmse, max_abs_err, rel_rmse, cosine, ref_rms;
 } gk_tensor_diff;
