@@ -43,12 +43,16 @@ static int order_cmp(const void *pa, const void *pb) {
     return a->entry < b->entry ? -1 : a->entry > b->entry;
 }
 
-static read_pos position(const gk_diff_input *in, size_t i) {
-    size_t file = 0;
-    for (size_t k = 1; k <= i; k++)
-        if (in->steps[k].src != in->steps[k - 1].src) file++;
-    const gk_step *st = &in->steps[i];
-    return (read_pos){ file, gk_tensor_at(st->src->model, st->src_tensor)->offset };
+/* The reading position of every tensor of in (files numbered in step order). */
+static read_pos *positions(const gk_diff_input *in) {
+    size_t n = in->model->n_tensors, file = 0;
+    read_pos *pos = calloc(n + 1, sizeof *pos);
+    for (size_t i = 0; pos && i < n; i++) {
+        const gk_step *st = &in->steps[i];
+        if (i > 0 && st->src != in->steps[i - 1].src) file++;
+        pos[i] = (read_pos){ file, gk_tensor_at(st->src->model, st->src_tensor)->offset };
+    }
+    return pos;
 }
 
 /* Fills res->tensors with the directory comparison (no numbers yet). */
@@ -107,13 +111,16 @@ gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_op
     if (s == GK_OK && (order = calloc(res->n_tensors + 1, sizeof *order)) == NULL)
         s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     const gk_diff_input *by = is_stream(ref) || !is_stream(other) ? ref : other;
+    read_pos *pos = s == GK_OK ? positions(by) : NULL;
+    if (s == GK_OK && pos == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     for (size_t i = 0; s == GK_OK && i < res->n_tensors; i++) {
         gk_tensor_diff *d = &res->tensors[i];
         if (d->kind != GK_TDIFF_DIFFERENT) continue;
         size_t k = by == ref ? (size_t)(d->ref - a->tensors) : (size_t)(d->other - b->tensors);
-        order[n_order++] = (order_item){ position(by, k), i };
+        order[n_order++] = (order_item){ pos[k], i };
         total += d->ref->nbytes + d->other->nbytes;
     }
+    free(pos);
     if (s == GK_OK) qsort(order, n_order, sizeof *order, order_cmp);
     double weighted = 0;
     for (size_t k = 0; s == GK_OK && k < n_order; k++) {
