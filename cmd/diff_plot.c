@@ -168,6 +168,15 @@ static void draw_axes(cairo_t *cr, const plot_data *pd) {
     cairo_stroke(cr);
 }
 
+/* Colour and dash of kind k's line: the palette, then dashed once it repeats. */
+static void kind_style(cairo_t *cr, size_t k) {
+    const double *c = palette[k % N_COLORS];
+    static const double dash[2] = { 6, 3 };
+    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    cairo_set_line_width(cr, 2);
+    cairo_set_dash(cr, dash, k >= N_COLORS ? 2 : 0, 0);
+}
+
 static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, const gk_diff_result *r) {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, PLOT_LEFT, PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP);
@@ -207,15 +216,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     cairo_clip(cr);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     for (size_t k = 0; k < pd->n_kinds; k++) {
-        const double *c = palette[k % N_COLORS];
-        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-        cairo_set_line_width(cr, 2);
-        if (k >= N_COLORS) {
-            double dash[2] = { 6, 3 };
-            cairo_set_dash(cr, dash, 2, 0);
-        } else {
-            cairo_set_dash(cr, NULL, 0, 0);
-        }
+        kind_style(cr, k);
         bool open = false;
         for (unsigned l = 0; l < nl; l++) {
             double v = val[k * nl + l];
@@ -256,13 +257,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     for (size_t k = 0; k < pd->n_kinds; k++) {
         double y = PLOT_TOP + 10 + 20.0 * (double)k;
         if (y > PLOT_BOTTOM) break;
-        const double *c = palette[k % N_COLORS];
-        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-        cairo_set_line_width(cr, 2);
-        if (k >= N_COLORS) {
-            double dash[2] = { 6, 3 };
-            cairo_set_dash(cr, dash, 2, 0);
-        }
+        kind_style(cr, k);
         cairo_move_to(cr, PLOT_RIGHT + 16, y);
         cairo_line_to(cr, PLOT_RIGHT + 42, y);
         cairo_stroke(cr);

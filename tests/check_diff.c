@@ -93,6 +93,14 @@ static const gk_tensor_diff *entry(const gk_diff_result *r, const char *name) {
     return NULL;
 }
 
+/* Opens the two files and compares them (default options). */
+static void open_and_run(const char *pa, const char *pb, gk_diff_input **ia, gk_diff_input **ib,
+                         gk_diff_result *r) {
+    ck_assert_int_eq(gk_diff_input_open(pa, ia, NULL), GK_OK);
+    ck_assert_int_eq(gk_diff_input_open(pb, ib, NULL), GK_OK);
+    ck_assert_int_eq(gk_diff_run(*ia, *ib, NULL, r, NULL), GK_OK);
+}
+
 START_TEST(value_comparisons) {
     gk_value a = { .type = GK_V_U32, .u = 5 }, b = a;
     ck_assert(gk_value_equal(&a, &b));
@@ -154,10 +162,8 @@ START_TEST(metadata_changes) {
     gk_model_free(a);
     gk_model_free(b);
     gk_diff_input *ia, *ib;
-    ck_assert_int_eq(gk_diff_input_open(pa, &ia, NULL), GK_OK);
-    ck_assert_int_eq(gk_diff_input_open(pb, &ib, NULL), GK_OK);
     gk_diff_result r;
-    ck_assert_int_eq(gk_diff_run(ia, ib, NULL, &r, NULL), GK_OK);
+    open_and_run(pa, pb, &ia, &ib, &r);
     ck_assert_uint_eq(r.n_meta, 4);
     ck_assert_int_eq(r.meta[0].kind, GK_META_CHANGED);
     ck_assert_str_eq(r.meta[0].key, "k.type");
@@ -290,10 +296,8 @@ START_TEST(same_values_other_type) {
     gk_model_free(a);
     gk_model_free(b);
     gk_diff_input *ia, *ib;
-    ck_assert_int_eq(gk_diff_input_open(pa, &ia, NULL), GK_OK);
-    ck_assert_int_eq(gk_diff_input_open(pb, &ib, NULL), GK_OK);
     gk_diff_result r;
-    ck_assert_int_eq(gk_diff_run(ia, ib, NULL, &r, NULL), GK_OK);
+    open_and_run(pa, pb, &ia, &ib, &r);
     ck_assert_int_eq(r.tensors[0].kind, GK_TDIFF_SAME_VALUES);
     ck_assert_double_eq(r.tensors[0].rmse, 0);
     ck_assert_double_eq(r.tensors[0].cosine, 1);
