@@ -177,6 +177,47 @@ static void kind_style(cairo_t *cr, size_t k) {
     cairo_set_dash(cr, dash, k >= N_COLORS ? 2 : 0, 0);
 }
 
+/* Kind k's marker at (x, y): circle, square, triangle, diamond, cross in turn,
+ * so that kinds whose lines coincide stay apart. */
+static void marker(cairo_t *cr, size_t k, double x, double y) {
+    const double r = 3.2;
+    switch (k % 5) {
+    case 0: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
+    case 1: cairo_rectangle(cr, x - r, y - r, 2 * r, 2 * r); break;
+    case 2:
+        cairo_move_to(cr, x, y - r - 1);
+        cairo_line_to(cr, x + r + 1, y + r);
+        cairo_line_to(cr, x - r - 1, y + r);
+        cairo_close_path(cr);
+        break;
+    case 3:
+        cairo_move_to(cr, x, y - r - 1);
+        cairo_line_to(cr, x + r + 1, y);
+        cairo_line_to(cr, x, y + r + 1);
+        cairo_line_to(cr, x - r - 1, y);
+        cairo_close_path(cr);
+        break;
+    default:
+        cairo_move_to(cr, x - r, y - r);
+        cairo_line_to(cr, x + r, y + r);
+        cairo_move_to(cr, x + r, y - r);
+        cairo_line_to(cr, x - r, y + r);
+        cairo_stroke(cr);
+        return;
+    }
+    if (k % 2) {   /* every other kind hollow */
+        cairo_set_source_rgb(cr, 1, 1, 1);
+        cairo_fill_preserve(cr);
+        kind_style(cr, k);
+        cairo_set_line_width(cr, 1.5);
+        cairo_set_dash(cr, NULL, 0, 0);
+        cairo_stroke(cr);
+        cairo_set_line_width(cr, 2);
+    } else {
+        cairo_fill(cr);
+    }
+}
+
 static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, const gk_diff_result *r) {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, PLOT_LEFT, PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP);
@@ -232,9 +273,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         cairo_set_dash(cr, NULL, 0, 0);
         for (unsigned l = 0; l < nl; l++) {
             double v = val[k * nl + l];
-            if (isnan(v)) continue;
-            cairo_arc(cr, x_of(pd, l), y_of(pd, v), 2.6, 0, 2 * M_PI);
-            cairo_fill(cr);
+            if (!isnan(v)) marker(cr, k, x_of(pd, l), y_of(pd, v));
         }
     }
     cairo_restore(cr);
@@ -262,6 +301,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         cairo_line_to(cr, PLOT_RIGHT + 42, y);
         cairo_stroke(cr);
         cairo_set_dash(cr, NULL, 0, 0);
+        marker(cr, k, PLOT_RIGHT + 29, y);
         cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, PLOT_RIGHT + 50, y, pd->kinds[k], 0.0, 0.5);
     }
