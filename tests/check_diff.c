@@ -351,7 +351,6 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("diff");
     TCase *tc = tcase_create("diff");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, value_comparisons);
     tcase_add_test(tc, metadata_changes);
     tcase_add_test(tc, tensor_numbers);
