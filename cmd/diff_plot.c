@@ -206,10 +206,7 @@ static void marker(cairo_t *cr, size_t k, double x, double y) {
         cairo_stroke(cr);
         return;
     }
-    if (k % 2) {   /* every other kind hollow */
-        cairo_set_source_rgb(cr, 1, 1, 1);
-        cairo_fill_preserve(cr);
-        kind_style(cr, k);
+    if (k % 2) {   /* every other kind hollow (not filled: what lies below shows) */
         cairo_set_line_width(cr, 1.5);
         cairo_set_dash(cr, NULL, 0, 0);
         cairo_stroke(cr);

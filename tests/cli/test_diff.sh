@@ -169,6 +169,28 @@ if [ -s "$TMP/t1.json" ] && cmp -s "$TMP/t1.json" "$TMP/t2.json" && cmp -s "$TMP
     bad "--threads 1, 2 and 7 give different JSON"
 fi
 
+# A stream read in its own order: the quantized file orders tensors by layer,
+# unlike its source; compressed, it gives the same report as uncompressed.
+zstd -q "$TMP/a-q4k.gguf" -o "$TMP/a-q4k.gguf.zst" 2>/dev/null
+"$BIN" diff --json "$TMP/a.gguf" "$TMP/a-q4k.gguf.zst" >"$TMP/tz.json"
+"$BIN" diff --json "$TMP/a-q4k.gguf.zst" "$TMP/a.gguf.zst" >"$TMP/tzz.json"
+got=$(python3 - "$TMP/t1.json" "$TMP/tz.json" <<'EOF2'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print(a["tensors"] == b["tensors"] and a["metadata"] == b["metadata"] and len(a["tensors"]) == 21)
+EOF2
+)
+[ "$got" = "True" ] && ok || bad ".zst other in another tensor order: report differs from the plain file's"
+got=$(jget "$TMP/tzz.json" 'd["files"][0]["summary"]["different"]')
+[ "$got" = "16" ] && ok || bad "two streams: $got tensors different, expected 16"
+
+# Another alignment: a layout line of its own (general.alignment is metadata too).
+"$BIN" repack --alignment 64 "$TMP/a.gguf" "$TMP/a64.gguf" >/dev/null
+run "alignment" "$BIN" diff "$TMP/a.gguf" "$TMP/a64.gguf" && expect_rc "other alignment" 1
+expect_out "alignment" "layout: alignment 32 -> 64"
+expect_out "alignment" "+ general.alignment: UINT32 64"
+expect_out "alignment" "same weights, different metadata"
+
 # Shapes that differ, a tensor only on either side, one element differing in
 # row 2 of a long multi-piece tensor, an all-zero tensor; numbers against numpy.
 if [ -n "$PY" ]; then
