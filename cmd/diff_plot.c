@@ -34,9 +34,15 @@ static const double palette[][3] = {
 };
 #define N_COLORS (sizeof palette / sizeof palette[0])
 
+/* Tensor kinds, in first-seen order. */
+typedef struct name_list {
+    char names[MAX_KINDS][KIND_LEN];
+    size_t n;
+    bool overflow;            /* more than MAX_KINDS were offered */
+} name_list;
+
 typedef struct plot_data {
-    char kinds[MAX_KINDS][KIND_LEN];
-    size_t n_kinds;
+    name_list kinds;          /* the kinds drawn: a positive value somewhere */
     unsigned n_layers;
     double lo, hi;            /* log10 range of the y axis */
 } plot_data;
@@ -57,12 +63,17 @@ static bool parse_name(const char *name, unsigned *layer, char *kind) {
     return true;
 }
 
-static int kind_index(plot_data *pd, const char *kind, bool add) {
-    for (size_t i = 0; i < pd->n_kinds; i++)
-        if (strcmp(pd->kinds[i], kind) == 0) return (int)i;
-    if (!add || pd->n_kinds == MAX_KINDS) return -1;
-    snprintf(pd->kinds[pd->n_kinds], KIND_LEN, "%s", kind);
-    return (int)pd->n_kinds++;
+/* @return : the index of name in l (added when add and there is room), or -1. */
+static int name_index(name_list *l, const char *name, bool add) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0) return (int)i;
+    if (!add) return -1;
+    if (l->n == MAX_KINDS) {
+        l->overflow = true;
+        return -1;
+    }
+    snprintf(l->names[l->n], KIND_LEN, "%s", name);
+    return (int)l->n++;
 }
 
 static bool plottable(const gk_tensor_diff *d) {
@@ -81,7 +92,7 @@ static void gather(plot_data *pd, const gk_diff_result *res, size_t n) {
             if (!plottable(d) || !parse_name(d->name, &layer, kind)) continue;
             if (layer + 1 > pd->n_layers) pd->n_layers = layer + 1;
             if (!(d->rel_rmse > 0) || !isfinite(d->rel_rmse)) continue;
-            kind_index(pd, kind, true);
+            name_index(&pd->kinds, kind, true);
             if (d->rel_rmse < mn) mn = d->rel_rmse;
             if (d->rel_rmse > mx) mx = d->rel_rmse;
         }
@@ -223,38 +234,35 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     draw_axes(cr, pd);
     /* per kind and layer: the value (NAN when absent or not on the scale) */
     unsigned nl = pd->n_layers ? pd->n_layers : 1;
-    double *val = malloc(sizeof(double) * nl * (pd->n_kinds ? pd->n_kinds : 1));
-    bool seen[MAX_KINDS] = { false }, positive[MAX_KINDS] = { false };
-    char zero_kinds[256] = "";
+    double *val = malloc(sizeof(double) * nl * (pd->kinds.n ? pd->kinds.n : 1));
+    name_list zero = { .n = 0 };   /* kinds of this panel identical in every layer */
     if (val == NULL) return;
-    for (size_t i = 0; i < (size_t)nl * pd->n_kinds; i++) val[i] = NAN;
+    for (size_t i = 0; i < (size_t)nl * pd->kinds.n; i++) val[i] = NAN;
+    bool positive[MAX_KINDS] = { false };
     char kind[KIND_LEN];
     unsigned layer;
-    plot_data *w = (plot_data *)pd;   /* lookups only: kinds are complete */
     for (size_t i = 0; i < r->n_tensors; i++) {
         const gk_tensor_diff *d = &r->tensors[i];
         if (!plottable(d) || !parse_name(d->name, &layer, kind)) continue;
-        int k = kind_index(w, kind, false);
-        if (k < 0) {
-            if (strstr(zero_kinds, kind) == NULL && strlen(zero_kinds) + strlen(kind) + 3 < sizeof zero_kinds)
-                strcat(strcat(zero_kinds, zero_kinds[0] ? ", " : ""), kind);
-            continue;
-        }
-        seen[k] = true;
-        if (d->rel_rmse > 0 && isfinite(d->rel_rmse)) {
+        int k = name_index((name_list *)&pd->kinds, kind, false);
+        if (k >= 0 && d->rel_rmse > 0 && isfinite(d->rel_rmse)) {
             val[(size_t)k * nl + layer] = d->rel_rmse;
             positive[k] = true;
         }
+        if (d->rel_rmse == 0) name_index(&zero, kind, true);
     }
-    for (size_t k = 0; k < pd->n_kinds; k++)
-        if (seen[k] && !positive[k] && strlen(zero_kinds) + strlen(pd->kinds[k]) + 3 < sizeof zero_kinds)
-            strcat(strcat(zero_kinds, zero_kinds[0] ? ", " : ""), pd->kinds[k]);
+    /* a kind with a value somewhere in this panel is not "identical" */
+    for (size_t z = 0; z < zero.n;) {
+        int k = name_index((name_list *)&pd->kinds, zero.names[z], false);
+        if (k >= 0 && positive[k]) memmove(zero.names[z], zero.names[z + 1], (--zero.n - z) * KIND_LEN);
+        else z++;
+    }
     /* the lines: a gap where a layer has no value */
     cairo_save(cr);
     cairo_rectangle(cr, PLOT_LEFT + 1, PLOT_TOP + 1, PLOT_RIGHT - PLOT_LEFT - 2, PLOT_BOTTOM - PLOT_TOP - 2);
     cairo_clip(cr);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-    for (size_t k = 0; k < pd->n_kinds; k++) {
+    for (size_t k = 0; k < pd->kinds.n; k++) {
         kind_style(cr, k);
         bool open = false;
         for (unsigned l = 0; l < nl; l++) {
@@ -283,7 +291,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_font_size(cr, 13);
     text_at(cr, PLOT_LEFT, PLOT_TOP - 12, title, 0.0, 1.0);
-    if (pd->n_kinds == 0) {
+    if (pd->kinds.n == 0) {
         cairo_set_font_size(cr, 14);
         cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
         text_at(cr, (PLOT_LEFT + PLOT_RIGHT) / 2.0, (PLOT_TOP + PLOT_BOTTOM) / 2.0,
@@ -291,7 +299,7 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     }
     /* legend */
     cairo_set_font_size(cr, 12);
-    for (size_t k = 0; k < pd->n_kinds; k++) {
+    for (size_t k = 0; k < pd->kinds.n; k++) {
         double y = PLOT_TOP + 10 + 20.0 * (double)k;
         if (y > PLOT_BOTTOM) break;
         kind_style(cr, k);
@@ -301,20 +309,20 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         cairo_set_dash(cr, NULL, 0, 0);
         marker(cr, k, PLOT_RIGHT + 29, y);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        text_at(cr, PLOT_RIGHT + 50, y, pd->kinds[k], 0.0, 0.5);
+        text_at(cr, PLOT_RIGHT + 50, y, pd->kinds.names[k], 0.0, 0.5);
     }
     /* below it, the kinds that are identical everywhere (nothing to draw) */
-    double y = PLOT_TOP + 10 + 20.0 * (double)pd->n_kinds + 8;
+    double y = PLOT_TOP + 10 + 20.0 * (double)pd->kinds.n + 8;
     cairo_set_font_size(cr, 11);
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-    if (zero_kinds[0] && y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, "identical (not drawn):", 0.0, 0.5);
-    for (char *p = zero_kinds, *end; *p && (y += 16) < PLOT_BOTTOM; p = *end ? end + 2 : end) {
-        end = strstr(p, ", ");
-        if (end == NULL) end = p + strlen(p);
+    if (zero.n && y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, "identical (not drawn):", 0.0, 0.5);
+    for (size_t z = 0; z < zero.n && (y += 16) < PLOT_BOTTOM; z++) {
         char item[KIND_LEN + 4];
-        snprintf(item, sizeof item, "  %.*s", (int)(end - p), p);
+        snprintf(item, sizeof item, "  %s", zero.names[z]);
         text_at(cr, PLOT_RIGHT + 16, y, item, 0.0, 0.5);
     }
+    if (pd->kinds.overflow && (y += 16) < PLOT_BOTTOM)
+        text_at(cr, PLOT_RIGHT + 16, y, "(more kinds: not drawn)", 0.0, 0.5);
 }
 
 typedef struct sink_ctx {
