@@ -114,8 +114,10 @@ static gk_status read_chunk(run *r, uint64_t p0, uint64_t p1, gk_error *err) {
         if (st != GK_OK) {
             char msg[GK_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", err->message);
-            return gk_error_set(err, st, err->offset, "%s: tensor %s: %s", gk_file_path(s->f),
-                                gk_tensor_at(gk_file_model(s->f), s->ti)->name.ptr, msg);
+            gk_error_set(err, st, err->offset, "tensor %s: %s", gk_tensor_at(gk_file_model(s->f), s->ti)->name.ptr,
+                         msg);
+            gk_error_about(err, gk_file_path(s->f));
+            return st;
         }
         *r->done += len;
     }

@@ -301,5 +301,14 @@ while IFS=$'\t' read -r file want_rc code offset desc; do
 done <"$DATA/bad/EXPECTED.tsv"
 [ "$n" -ge 30 ] && ok || bad "only $n bad fixtures found"
 
+# A compressed model cut short: its header reads, its tensor data does not. The
+# error names the file and the tensor, and no partial report is printed.
+head -c 2000000 "$TMP/a.gguf.zst" >"$TMP/cut.gguf.zst"
+if run "cut .zst" "$BIN" diff --json "$TMP/a.gguf" "$TMP/cut.gguf.zst"; then
+    expect_rc "diff with a cut .zst" 1
+    if grep -q "cut.gguf.zst: .*tensor " "$TMP/err"; then ok; else bad "cut .zst: message lacks the file and tensor"; sed 's/^/    err: /' "$TMP/err"; fi
+    if [ -s "$TMP/out" ]; then bad "cut .zst: printed a partial report"; else ok; fi
+fi
+
 echo "test_diff: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
