@@ -155,6 +155,23 @@ static void pack_scales_q3(const int *l6, uint8_t *scales) {
     }
 }
 
+/* Weights of ggml's weighted K-quant paths for one block: w = qw * sqrt(sigma2 +
+ * x^2), sigma2 = factor * (sum of x^2) / 256; sw[j] sums the weights of group j
+ * of n values. */
+static void importance_weights(const float *x, const float *qw, float factor, int n, float *w,
+                               float *sw) {
+    float sum_x2 = 0;
+    for (int l = 0; l < QK_K; ++l) sum_x2 += x[l] * x[l];
+    const float sigma2 = factor * sum_x2 / QK_K;
+    for (int j = 0; j < QK_K / n; ++j) {
+        float *wj = w + n * j;
+        for (int l = 0; l < n; ++l) wj[l] = qw[n * j + l] * sqrtf(sigma2 + x[n * j + l] * x[n * j + l]);
+        float sumw = 0;
+        for (int l = 0; l < n; ++l) sumw += wj[l];
+        sw[j] = sumw;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Q2_K: 16 groups of 16, 2-bit quants, 4-bit scale and min per group        */
 /* ------------------------------------------------------------------------ */
@@ -220,17 +237,7 @@ static void quantize_block_q2_K_weighted(const gk_searches *s, const float *x, b
     float weight[QK_K];
     uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
-    float sumx2 = 0;
-    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
-    float sigma2 = sumx2 / QK_K;
-    for (int j = 0; j < QK_K / 16; ++j) {
-        float *wj = weight + 16 * j;
-        for (int l = 0; l < 16; ++l)
-            wj[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += wj[l];
-        sw[j] = sumw;
-    }
+    importance_weights(x, qw, 1, 16, weight, sw);
     s->qkx3(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);
 
     float dm = fit_positive_scale(QK_K / 16, 15, scales, Ls, sw);
@@ -326,18 +333,7 @@ static void quantize_block_q3_K_weighted(const gk_searches *s, const float *x, b
     float sw[QK_K / 16];
     int8_t Ls[QK_K / 16];
 
-    float sumx2 = 0;
-    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
-    float sigma2 = 2 * sumx2 / QK_K;
-
-    for (int j = 0; j < QK_K / 16; ++j) {
-        float *wj = weight + 16 * j;
-        for (int l = 0; l < 16; ++l)
-            wj[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += wj[l];
-        sw[j] = sumw;
-    }
+    importance_weights(x, qw, 2, 16, weight, sw);
     s->qx(QK_K / 16, 16, 4, x, weight, L, scales);
 
     float d_block = gk_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
@@ -395,18 +391,7 @@ static void search_blocks_k4(const gk_searches *s, const float *x, const float *
             }
             continue;
         }
-        const float *qb = qw + QK_K * k;
-        float sum_x2 = 0;
-        for (int l = 0; l < QK_K; ++l) sum_x2 += xb[l] * xb[l];
-        float sigma2 = 2 * sum_x2 / QK_K;
-        for (int j = 0; j < QK_K / 32; ++j) {
-            float *wj = wb + 32 * j;
-            for (int l = 0; l < 32; ++l)
-                wj[l] = qb[32 * j + l] * sqrtf(sigma2 + xb[32 * j + l] * xb[32 * j + l]);
-            float sumw = 0;
-            for (int l = 0; l < 32; ++l) sumw += wj[l];
-            sw[QK_K / 32 * k + j] = sumw;
-        }
+        importance_weights(xb, qw + QK_K * k, 2, 32, wb, sw + QK_K / 32 * k);
     }
     const int ngroups = nblk * (QK_K / 32);
     if (qw == NULL)
