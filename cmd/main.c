@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("ggufkit %s\n", GK_VERSION_STRING);
+        printf("kernels: %s\n", gk_kernels_name());
         return GK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -189,6 +189,15 @@ const char *gk_type_retired_name(uint32_t id);
  *            number of blocks or the type is unknown. */
 uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
 
+/** gk_kernels_name() : which kernels the type table runs: "scalar", "avx2" or
+ *  "avx512". The best level the processor supports is used unless the environment
+ *  variable GGUFKIT_KERNELS (scalar|avx2|avx512, read once) asks for less; a request
+ *  above the processor, or a value not understood, runs the best supported level
+ *  and the name says so in parentheses ("avx2 (GGUFKIT_KERNELS=avx512: not on this
+ *  processor)"). Every level gives bit-identical results.
+ *  @return : a static string. */
+const char *gk_kernels_name(void);
+
 /** gk_ftype_name() : names llama.cpp's file type numbers (`general.file_type`,
  *  llama.h's enum llama_ftype) the way llama-quantize does: 15 -> "Q4_K_M",
  *  0 -> "F32", 1024 -> "GUESSED". Numbers llama.cpp dropped keep their old names.

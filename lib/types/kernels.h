@@ -8,11 +8,19 @@
  *   gk_dequantize_<t> (const void *src, float *dst, int64_t n)   n a multiple of the block
  *   gk_byteswap_<t>   (void *blocks, int64_t nblocks)            in place, self-inverse
  * Nothing outside lib/types calls these directly: callers go through gk_type_get().
+ * (Tests call the scalar kernels by name, as the oracle of the vector ones.)
+ *
+ * Vector kernels live in FAMILY_ISA.c files (kquants_avx2.c, legacy_avx512.c, ...),
+ * built with per-function target attributes so the binary stays portable. Each
+ * defines gk_register_FAMILY_ISA(table), which overwrites the quantize/dequantize
+ * entries of its types in a writable copy of the type table; dispatch.c calls them
+ * for the active level (the AVX-512 level runs the AVX2 registrations first).
  */
 #ifndef GK_TYPES_KERNELS_H
 #define GK_TYPES_KERNELS_H
 
 #include "ggufkit.h"
+#include "types/cpu.h"
 #include "types/fp16.h"
 
 #define GK_KERNELS(t)                                                                 \
@@ -59,5 +67,13 @@ GK_KERNELS(tq1_0)
 GK_KERNELS(tq2_0)
 /* mxfp4.c */
 GK_KERNELS(mxfp4)
+
+/* table.c: the scalar table with the kernels of level isa registered over it. */
+void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]);
+/* dispatch.c: every gk_register_* call of level isa, in order. */
+void gk_kernels_register(gk_type_info *table, gk_isa isa);
+
+/* The vector families (x86-64 builds only). */
+void gk_register_float_avx2(gk_type_info *table);
 
 #endif
