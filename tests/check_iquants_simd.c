@@ -21,6 +21,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "types/cpu.h"
 #include "types/iquants_simd.h"
 #include "types/kernels.h"
 
@@ -29,7 +30,8 @@ typedef void (*dequantize_fn)(const void *, float *, int64_t);
 
 typedef struct {
     const char *name;
-    const char *isa; /* as __builtin_cpu_supports spells it */
+    const char *isa; /* gk_isa_name() of the level the kernel needs */
+    gk_isa level;
     int elems, bytes;
     quantize_fn scalar_q, vector_q; /* vector_q NULL: dequantizer only */
     dequantize_fn scalar_dq, vector_dq;
@@ -38,9 +40,9 @@ typedef struct {
 } simd_kind;
 
 static const simd_kind kinds[] = {
-    { "IQ4_XS", "avx2", 256, 136, gk_quantize_iq4_xs, gk_quantize_iq4_xs_avx2,
+    { "IQ4_XS", "avx2", GK_ISA_AVX2, 256, 136, gk_quantize_iq4_xs, gk_quantize_iq4_xs_avx2,
       gk_dequantize_iq4_xs, gk_dequantize_iq4_xs_avx2, false, 400000 },
-    { "IQ4_NL", "avx2", 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx2,
+    { "IQ4_NL", "avx2", GK_ISA_AVX2, 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx2,
       gk_dequantize_iq4_nl, gk_dequantize_iq4_nl_avx2, false, 3000000 },
 };
 #define NKINDS (int)(sizeof kinds / sizeof kinds[0])
@@ -133,14 +135,7 @@ static double test_scale(void) {
     return f > 0 ? f : 1.0;
 }
 
-static bool have_isa(const simd_kind *k) {
-    __builtin_cpu_init();
-    if (strcmp(k->isa, "avx2") == 0) return __builtin_cpu_supports("avx2");
-    if (strcmp(k->isa, "avx512") == 0)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return false;
-}
+static bool have_isa(const simd_kind *k) { return gk_isa_supported() >= k->level; }
 
 /* Reports the first differing block of two quantized buffers, if any. */
 static void compare_blocks(const simd_kind *k, const uint8_t *a, const uint8_t *b, long nblocks,

@@ -11,6 +11,7 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa >= GK_ISA_AVX2) {
         gk_register_float_avx2(table);
+        gk_register_iquants_avx2(table);
     }
 #else
     (void)table;

@@ -328,3 +328,13 @@ TARGET_AVX2 void gk_dequantize_iq4_xs_avx2(const void *src, float *dst, int64_t 
         }
     }
 }
+
+/* ------------------------------------------------------------------------- */
+
+/** gk_register_iquants_avx2() : the AVX2 I-quant kernels into table. */
+void gk_register_iquants_avx2(gk_type_info *table) {
+    table[GK_TYPE_IQ4_XS].quantize = gk_quantize_iq4_xs_avx2;
+    table[GK_TYPE_IQ4_XS].dequantize = gk_dequantize_iq4_xs_avx2;
+    table[GK_TYPE_IQ4_NL].quantize = gk_quantize_iq4_nl_avx2;
+    table[GK_TYPE_IQ4_NL].dequantize = gk_dequantize_iq4_nl_avx2;
+}

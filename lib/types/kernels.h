@@ -75,5 +75,6 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa);
 
 /* The vector families (x86-64 builds only). */
 void gk_register_float_avx2(gk_type_info *table);
+void gk_register_iquants_avx2(gk_type_info *table);
 
 #endif
