@@ -577,17 +577,6 @@ void gk_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_pe
 #define IQ3XXS_NEIGHBOURS_CAP 24576
 #define IQ3S_NEIGHBOURS_CAP 32768
 
-typedef struct {
-    int grid_size;
-    int nwant;                 /* distance shells kept per off-grid point */
-    const uint32_t *source;    /* the packed grid as stored in iq_grids.c */
-    uint32_t *grid;            /* grid points as 4 bytes of 2*l+1 */
-    int *map;                  /* point code -> grid index, or -(neighbour offset + 1) */
-    uint16_t *neighbours;      /* per off-grid point: count, then grid indices */
-    int neighbours_cap;
-    bool ready;
-} iq3_tables;
-
 static uint32_t iq3xxs_grid_points[GK_IQ3XXS_GRID_SIZE];
 static uint32_t iq3s_grid_points[GK_IQ3S_GRID_SIZE];
 static int iq3xxs_map[IQ3_KMAP_SIZE];
@@ -595,10 +584,10 @@ static int iq3s_map[IQ3_KMAP_SIZE];
 static uint16_t iq3xxs_neighbours[IQ3XXS_NEIGHBOURS_CAP];
 static uint16_t iq3s_neighbours[IQ3S_NEIGHBOURS_CAP];
 
-static iq3_tables iq3xxs_tables = { GK_IQ3XXS_GRID_SIZE, 2, gk_iq3xxs_grid, iq3xxs_grid_points,
+static gk_iq3_tables iq3xxs_tables = { GK_IQ3XXS_GRID_SIZE, 2, gk_iq3xxs_grid, iq3xxs_grid_points,
                                     iq3xxs_map, iq3xxs_neighbours, IQ3XXS_NEIGHBOURS_CAP,
                                     false };
-static iq3_tables iq3s_tables = { GK_IQ3S_GRID_SIZE, 3, gk_iq3s_grid, iq3s_grid_points,
+static gk_iq3_tables iq3s_tables = { GK_IQ3S_GRID_SIZE, 3, gk_iq3s_grid, iq3s_grid_points,
                                   iq3s_map, iq3s_neighbours, IQ3S_NEIGHBOURS_CAP, false };
 
 /* 3-bit level (0..7) of a byte of the stored grids: IQ3_S stores 2*l+1, IQ3_XXS
@@ -615,7 +604,7 @@ static int iq3_pair_compare(const void *left, const void *right) {
 }
 
 /* Squared distances from the point of code `code` to every grid point, sorted. */
-static void iq3_sorted_distances(const iq3_tables *t, int code, int *dist2) {
+static void iq3_sorted_distances(const gk_iq3_tables *t, int code, int *dist2) {
     int8_t pos[4];
     for (int k = 0; k < 4; k++) pos[k] = (int8_t)(2 * ((code >> (3 * k)) & 7) + 1);
     for (int j = 0; j < t->grid_size; j++) {
@@ -632,7 +621,7 @@ static void iq3_sorted_distances(const iq3_tables *t, int code, int *dist2) {
 
 /* Fills grid, map and neighbour lists of t; leaves t->ready false if the static
  * neighbour storage were too small (it is sized for ggml's grids). */
-static void iq3_build(iq3_tables *t) {
+static void iq3_build(gk_iq3_tables *t) {
     for (int k = 0; k < t->grid_size; k++) {
         uint32_t point = 0;
         for (int i = 0; i < 4; i++) {
@@ -676,14 +665,16 @@ static pthread_once_t iq3s_once = PTHREAD_ONCE_INIT;
 static void build_iq3xxs_tables(void) { iq3_build(&iq3xxs_tables); }
 static void build_iq3s_tables(void) { iq3_build(&iq3s_tables); }
 
-/* The IQ3_XXS (256-point) search tables, built on first use; NULL if unusable. */
-static const iq3_tables *iq3xxs_get(void) {
+/** gk_iq3xxs_tables() : the IQ3_XXS (256-point) search tables, built on first use;
+ *  NULL if unusable. */
+const gk_iq3_tables *gk_iq3xxs_tables(void) {
     pthread_once(&iq3xxs_once, build_iq3xxs_tables);
     return iq3xxs_tables.ready ? &iq3xxs_tables : NULL;
 }
 
-/* The IQ3_S (512-point) search tables, built on first use; NULL if unusable. */
-static const iq3_tables *iq3s_get(void) {
+/** gk_iq3s_tables() : the IQ3_S (512-point) search tables, built on first use;
+ *  NULL if unusable. */
+const gk_iq3_tables *gk_iq3s_tables(void) {
     pthread_once(&iq3s_once, build_iq3s_tables);
     return iq3s_tables.ready ? &iq3s_tables : NULL;
 }
@@ -691,7 +682,7 @@ static const iq3_tables *iq3s_get(void) {
 /** gk_iq3_tables_ready() : builds the IQ3 search tables if needed and reports
  *  whether both are usable (for tests; quantizers call it implicitly). */
 bool gk_iq3_tables_ready(void) {
-    return iq3xxs_get() != NULL && iq3s_get() != NULL;
+    return gk_iq3xxs_tables() != NULL && gk_iq3s_tables() != NULL;
 }
 
 /* Nearest listed neighbour of an off-grid group of 4 (weighted squared error at
@@ -730,21 +721,14 @@ static int iq3_levels(const float *xval, float id, int8_t *L) {
 }
 
 /* Grid index of the levels in L (4 values); -1 when not a grid point. */
-static int iq3_index_of(const iq3_tables *t, const int8_t *L) {
+static int iq3_index_of(const gk_iq3_tables *t, const int8_t *L) {
     int code = 0;
     for (int i = 0; i < 4; i++) code |= L[i] << (3 * i);
     return t->map[code] >= 0 ? t->map[code] : -1;
 }
 
-/* Per-32-value search state shared by the IQ3 quantizers. */
-typedef struct {
-    float weight[32], waux[32], xval[32];
-    int8_t L[32], Laux[32];
-    bool on_grid[8], on_grid_aux[8];
-} iq3_group;
-
 /* Weighted least-squares scale of xval for the levels L (q = 2*l+1). */
-static void iq3_sums(const iq3_group *g, const int8_t *L, float *sumqx, float *sumq2) {
+static void iq3_sums(const gk_iq3_group *g, const int8_t *L, float *sumqx, float *sumq2) {
     float sx = 0, s2 = 0;
     for (int i = 0; i < 32; i++) {
         float w = g->weight[i];
@@ -758,7 +742,7 @@ static void iq3_sums(const iq3_group *g, const int8_t *L, float *sumqx, float *s
 
 /* Scale search for 32 magnitudes xval (ggml's loop over is = -nis..nis); leaves the
  * best levels in g->L and which groups were on the grid in g->on_grid. */
-static float iq3_search_scale(const iq3_tables *t, iq3_group *g, float max, int nis,
+static float iq3_search_scale(const gk_iq3_tables *t, gk_iq3_group *g, float max, int nis,
                               bool on_grid_init) {
     const int kMaxQ = 8;
     float best = 0;
@@ -791,7 +775,7 @@ static float iq3_search_scale(const iq3_tables *t, iq3_group *g, float max, int 
 
 /* Re-projects off-grid groups (all groups when only_off_grid is false, as IQ3_S
  * does) at the final scale and refits the scale. */
-static float iq3_refit(const iq3_tables *t, iq3_group *g, float scale, bool only_off_grid) {
+static float iq3_refit(const gk_iq3_tables *t, gk_iq3_group *g, float scale, bool only_off_grid) {
     int n_not_ongrid = 0;
     for (int k = 0; k < 8; k++)
         if (!g->on_grid[k]) n_not_ongrid++;
@@ -816,7 +800,7 @@ static float iq3_refit(const iq3_tables *t, iq3_group *g, float scale, bool only
 }
 
 /* Importance of each of 32 values: imatrix-weighted, or x^2 without one. */
-static void iq3_weights(iq3_group *g, const float *xb, const float *qw, float sigma2) {
+static void iq3_weights(gk_iq3_group *g, const float *xb, const float *qw, float sigma2) {
     if (qw) {
         for (int i = 0; i < 32; i++) g->weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
     } else {
@@ -840,12 +824,13 @@ static uint8_t iq3_split_signs(const float *xb, float *xval) {
 }
 
 /* One IQ3_XXS super-block (ggml's quantize_row_iq3_xxs_impl with grid 256). */
-static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const float *xbl,
-                                  const float *qwbl, uint8_t *blk) {
+static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
+                                  gk_iq3_group *gp, const float *xbl, const float *qwbl,
+                                  uint8_t *blk) {
     float scales[QK_K / 32];
     uint8_t q3[3 * (QK_K / 8)];
     uint32_t words[QK_K / 32];
-    iq3_group g = *gp;
+    gk_iq3_group g = *gp;
     memset(q3, 0, sizeof q3);
     memset(words, 0, sizeof words);
     store_u16le(blk, gk_fp32_to_fp16(0.f));
@@ -885,7 +870,7 @@ static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const floa
             memset(g.L, 0, sizeof g.L);
             continue;
         }
-        float scale = iq3_search_scale(t, &g, max, 15, true);
+        float scale = search(t, &g, max, 15, true);
         scale = iq3_refit(t, &g, scale, true);
         if (scale < 0) {
             scale = -scale;
@@ -920,10 +905,11 @@ static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const floa
 
 /* One IQ3_S super-block (ggml's quantize_row_iq3_s_impl, block size 32). Like ggml,
  * an all-zero group of 32 does not advance the qs/signs write positions. */
-static void iq3s_quantize_block(const iq3_tables *t, iq3_group *gp, const float *xbl,
-                                const float *qwbl, uint8_t *blk) {
+static void iq3s_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
+                                gk_iq3_group *gp, const float *xbl, const float *qwbl,
+                                uint8_t *blk) {
     float scales[QK_K / 32];
-    iq3_group g = *gp;
+    gk_iq3_group g = *gp;
     memset(blk, 0, IQ3_S_BYTES);
     store_u16le(blk, gk_fp32_to_fp16(0.f));
     uint8_t *qs = blk + 2;
@@ -947,7 +933,7 @@ static void iq3s_quantize_block(const iq3_tables *t, iq3_group *gp, const float 
             scales[ib] = 0;
             continue;
         }
-        float scale = iq3_search_scale(t, &g, max, 9, false);
+        float scale = search(t, &g, max, 9, false);
         scale = iq3_refit(t, &g, scale, false);
         if (scale < 0) {
             scale = -scale;
@@ -986,45 +972,58 @@ static void zero_rows(void *dst, int64_t nrows, int64_t n_per_row, int block_byt
     memset(dst, 0, (size_t)(nrows * (n_per_row / QK_K) * block_bytes));
 }
 
-/** gk_quantize_iq3_xxs() : ggml's quantize_iq3_xxs; imatrix optional (n_per_row
- *  weights shared by all rows). */
-void gk_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                         const float *imatrix) {
-    const iq3_tables *t = iq3xxs_get();
+/** gk_quantize_iq3_xxs_with() : gk_quantize_iq3_xxs with the scale search `search`
+ *  (the scalar one or a vector equal). */
+void gk_quantize_iq3_xxs_with(gk_iq3_search_fn search, const float *src, void *dst,
+                              int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    const gk_iq3_tables *t = gk_iq3xxs_tables();
     if (t == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ3_XXS_BYTES);
         return;
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_XXS_BYTES) {
-            iq3xxs_quantize_block(t, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
+            iq3xxs_quantize_block(t, search, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
         }
         src += n_per_row;
     }
 }
 
-/** gk_quantize_iq3_s() : ggml's quantize_iq3_s; imatrix optional. */
-void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                       const float *imatrix) {
-    const iq3_tables *t = iq3s_get();
+/** gk_quantize_iq3_s_with() : gk_quantize_iq3_s with the scale search `search`. */
+void gk_quantize_iq3_s_with(gk_iq3_search_fn search, const float *src, void *dst,
+                            int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    const gk_iq3_tables *t = gk_iq3s_tables();
     if (t == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ3_S_BYTES);
         return;
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_S_BYTES) {
-            iq3s_quantize_block(t, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
+            iq3s_quantize_block(t, search, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
         }
         src += n_per_row;
     }
+}
+
+/** gk_quantize_iq3_xxs() : ggml's quantize_iq3_xxs; imatrix optional (n_per_row
+ *  weights shared by all rows). */
+void gk_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                         const float *imatrix) {
+    gk_quantize_iq3_xxs_with(iq3_search_scale, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq3_s() : ggml's quantize_iq3_s; imatrix optional. */
+void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix) {
+    gk_quantize_iq3_s_with(iq3_search_scale, src, dst, nrows, n_per_row, imatrix);
 }
 
 /* ------------------------------------------------------------------------- */

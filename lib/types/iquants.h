@@ -27,4 +27,45 @@ typedef struct {
  *  @return : NULL for other types or when the tables could not be allocated. */
 const gk_iq_search *gk_iq_search_get(uint32_t type);
 
+/* ---- IQ3 quantizer internals shared with the vector kernels -------------- */
+
+/* Search tables of one 3-bit grid (ggml's iq3xs_init_impl), see iquants.c. */
+typedef struct {
+    int grid_size;
+    int nwant;                 /* distance shells kept per off-grid point */
+    const uint32_t *source;    /* the packed grid as stored in iq_grids.c */
+    uint32_t *grid;            /* grid points as 4 bytes of 2*l+1 */
+    int *map;                  /* point code -> grid index, or -(neighbour offset + 1) */
+    uint16_t *neighbours;      /* per off-grid point: count, then grid indices; the
+                                * storage has spare entries past the last list */
+    int neighbours_cap;
+    bool ready;
+} gk_iq3_tables;
+
+/* Per-32-value search state of the IQ3 quantizers (carried from block to block). */
+typedef struct {
+    float weight[32], waux[32], xval[32];
+    int8_t L[32], Laux[32];
+    bool on_grid[8], on_grid_aux[8];
+} gk_iq3_group;
+
+/* Scale search over 2*nis+1 trial scales for the 32 magnitudes g->xval (weights
+ * g->weight, neighbour weights g->waux) of largest value max: on an improvement it
+ * leaves the best levels in g->L and the groups found on the grid in g->on_grid,
+ * which otherwise keep the previous levels and on_grid_init. @return : the scale. */
+typedef float (*gk_iq3_search_fn)(const gk_iq3_tables *t, gk_iq3_group *g, float max, int nis,
+                                  bool on_grid_init);
+
+/** gk_iq3xxs_tables(), gk_iq3s_tables() : the IQ3_XXS / IQ3_S search tables, built
+ *  on first use (thread-safe). @return : NULL if unusable. */
+const gk_iq3_tables *gk_iq3xxs_tables(void);
+const gk_iq3_tables *gk_iq3s_tables(void);
+
+/** gk_quantize_iq3_xxs_with(), gk_quantize_iq3_s_with() : the IQ3 quantizers with
+ *  the scale search `search` (the scalar one, or a vector kernel's exact equal). */
+void gk_quantize_iq3_xxs_with(gk_iq3_search_fn search, const float *src, void *dst,
+                              int64_t nrows, int64_t n_per_row, const float *imatrix);
+void gk_quantize_iq3_s_with(gk_iq3_search_fn search, const float *src, void *dst,
+                            int64_t nrows, int64_t n_per_row, const float *imatrix);
+
 #endif

@@ -11,11 +11,13 @@
  *           (fewer than 8) go through the scalar kernel.
  * Dequantizers compute each output value with the scalar expression.
  */
+#include <float.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
 #include "types/iq_grids.h"
+#include "types/iquants.h"
 #include "types/iquants_simd.h"
 #include "types/quant_util.h"
 
@@ -289,6 +291,144 @@ TARGET_AVX2 void gk_quantize_iq4_nl_avx2(const float *src, void *dst, int64_t nr
 }
 
 /* ------------------------------------------------------------------------- */
+/* IQ3 scale search, one trial scale per lane                                */
+
+/* gk_nearest_int in every lane (the same 1.5*2^23 trick on the float's bits). */
+TARGET_AVX2 static inline __m256i nearest_int8(__m256 f) {
+    __m256i bits = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
+    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
+                            _mm256_set1_epi32(0x00400000));
+}
+
+/* Byte i of each lane's packed grid point, as a float. */
+TARGET_AVX2 static inline __m256 grid_byte_ps(__m256i pg, int i) {
+    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(pg, 8 * i), _mm256_set1_epi32(0xff)));
+}
+
+/* gk_iq3_search_fn for AVX2: the trial scales is = -nis..nis go 8 at a time into the
+ * lanes, each lane performing the scalar search's operations for its trial (levels,
+ * neighbour search in list order with strict "<", then the 32-term sums in order).
+ * The scalar's sequential choice among the trials is then replayed on the stored
+ * sums, and the chosen trial's levels and on-grid flags are written to g. The
+ * scalar search leaves g->Laux / g->on_grid_aux as scratch; they are not read
+ * elsewhere and are not kept here. */
+TARGET_AVX2 static float iq3_search_scale_avx2(const gk_iq3_tables *t, gk_iq3_group *g,
+                                               float max, int nis, bool on_grid_init) {
+    enum { MAX_TRIALS = 40 };
+    const int ntrial = 2 * nis + 1;
+    float sumqx[MAX_TRIALS], sumq2[MAX_TRIALS];
+    int32_t codes[8][MAX_TRIALS];
+    int32_t off_grid[8][MAX_TRIALS];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256 vmax = _mm256_set1_ps(max);
+    for (int t0 = 0; t0 < ntrial; t0 += 8) {
+        /* lanes past the last trial repeat it; their results are not read */
+        __m256i is = _mm256_min_epi32(_mm256_add_epi32(_mm256_set1_epi32(t0 - nis), lane),
+                                      _mm256_set1_epi32(nis));
+        __m256 id = _mm256_div_ps(_mm256_add_ps(_mm256_set1_ps(15.f),
+                                                _mm256_mul_ps(_mm256_cvtepi32_ps(is), _mm256_set1_ps(0.2f))),
+                                  vmax);
+        __m256 this_scale = _mm256_div_ps(_mm256_set1_ps(1.f), id);
+        __m256 sx = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
+        for (int k = 0; k < 8; k++) {
+            const float *xv = g->xval + 4 * k;
+            __m256i L[4];
+            __m256i code = _mm256_setzero_si256();
+            for (int i = 0; i < 4; i++) {
+                __m256 f = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                                         _mm256_sub_ps(_mm256_mul_ps(id, _mm256_set1_ps(xv[i])), _mm256_set1_ps(1.f)));
+                L[i] = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(7), nearest_int8(f)));
+                code = _mm256_or_si256(code, _mm256_slli_epi32(L[i], 3 * i));
+            }
+            __m256i m = _mm256_i32gather_epi32(t->map, code, 4);
+            __m256i off = _mm256_cmpgt_epi32(_mm256_setzero_si256(), m);
+            if (!_mm256_testz_si256(off, off)) {
+                /* list start -(m+1) in off-grid lanes, 0 elsewhere (never read) */
+                __m256i start = _mm256_and_si256(off, _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(m, one)));
+                const int *nb = (const int *)t->neighbours; /* u16 entries read as the low half of 4 bytes */
+                __m256i count = _mm256_and_si256(_mm256_i32gather_epi32(nb, start, 2), _mm256_set1_epi32(0xffff));
+                count = _mm256_and_si256(count, off);
+                __m256i best_index = _mm256_and_si256(
+                    _mm256_i32gather_epi32(nb, _mm256_add_epi32(start, one), 2), _mm256_set1_epi32(0xffff));
+                __m256 best_d2 = _mm256_set1_ps(FLT_MAX);
+                int32_t counts[8];
+                _mm256_storeu_si256((__m256i *)counts, count);
+                int maxcount = 0;
+                for (int l = 0; l < 8; l++) maxcount = counts[l] > maxcount ? counts[l] : maxcount;
+                for (int j = 1; j <= maxcount; j++) {
+                    __m256i jv = _mm256_set1_epi32(j);
+                    __m256i active = _mm256_cmpgt_epi32(_mm256_add_epi32(count, one), jv);
+                    __m256i idx = _mm256_and_si256(
+                        _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), nb, _mm256_add_epi32(start, jv), active, 2),
+                        _mm256_set1_epi32(0xffff));
+                    __m256i pg = _mm256_i32gather_epi32((const int *)t->grid, idx, 4);
+                    __m256 d2 = _mm256_setzero_ps();
+                    for (int i = 0; i < 4; i++) {
+                        __m256 diff = _mm256_sub_ps(_mm256_mul_ps(this_scale, grid_byte_ps(pg, i)), _mm256_set1_ps(xv[i]));
+                        d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(g->waux[4 * k + i]), diff), diff));
+                    }
+                    __m256 better = _mm256_and_ps(_mm256_castsi256_ps(active), _mm256_cmp_ps(d2, best_d2, _CMP_LT_OQ));
+                    best_d2 = _mm256_blendv_ps(best_d2, d2, better);
+                    best_index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_index),
+                                                                      _mm256_castsi256_ps(idx), better));
+                }
+                __m256i pg = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)t->grid, best_index, off, 4);
+                code = _mm256_setzero_si256();
+                for (int i = 0; i < 4; i++) {
+                    __m256i lv = _mm256_srli_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(pg, 8 * i),
+                                                                                     _mm256_set1_epi32(0xff)), one), 1);
+                    L[i] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(L[i]), _mm256_castsi256_ps(lv),
+                                                                _mm256_castsi256_ps(off)));
+                    code = _mm256_or_si256(code, _mm256_slli_epi32(L[i], 3 * i));
+                }
+            }
+            for (int i = 0; i < 4; i++) {
+                __m256 w = _mm256_set1_ps(g->weight[4 * k + i]);
+                __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(L[i], 1), one));
+                sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xv[i])), q));
+                s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+            }
+            _mm256_storeu_si256((__m256i *)(codes[k] + t0), code);
+            _mm256_storeu_si256((__m256i *)(off_grid[k] + t0), off);
+        }
+        _mm256_storeu_ps(sumqx + t0, sx);
+        _mm256_storeu_ps(sumq2 + t0, s2);
+    }
+
+    float best = 0;
+    float scale = max / 15;
+    int chosen = -1;
+    for (int tr = 0; tr < ntrial; tr++) {
+        if (sumq2[tr] > 0 && sumqx[tr] * sumqx[tr] > best * sumq2[tr]) {
+            scale = sumqx[tr] / sumq2[tr];
+            best = scale * sumqx[tr];
+            chosen = tr;
+        }
+    }
+    for (int k = 0; k < 8; k++) g->on_grid[k] = on_grid_init;
+    if (chosen >= 0) {
+        for (int k = 0; k < 8; k++) {
+            for (int i = 0; i < 4; i++) g->L[4 * k + i] = (int8_t)((codes[k][chosen] >> (3 * i)) & 7);
+            g->on_grid[k] = off_grid[k][chosen] == 0;
+        }
+    }
+    return scale;
+}
+
+/** gk_quantize_iq3_xxs_avx2() : gk_quantize_iq3_xxs with the AVX2 scale search. */
+void gk_quantize_iq3_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                              const float *imatrix) {
+    gk_quantize_iq3_xxs_with(iq3_search_scale_avx2, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq3_s_avx2() : gk_quantize_iq3_s with the AVX2 scale search. */
+void gk_quantize_iq3_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix) {
+    gk_quantize_iq3_s_with(iq3_search_scale_avx2, src, dst, nrows, n_per_row, imatrix);
+}
+
+/* ------------------------------------------------------------------------- */
 /* IQ4 dequantization                                                        */
 
 /* 32 values of one IQ4 block: dl times the level of each nibble of q4. */
@@ -337,4 +477,6 @@ void gk_register_iquants_avx2(gk_type_info *table) {
     table[GK_TYPE_IQ4_XS].dequantize = gk_dequantize_iq4_xs_avx2;
     table[GK_TYPE_IQ4_NL].quantize = gk_quantize_iq4_nl_avx2;
     table[GK_TYPE_IQ4_NL].dequantize = gk_dequantize_iq4_nl_avx2;
+    table[GK_TYPE_IQ3_XXS].quantize = gk_quantize_iq3_xxs_avx2;
+    table[GK_TYPE_IQ3_S].quantize = gk_quantize_iq3_s_avx2;
 }

@@ -20,5 +20,9 @@
 /* iquants_avx2.c */
 GK_IQ_SIMD_KERNELS(iq4_xs, avx2)
 GK_IQ_SIMD_KERNELS(iq4_nl, avx2)
+void gk_quantize_iq3_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                              const float *imatrix);
+void gk_quantize_iq3_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix);
 
 #endif
