@@ -583,12 +583,16 @@ static int iq3xxs_map[IQ3_KMAP_SIZE];
 static int iq3s_map[IQ3_KMAP_SIZE];
 static uint16_t iq3xxs_neighbours[IQ3XXS_NEIGHBOURS_CAP];
 static uint16_t iq3s_neighbours[IQ3S_NEIGHBOURS_CAP];
+static uint32_t iq3xxs_neighbour_points[IQ3XXS_NEIGHBOURS_CAP];
+static uint32_t iq3s_neighbour_points[IQ3S_NEIGHBOURS_CAP];
 
 static gk_iq3_tables iq3xxs_tables = { GK_IQ3XXS_GRID_SIZE, 2, gk_iq3xxs_grid, iq3xxs_grid_points,
-                                    iq3xxs_map, iq3xxs_neighbours, IQ3XXS_NEIGHBOURS_CAP,
+                                    iq3xxs_map, iq3xxs_neighbours, iq3xxs_neighbour_points,
+                                    IQ3XXS_NEIGHBOURS_CAP,
                                     false };
 static gk_iq3_tables iq3s_tables = { GK_IQ3S_GRID_SIZE, 3, gk_iq3s_grid, iq3s_grid_points,
-                                  iq3s_map, iq3s_neighbours, IQ3S_NEIGHBOURS_CAP, false };
+                                  iq3s_map, iq3s_neighbours, iq3s_neighbour_points,
+                                  IQ3S_NEIGHBOURS_CAP, false };
 
 /* 3-bit level (0..7) of a byte of the stored grids: IQ3_S stores 2*l+1, IQ3_XXS
  * stores 4 + 8*l except 62 for the top level. */
@@ -656,6 +660,8 @@ static void iq3_build(gk_iq3_tables *t) {
         }
         t->neighbours[start] = (uint16_t)n;
     }
+    /* the grid point of every list member, for searches that read it in one load */
+    for (int i = 0; i < counter; i++) t->neighbour_points[i] = t->grid[t->neighbours[i] % t->grid_size];
     t->ready = true;
 }
 

@@ -36,8 +36,9 @@ typedef struct {
     const uint32_t *source;    /* the packed grid as stored in iq_grids.c */
     uint32_t *grid;            /* grid points as 4 bytes of 2*l+1 */
     int *map;                  /* point code -> grid index, or -(neighbour offset + 1) */
-    uint16_t *neighbours;      /* per off-grid point: count, then grid indices; the
-                                * storage has spare entries past the last list */
+    uint16_t *neighbours;      /* per off-grid point: count, then grid indices */
+    uint32_t *neighbour_points; /* grid[neighbours[i]] for each list member i (the
+                                 * entry of a count is meaningless) */
     int neighbours_cap;
     bool ready;
 } gk_iq3_tables;

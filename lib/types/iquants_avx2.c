@@ -346,11 +346,13 @@ TARGET_AVX2 static float iq3_search_scale_avx2(const gk_iq3_tables *t, gk_iq3_gr
             if (!_mm256_testz_si256(off, off)) {
                 /* list start -(m+1) in off-grid lanes, 0 elsewhere (never read) */
                 __m256i start = _mm256_and_si256(off, _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(m, one)));
-                const int *nb = (const int *)t->neighbours; /* u16 entries read as the low half of 4 bytes */
+                /* u16 entries read as the low half of 4 bytes (the storage has spare
+                 * entries past the last list) */
+                const int *nb = (const int *)t->neighbours;
                 __m256i count = _mm256_and_si256(_mm256_i32gather_epi32(nb, start, 2), _mm256_set1_epi32(0xffff));
                 count = _mm256_and_si256(count, off);
-                __m256i best_index = _mm256_and_si256(
-                    _mm256_i32gather_epi32(nb, _mm256_add_epi32(start, one), 2), _mm256_set1_epi32(0xffff));
+                const int *pts = (const int *)t->neighbour_points;
+                __m256i best_pg = _mm256_i32gather_epi32(pts, _mm256_add_epi32(start, one), 4);
                 __m256 best_d2 = _mm256_set1_ps(FLT_MAX);
                 int32_t counts[8];
                 _mm256_storeu_si256((__m256i *)counts, count);
@@ -359,10 +361,8 @@ TARGET_AVX2 static float iq3_search_scale_avx2(const gk_iq3_tables *t, gk_iq3_gr
                 for (int j = 1; j <= maxcount; j++) {
                     __m256i jv = _mm256_set1_epi32(j);
                     __m256i active = _mm256_cmpgt_epi32(_mm256_add_epi32(count, one), jv);
-                    __m256i idx = _mm256_and_si256(
-                        _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), nb, _mm256_add_epi32(start, jv), active, 2),
-                        _mm256_set1_epi32(0xffff));
-                    __m256i pg = _mm256_i32gather_epi32((const int *)t->grid, idx, 4);
+                    __m256i pg = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), pts,
+                                                             _mm256_add_epi32(start, jv), active, 4);
                     __m256 d2 = _mm256_setzero_ps();
                     for (int i = 0; i < 4; i++) {
                         __m256 diff = _mm256_sub_ps(_mm256_mul_ps(this_scale, grid_byte_ps(pg, i)), _mm256_set1_ps(xv[i]));
@@ -370,13 +370,12 @@ TARGET_AVX2 static float iq3_search_scale_avx2(const gk_iq3_tables *t, gk_iq3_gr
                     }
                     __m256 better = _mm256_and_ps(_mm256_castsi256_ps(active), _mm256_cmp_ps(d2, best_d2, _CMP_LT_OQ));
                     best_d2 = _mm256_blendv_ps(best_d2, d2, better);
-                    best_index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_index),
-                                                                      _mm256_castsi256_ps(idx), better));
+                    best_pg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_pg),
+                                                                   _mm256_castsi256_ps(pg), better));
                 }
-                __m256i pg = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), (const int *)t->grid, best_index, off, 4);
                 code = _mm256_setzero_si256();
                 for (int i = 0; i < 4; i++) {
-                    __m256i lv = _mm256_srli_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(pg, 8 * i),
+                    __m256i lv = _mm256_srli_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(best_pg, 8 * i),
                                                                                      _mm256_set1_epi32(0xff)), one), 1);
                     L[i] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(L[i]), _mm256_castsi256_ps(lv),
                                                                 _mm256_castsi256_ps(off)));
