@@ -48,6 +48,12 @@ static const simd_kind kinds[] = {
       gk_dequantize_iq3_xxs, NULL, false, 100000 },
     { "IQ3_S", "avx2", GK_ISA_AVX2, 256, 110, gk_quantize_iq3_s, gk_quantize_iq3_s_avx2,
       gk_dequantize_iq3_s, NULL, false, 100000 },
+    { "IQ2_XXS", "avx2", GK_ISA_AVX2, 256, 66, gk_quantize_iq2_xxs, gk_quantize_iq2_xxs_avx2,
+      gk_dequantize_iq2_xxs, NULL, true, 100000 },
+    { "IQ2_XS", "avx2", GK_ISA_AVX2, 256, 74, gk_quantize_iq2_xs, gk_quantize_iq2_xs_avx2,
+      gk_dequantize_iq2_xs, NULL, true, 100000 },
+    { "IQ2_S", "avx2", GK_ISA_AVX2, 256, 82, gk_quantize_iq2_s, gk_quantize_iq2_s_avx2,
+      gk_dequantize_iq2_s, NULL, false, 100000 },
 };
 #define NKINDS (int)(sizeof kinds / sizeof kinds[0])
 

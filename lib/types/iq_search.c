@@ -115,7 +115,9 @@ static void build_slot(search_slot *s) {
             if (dist2[j] <= shell[nshell - 1]) members++;
         total += 1 + members;
     }
-    neighbours = malloc((total ? total : 1) * sizeof *neighbours);
+    /* two spare entries: vector searches read 4 bytes at any entry, and the entry
+     * after an empty list's count */
+    neighbours = calloc(total + 2, sizeof *neighbours);
     if (neighbours == NULL) goto fail;
 
     /* pass 2: lists ordered by (distance, grid index), as ggml's sorted scan */

@@ -1212,36 +1212,40 @@ static uint8_t iq2_even_signs(const float *xb, const float *weight, float *xval)
     return s & 127;
 }
 
-/* Per-call state of the 2-bit quantizers; L is carried between groups as ggml's
- * level buffer is. */
-typedef struct {
-    float weight[32], waux[32], xval[32];
-    int8_t L[32], Laux[32];
-    bool on_grid[2], on_grid_aux[2];
-} iq2_state;
-
-/* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
- * then a re-projection of all 4 points at the final scale. Returns the scale. */
-static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
-    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
-    float eff_max = scale * IQ2_KMAXQ;
+/* Trial loop of the 2-bit searches (shared by IQ2_XXS's groups of 32 and the
+ * groups of 16 of IQ2_XS / IQ2_S): see gk_iq2_search_fn in iquants.h. */
+static float iq2_search_scale(const gk_iq_search *t, gk_iq2_state *g, int ngroups, int nis,
+                              float max, float scale) {
     float best = 0;
-    for (int is = -6; is <= 6; is++) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
+    for (int is = -nis; is <= nis; is++) {
+        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
         float this_scale = 1 / id;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < ngroups; k++) {
             int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
-            if (t->map[u] < 0)
+            g->on_grid_aux[k] = true;
+            if (t->map[u] < 0) {
+                g->on_grid_aux[k] = false;
                 iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
+            }
         }
         float sumqx, sumq2;
-        iq2_sums(32, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
+        iq2_sums(8 * ngroups, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(g->L, g->Laux, 32);
+            memcpy(g->L, g->Laux, (size_t)(8 * ngroups));
+            memcpy(g->on_grid, g->on_grid_aux, (size_t)ngroups * sizeof(bool));
         }
     }
+    return scale;
+}
+
+/* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
+ * then a re-projection of all 4 points at the final scale. Returns the scale. */
+static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
+    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
+    float eff_max = scale * IQ2_KMAXQ;
+    scale = g->search(t, g, 4, 6, eff_max, scale);
     if (scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 4; k++) {
@@ -1261,31 +1265,9 @@ static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
 
 /* One group of 16 for IQ2_XS / IQ2_S: 19 trial scales from max/5, then only the
  * off-grid points re-projected at the final scale. Returns the scale. */
-static float iq2_group16(const gk_iq_search *t, iq2_state *g, float max) {
-    float best = 0;
-    float scale = max / (2 * IQ2_KMAXQ - 1);
+static float iq2_group16(const gk_iq_search *t, gk_iq2_state *g, float max) {
     g->on_grid[0] = g->on_grid[1] = true;
-    for (int is = -9; is <= 9; is++) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
-        float this_scale = 1 / id;
-        for (int k = 0; k < 2; k++) {
-            int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
-            g->on_grid_aux[k] = true;
-            if (t->map[u] < 0) {
-                g->on_grid_aux[k] = false;
-                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
-            }
-        }
-        float sumqx, sumq2;
-        iq2_sums(16, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            memcpy(g->L, g->Laux, 16);
-            g->on_grid[0] = g->on_grid_aux[0];
-            g->on_grid[1] = g->on_grid_aux[1];
-        }
-    }
+    float scale = g->search(t, g, 2, 9, max, max / (2 * IQ2_KMAXQ - 1));
     int n_not_ongrid = !g->on_grid[0] + !g->on_grid[1];
     if (n_not_ongrid > 0 && scale > 0) {
         float id = 1 / scale;
@@ -1315,7 +1297,7 @@ static void imatrix_weights(int n, const float *xb, const float *qw, float sigma
 }
 
 /* One IQ2_XXS super-block. */
-static void iq2xxs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2xxs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                   const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 32];
     uint32_t q2[2 * (QK_K / 32)];
@@ -1368,7 +1350,7 @@ static void iq2xxs_quantize_block(const gk_iq_search *t, iq2_state *g, const flo
 }
 
 /* One IQ2_XS super-block. */
-static void iq2xs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                  const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 16];
     uint16_t q2[2 * (QK_K / 16)];
@@ -1423,7 +1405,7 @@ static void iq2xs_quantize_block(const gk_iq_search *t, iq2_state *g, const floa
 }
 
 /* One IQ2_S super-block (explicit 8 sign bits, 10-bit grid indices). */
-static void iq2s_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 16];
     uint8_t *qs = blk + 2;
@@ -1895,13 +1877,20 @@ static void iq1m_block(const gk_iq_search *t, void *st, const float *x, const fl
  *  weights shared by all rows); without one (ggml asserts) the rows are zeroed -
  *  callers must refuse the tensor beforehand (gk_type_info.needs_imatrix). */
 void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                         const float *imatrix) {
+                        const float *imatrix) {
+    gk_quantize_iq2_xxs_with(iq2_search_scale, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_xxs_with() : gk_quantize_iq2_xxs with the trial search `search`. */
+void gk_quantize_iq2_xxs_with(gk_iq2_search_fn search, const float *src, void *dst, int64_t nrows,
+                          int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XXS_BYTES);
         return;
     }
-    iq2_state state;
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     iq_quantize_rows(GK_TYPE_IQ2_XXS, iq2xxs_block, &state, IQ2_XXS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
 }
@@ -1909,12 +1898,19 @@ void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_p
 /** gk_quantize_iq2_xs() : ggml's quantize_iq2_xs. Requires imatrix (as IQ2_XXS). */
 void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix) {
+    gk_quantize_iq2_xs_with(iq2_search_scale, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_xs_with() : gk_quantize_iq2_xs with the trial search `search`. */
+void gk_quantize_iq2_xs_with(gk_iq2_search_fn search, const float *src, void *dst, int64_t nrows,
+                          int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XS_BYTES);
         return;
     }
-    iq2_state state;
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     iq_quantize_rows(GK_TYPE_IQ2_XS, iq2xs_block, &state, IQ2_XS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
 }
@@ -1923,8 +1919,15 @@ void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_pe
  *  weights are sigma2/4 + x^2). */
 void gk_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
-    iq2_state state;
+    gk_quantize_iq2_s_with(iq2_search_scale, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_s_with() : gk_quantize_iq2_s with the trial search `search`. */
+void gk_quantize_iq2_s_with(gk_iq2_search_fn search, const float *src, void *dst, int64_t nrows,
+                            int64_t n_per_row, const float *imatrix) {
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     iq_quantize_rows(GK_TYPE_IQ2_S, iq2s_block, &state, IQ2_S_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }

@@ -25,4 +25,11 @@ void gk_quantize_iq3_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_
 void gk_quantize_iq3_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix);
 
+void gk_quantize_iq2_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                              const float *imatrix);
+void gk_quantize_iq2_xs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                             const float *imatrix);
+void gk_quantize_iq2_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix);
+
 #endif
