@@ -38,10 +38,10 @@ typedef struct {
 } search_slot;
 
 static search_slot slots[GRID_COUNT] = {
-    [GRID_IQ2XXS] = { { GK_IQ2XXS_GRID_SIZE, NULL, NULL, NULL }, gk_iq2xxs_grid, 2, false },
-    [GRID_IQ2XS] = { { GK_IQ2XS_GRID_SIZE, NULL, NULL, NULL }, gk_iq2xs_grid, 2, false },
-    [GRID_IQ2S] = { { GK_IQ2S_GRID_SIZE, NULL, NULL, NULL }, gk_iq2s_grid, 1, false },
-    [GRID_IQ1] = { { GK_IQ1S_GRID_SIZE, NULL, NULL, NULL }, gk_iq1s_grid, 3, true },
+    [GRID_IQ2XXS] = { { GK_IQ2XXS_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2xxs_grid, 2, false },
+    [GRID_IQ2XS] = { { GK_IQ2XS_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2xs_grid, 2, false },
+    [GRID_IQ2S] = { { GK_IQ2S_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2s_grid, 1, false },
+    [GRID_IQ1] = { { GK_IQ1S_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq1s_grid, 3, true },
 };
 
 /* Level 0..2 of byte j of a stored grid point. */
@@ -89,6 +89,7 @@ static void build_slot(search_slot *s) {
     int32_t *map = malloc(IQ_SEARCH_MAP_SIZE * sizeof *map);
     int *dist2 = malloc((size_t)n * sizeof *dist2);
     uint16_t *neighbours = NULL;
+    uint64_t *points = NULL;
     if (grid == NULL || map == NULL || dist2 == NULL) goto fail;
 
     for (int k = 0; k < n; k++) {
@@ -115,10 +116,10 @@ static void build_slot(search_slot *s) {
             if (dist2[j] <= shell[nshell - 1]) members++;
         total += 1 + members;
     }
-    /* two spare entries: vector searches read 4 bytes at any entry, and the entry
-     * after an empty list's count */
-    neighbours = calloc(total + 2, sizeof *neighbours);
-    if (neighbours == NULL) goto fail;
+    /* spare zero entries: vector searches read 8 entries at a time */
+    neighbours = calloc(total + 8, sizeof *neighbours);
+    points = calloc(total + 8, sizeof *points);
+    if (neighbours == NULL || points == NULL) goto fail;
 
     /* pass 2: lists ordered by (distance, grid index), as ggml's sorted scan */
     size_t counter = 0;
@@ -137,11 +138,13 @@ static void build_slot(search_slot *s) {
             }
         }
         neighbours[start] = count;
+        for (size_t m = start + 1; m < counter; m++) points[m] = grid[neighbours[m]];
     }
     free(dist2);
     s->pub.grid = grid;
     s->pub.map = map;
     s->pub.neighbours = neighbours;
+    s->pub.neighbour_points = points;
     return;
 
 fail:
@@ -149,6 +152,7 @@ fail:
     free(map);
     free(dist2);
     free(neighbours);
+    free(points);
 }
 
 static pthread_once_t once_iq2xxs = PTHREAD_ONCE_INIT;

@@ -428,137 +428,76 @@ void gk_quantize_iq3_s_avx2(const float *src, void *dst, int64_t nrows, int64_t 
 }
 
 /* ------------------------------------------------------------------------- */
-/* IQ2 trial loop, one trial scale per lane                                  */
+/* IQ2 neighbour search, 8 listed candidates per step                        */
 
-/* gk_iq2_search_fn for AVX2, as iq3_search_scale_avx2: the trials go 8 at a time
- * into the lanes (levels of each group of 8, neighbour search in list order with
- * strict "<", the 8*ngroups-term sums in order), then the scalar's sequential
- * choice among the trials is replayed on the stored sums. */
-TARGET_AVX2 static float iq2_search_scale_avx2(const gk_iq_search *t, gk_iq2_state *g,
-                                               int ngroups, int nis, float max, float scale) {
-    enum { MAX_TRIALS = 24 };
-    const int ntrial = 2 * nis + 1;
-    float sumqx[MAX_TRIALS], sumq2[MAX_TRIALS];
-    int32_t codes[4][MAX_TRIALS];
-    int32_t off_grid[4][MAX_TRIALS];
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i one = _mm256_set1_epi32(1), ff = _mm256_set1_epi32(0xff);
-    const __m256 vmax = _mm256_set1_ps(max);
-    const int *nb = (const int *)t->neighbours; /* u16 entries read as 4 bytes (spare at the end) */
-    const int *grid = (const int *)t->grid;     /* each point as two 4-byte halves */
-    for (int t0 = 0; t0 < ntrial; t0 += 8) {
-        __m256i is = _mm256_min_epi32(_mm256_add_epi32(_mm256_set1_epi32(t0 - nis), lane),
-                                      _mm256_set1_epi32(nis));
-        __m256 id = _mm256_div_ps(_mm256_add_ps(_mm256_set1_ps(5.f),
-                                                _mm256_mul_ps(_mm256_cvtepi32_ps(is), _mm256_set1_ps(0.1f))),
-                                  vmax);
-        __m256 this_scale = _mm256_div_ps(_mm256_set1_ps(1.f), id);
-        __m256 sx = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
-        for (int k = 0; k < ngroups; k++) {
-            const float *xv = g->xval + 8 * k;
-            const float *wa = g->waux + 8 * k;
-            __m256i L[8];
-            __m256i code = _mm256_setzero_si256();
-            for (int i = 0; i < 8; i++) {
-                __m256 f = _mm256_mul_ps(_mm256_set1_ps(0.5f),
-                                         _mm256_sub_ps(_mm256_mul_ps(id, _mm256_set1_ps(xv[i])), _mm256_set1_ps(1.f)));
-                L[i] = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(2), nearest_int8(f)));
-                code = _mm256_or_si256(code, _mm256_slli_epi32(L[i], 2 * i));
-            }
-            __m256i m = _mm256_i32gather_epi32(t->map, code, 4);
-            __m256i off = _mm256_cmpgt_epi32(_mm256_setzero_si256(), m);
-            if (!_mm256_testz_si256(off, off)) {
-                __m256i start = _mm256_and_si256(off, _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(m, one)));
-                __m256i count = _mm256_and_si256(_mm256_and_si256(_mm256_i32gather_epi32(nb, start, 2),
-                                                                  _mm256_set1_epi32(0xffff)), off);
-                /* the first listed point, or grid point 0 for an empty list (as the scalar) */
-                __m256i best_index = _mm256_and_si256(
-                    _mm256_and_si256(_mm256_i32gather_epi32(nb, _mm256_add_epi32(start, one), 2), _mm256_set1_epi32(0xffff)),
-                    _mm256_cmpgt_epi32(count, _mm256_setzero_si256()));
-                __m256 best_d2 = _mm256_set1_ps(FLT_MAX);
-                int32_t counts[8];
-                _mm256_storeu_si256((__m256i *)counts, count);
-                int maxcount = 0;
-                for (int l = 0; l < 8; l++) maxcount = counts[l] > maxcount ? counts[l] : maxcount;
-                for (int j = 1; j <= maxcount; j++) {
-                    __m256i jv = _mm256_set1_epi32(j);
-                    __m256i active = _mm256_cmpgt_epi32(_mm256_add_epi32(count, one), jv);
-                    __m256i idx = _mm256_and_si256(
-                        _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), nb, _mm256_add_epi32(start, jv), active, 2),
-                        _mm256_set1_epi32(0xffff));
-                    __m256i i2 = _mm256_slli_epi32(idx, 1);
-                    __m256i half[2] = { _mm256_i32gather_epi32(grid, i2, 4),
-                                        _mm256_i32gather_epi32(grid, _mm256_add_epi32(i2, one), 4) };
-                    __m256 d2 = _mm256_setzero_ps();
-                    for (int i = 0; i < 8; i++) {
-                        __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4)), ff));
-                        __m256 diff = _mm256_sub_ps(_mm256_mul_ps(this_scale, q), _mm256_set1_ps(xv[i]));
-                        d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(wa[i]), diff), diff));
-                    }
-                    __m256 better = _mm256_and_ps(_mm256_castsi256_ps(active), _mm256_cmp_ps(d2, best_d2, _CMP_LT_OQ));
-                    best_d2 = _mm256_blendv_ps(best_d2, d2, better);
-                    best_index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_index),
-                                                                      _mm256_castsi256_ps(idx), better));
-                }
-                __m256i i2 = _mm256_slli_epi32(best_index, 1);
-                __m256i half[2] = { _mm256_i32gather_epi32(grid, i2, 4),
-                                    _mm256_i32gather_epi32(grid, _mm256_add_epi32(i2, one), 4) };
-                code = _mm256_setzero_si256();
-                for (int i = 0; i < 8; i++) {
-                    __m256i b = _mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4)), ff);
-                    __m256i lv = _mm256_srli_epi32(_mm256_sub_epi32(b, one), 1);
-                    L[i] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(L[i]), _mm256_castsi256_ps(lv),
-                                                                _mm256_castsi256_ps(off)));
-                    code = _mm256_or_si256(code, _mm256_slli_epi32(L[i], 2 * i));
-                }
-            }
-            for (int i = 0; i < 8; i++) {
-                __m256 w = _mm256_set1_ps(g->weight[8 * k + i]);
-                __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(L[i], 1), one));
-                sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xv[i])), q));
-                s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
-            }
-            _mm256_storeu_si256((__m256i *)(codes[k] + t0), code);
-            _mm256_storeu_si256((__m256i *)(off_grid[k] + t0), off);
-        }
-        _mm256_storeu_ps(sumqx + t0, sx);
-        _mm256_storeu_ps(sumq2 + t0, s2);
-    }
-
-    float best = 0;
-    int chosen = -1;
-    for (int tr = 0; tr < ntrial; tr++) {
-        if (sumq2[tr] > 0 && sumqx[tr] * sumqx[tr] > best * sumq2[tr]) {
-            scale = sumqx[tr] / sumq2[tr];
-            best = scale * sumqx[tr];
-            chosen = tr;
-        }
-    }
-    if (chosen >= 0) {
-        for (int k = 0; k < ngroups; k++) {
-            for (int i = 0; i < 8; i++) g->L[8 * k + i] = (int8_t)((codes[k][chosen] >> (2 * i)) & 3);
-            g->on_grid[k] = off_grid[k][chosen] == 0;
-        }
-    }
-    return scale;
+/* Smallest of the 8 lanes (no NaN among them). */
+TARGET_AVX2 static inline float hmin8(__m256 v) {
+    __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_min_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
 }
 
-/** gk_quantize_iq2_xxs_avx2() : gk_quantize_iq2_xxs with the AVX2 trial loop. */
+/* gk_iq2_neighbour_fn for AVX2: each lane computes one candidate's weighted
+ * squared error with the scalar's operations in its order. The scalar keeps the
+ * first candidate whose error is below every earlier one (strict "<", starting
+ * from FLT_MAX, NaN never chosen), i.e. the first candidate with the smallest
+ * error if that is below FLT_MAX: per step of 8, the step's minimum replaces the
+ * best only if strictly smaller, and the first candidate holding it wins. */
+TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, const float *xval,
+                                               const float *weight, float scale, int8_t *L) {
+    const int start = -t->map[code] - 1;
+    const uint16_t *nb = t->neighbours + start;
+    const uint64_t *pts = t->neighbour_points + start + 1;
+    const int count = nb[0];
+    int grid_index = count > 0 ? nb[1] : 0;
+    float best_d2 = FLT_MAX;
+    const __m256 vs = _mm256_set1_ps(scale);
+    const __m256i ff = _mm256_set1_epi32(0xff);
+    /* candidate held by each lane after the dword shuffles below */
+    const __m256i lane_cand = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    for (int c0 = 0; c0 < count; c0 += 8) {
+        __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(pts + c0)));
+        __m256 b = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(pts + c0 + 4)));
+        __m256i half[2] = { _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0x88)),   /* bytes 0-3 */
+                            _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xdd)) }; /* bytes 4-7 */
+        __m256 d2 = _mm256_setzero_ps();
+        for (int i = 0; i < 8; i++) {
+            __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4)), ff));
+            __m256 diff = _mm256_sub_ps(_mm256_mul_ps(vs, q), _mm256_set1_ps(xval[i]));
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
+        }
+        __m256 usable = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count - c0), lane_cand)),
+                                      _mm256_cmp_ps(d2, d2, _CMP_ORD_Q));
+        d2 = _mm256_blendv_ps(_mm256_set1_ps(INFINITY), d2, usable);
+        float m = hmin8(d2);
+        if (m < best_d2) {
+            unsigned lanes = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d2, _mm256_set1_ps(m), _CMP_EQ_OQ));
+            unsigned cands = (lanes & 0xc3u) | ((lanes & 0x0cu) << 2) | ((lanes & 0x30u) >> 2);
+            best_d2 = m;
+            grid_index = nb[1 + c0 + __builtin_ctz(cands)];
+        }
+    }
+    for (int i = 0; i < 8; i++) L[i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
+    return grid_index;
+}
+
+/** gk_quantize_iq2_xxs_avx2() : gk_quantize_iq2_xxs with the AVX2 neighbour search. */
 void gk_quantize_iq2_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix) {
-    gk_quantize_iq2_xxs_with(iq2_search_scale_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xxs_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_xs_avx2() : gk_quantize_iq2_xs with the AVX2 trial loop. */
+/** gk_quantize_iq2_xs_avx2() : gk_quantize_iq2_xs with the AVX2 neighbour search. */
 void gk_quantize_iq2_xs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                              const float *imatrix) {
-    gk_quantize_iq2_xs_with(iq2_search_scale_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xs_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_s_avx2() : gk_quantize_iq2_s with the AVX2 trial loop. */
+/** gk_quantize_iq2_s_avx2() : gk_quantize_iq2_s with the AVX2 neighbour search. */
 void gk_quantize_iq2_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix) {
-    gk_quantize_iq2_s_with(iq2_search_scale_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_s_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
 /* ------------------------------------------------------------------------- */
