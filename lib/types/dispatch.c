@@ -11,7 +11,12 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa >= GK_ISA_AVX2) {
         gk_register_float_avx2(table);
+        gk_register_legacy_avx2(table);
+        gk_register_kquants_avx2(table);
         gk_register_iquants_avx2(table);
+    }
+    if (isa >= GK_ISA_AVX512) {
+        gk_register_kquants_avx512(table);
     }
 #else
     (void)table;

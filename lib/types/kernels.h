@@ -68,6 +68,19 @@ GK_KERNELS(tq2_0)
 /* mxfp4.c */
 GK_KERNELS(mxfp4)
 
+/* The block quantizers with their group searches as a parameter (quant_util.h):
+ * gk_quantize_<t> is gk_quantize_<t>_with(&gk_searches_scalar, ...), and the vector
+ * families pass their lane searches. */
+struct gk_searches;
+#define GK_QUANTIZE_WITH(t)                                                            \
+    void gk_quantize_##t##_with(const struct gk_searches *s, const float *src, void *dst, \
+                                int64_t nrows, int64_t n_per_row, const float *imatrix);
+GK_QUANTIZE_WITH(q2_K)
+GK_QUANTIZE_WITH(q3_K)
+GK_QUANTIZE_WITH(q4_K)
+GK_QUANTIZE_WITH(q5_K)
+GK_QUANTIZE_WITH(q6_K)
+
 /* table.c: the scalar table with the kernels of level isa registered over it. */
 void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]);
 /* dispatch.c: every gk_register_* call of level isa, in order. */
@@ -75,6 +88,9 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa);
 
 /* The vector families (x86-64 builds only). */
 void gk_register_float_avx2(gk_type_info *table);
+void gk_register_legacy_avx2(gk_type_info *table);
+void gk_register_kquants_avx2(gk_type_info *table);
+void gk_register_kquants_avx512(gk_type_info *table);
 void gk_register_iquants_avx2(gk_type_info *table);
 
 #endif

@@ -81,68 +81,13 @@ _Static_assert(sizeof(block_q6_K) == 210 && offsetof(block_q6_K, d) == 208, "q6_
 _Static_assert(sizeof(block_q8_K) == 292 && offsetof(block_q8_K, bsums) == 260, "q8_K layout");
 
 /* ------------------------------------------------------------------------ */
-/* Scale-search helpers only the K-quants use (ggml's make_q3_quants and     */
-/* make_qp_quants, same float order); the shared ones (gk_nearest_int,       */
-/* gk_make_qx_quants, gk_make_qkx2/3_quants) live in quant_util.h.           */
+/* Scale-search helper only the K-quants use (ggml's make_qp_quants, same    */
+/* float order); the shared ones (gk_nearest_int, gk_make_qx_quants,         */
+/* gk_make_qkx2/3_quants, gk_make_q3_quants) live in quant_util.h.           */
 /* ------------------------------------------------------------------------ */
 
 static inline float half_to_float(uint16_t h) { return gk_fp16_to_fp32(h); }
 static inline uint16_t float_to_half(float f) { return gk_fp32_to_fp16(f); }
-
-/* Symmetric 3-bit style quantization (levels -nmax..nmax-1, stored offset by
- * nmax) refined by up to five passes of per-element coordinate descent on the
- * x^2-weighted error. Returns the least-squares scale. */
-static float fit_symmetric_refined(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < GK_GROUP_MAX_EPS) {
-        memset(L, 0, (size_t)n);
-        return 0.f;
-    }
-    float iscale = -nmax / max;
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        int l = gk_nearest_int(iscale * x[i]);
-        l = GK_MAX(-nmax, GK_MIN(nmax - 1, l));
-        L[i] = (int8_t)l;
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int pass = 0; pass < 5; ++pass) {
-        int changed = 0;
-        for (int i = 0; i < n; ++i) {
-            float w = x[i] * x[i];
-            float slx = sumlx - w * x[i] * L[i];
-            if (slx > 0) {
-                float sl2 = suml2 - w * L[i] * L[i];
-                int new_l = gk_nearest_int(x[i] * sl2 / slx);
-                new_l = GK_MAX(-nmax, GK_MIN(nmax - 1, new_l));
-                if (new_l != L[i]) {
-                    slx += w * x[i] * new_l;
-                    sl2 += w * new_l * new_l;
-                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = (int8_t)new_l;
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++changed;
-                    }
-                }
-            }
-        }
-        if (!changed) break;
-    }
-    for (int i = 0; i < n; ++i) L[i] = (int8_t)(L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
 
 /* Quantize non-negative x (sub-block scales or mins) to L in [0, nmax] under
  * weights qw: tries 8 scales around nmax/max by weighted error, then refines L by
@@ -296,20 +241,18 @@ static void requantize_q2_K(const float *x, const block_q2_K *b, uint8_t *L) {
     }
 }
 
-static void quantize_block_q2_K_ref(const float *x, block_q2_K *b) {
+static void quantize_block_q2_K_ref(const gk_searches *s, const float *x, block_q2_K *b) {
     uint8_t L[QK_K];
-    uint8_t Laux[16];
-    float weights[16];
+    float weights[QK_K];
     float mins[QK_K / 16];
     float scales[QK_K / 16];
     const float q4scale = 15.f;
 
+    for (int l = 0; l < QK_K; ++l) weights[l] = fabsf(x[l]);
+    s->qkx2(QK_K / 16, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
     float max_scale = 0;
     float max_min = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
-        for (int l = 0; l < 16; ++l) weights[l] = fabsf(x[16 * j + l]);
-        scales[j] = gk_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
-                                        -0.5f, 0.1f, 15, true);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -337,27 +280,27 @@ static void quantize_block_q2_K_ref(const float *x, block_q2_K *b) {
     pack_2bit(L, b->qs);
 }
 
-static void quantize_block_q2_K_weighted(const float *x, block_q2_K *b, const float *qw) {
+static void quantize_block_q2_K_weighted(const gk_searches *s, const float *x, block_q2_K *b,
+                                         const float *qw) {
     uint8_t L[QK_K];
-    uint8_t Laux[16];
     float mins[QK_K / 16];
     float scales[QK_K / 16];
     float sw[QK_K / 16];
-    float weight[16];
+    float weight[QK_K];
     uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
     float sumx2 = 0;
     for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
     float sigma2 = sumx2 / QK_K;
     for (int j = 0; j < QK_K / 16; ++j) {
+        float *wj = weight + 16 * j;
         for (int l = 0; l < 16; ++l)
-            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            wj[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
         float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += weight[l];
+        for (int l = 0; l < 16; ++l) sumw += wj[l];
         sw[j] = sumw;
-        scales[j] = gk_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux,
-                                        -0.9f, 0.05f, 36, false);
     }
+    s->qkx3(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);
 
     float dm = fit_positive_scale(QK_K / 16, 15, scales, Ls, sw);
     float mm = fit_positive_scale(QK_K / 16, 15, mins, Lm, sw);
@@ -420,14 +363,14 @@ static void finish_block_q3_K(const float *x, block_q3_K *b, int8_t *L) {
     pack_2bit(L2, b->qs);
 }
 
-static void quantize_block_q3_K_ref(const float *x, block_q3_K *b) {
+static void quantize_block_q3_K_ref(const gk_searches *s, const float *x, block_q3_K *b) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
 
+    s->q3(QK_K / 16, 16, 4, x, L, scales);
     float max_scale = 0;
     float amax = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
-        scales[j] = fit_symmetric_refined(16, 4, x + 16 * j, L + 16 * j);
         float scale = fabsf(scales[j]);
         if (scale > amax) {
             amax = scale;
@@ -451,10 +394,11 @@ static void quantize_block_q3_K_ref(const float *x, block_q3_K *b) {
     finish_block_q3_K(x, b, L);
 }
 
-static void quantize_block_q3_K_weighted(const float *x, block_q3_K *b, const float *qw) {
+static void quantize_block_q3_K_weighted(const gk_searches *s, const float *x, block_q3_K *b,
+                                         const float *qw) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
-    float weight[16];
+    float weight[QK_K];
     float sw[QK_K / 16];
     int8_t Ls[QK_K / 16];
 
@@ -463,13 +407,14 @@ static void quantize_block_q3_K_weighted(const float *x, block_q3_K *b, const fl
     float sigma2 = 2 * sumx2 / QK_K;
 
     for (int j = 0; j < QK_K / 16; ++j) {
+        float *wj = weight + 16 * j;
         for (int l = 0; l < 16; ++l)
-            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            wj[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
         float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += weight[l];
+        for (int l = 0; l < 16; ++l) sumw += wj[l];
         sw[j] = sumw;
-        scales[j] = gk_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
     }
+    s->qx(QK_K / 16, 16, 4, x, weight, L, scales);
 
     float d_block = gk_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
     int l6[QK_K / 16];
@@ -505,22 +450,23 @@ static void dequantize_block_q3_K(const block_q3_K *b, float *y) {
 /* Reference scale/min search for one block: per-group affine fits weighted by
  * rms + |x|, then the group scales and mins quantized to 6 bits against their
  * maxima. Fills scales[12], d, dmin. */
-static void fit_block_k4_ref(const float *x, int nmax, float rmin, float rdelta, int nstep,
-                             uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
-    uint8_t Laux[32];
-    float weights[32];
+static void fit_block_k4_ref(const gk_searches *s, const float *x, int nmax, float rmin,
+                             float rdelta, int nstep, uint8_t *L, uint16_t *d, uint16_t *dmin,
+                             uint8_t *packed) {
+    float weights[QK_K];
     float mins[QK_K / 32];
     float scales[QK_K / 32];
 
-    float max_scale = 0;
-    float max_min = 0;
     for (int j = 0; j < QK_K / 32; ++j) {
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
         float av_x = sqrtf(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = gk_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
-                                        Laux, rmin, rdelta, nstep, false);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + fabsf(x[32 * j + l]);
+    }
+    s->qkx2(QK_K / 32, 32, nmax, x, weights, L, scales, mins, rmin, rdelta, nstep, false);
+    float max_scale = 0;
+    float max_min = 0;
+    for (int j = 0; j < QK_K / 32; ++j) {
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -541,12 +487,12 @@ static void fit_block_k4_ref(const float *x, int nmax, float rmin, float rdelta,
 
 /* Weighted scale/min search for one block (imatrix path of Q4_K and Q5_K). Only
  * ggml's Q5_K caps the 6-bit levels at 63 again (clamp63); Q4_K packs them as is. */
-static void fit_block_k4_weighted(const float *x, const float *qw, int nmax, bool clamp63,
-                                  uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
-    uint8_t Laux[32];
+static void fit_block_k4_weighted(const gk_searches *s, const float *x, const float *qw, int nmax,
+                                  bool clamp63, uint8_t *L, uint16_t *d, uint16_t *dmin,
+                                  uint8_t *packed) {
     uint8_t Ls[QK_K / 32];
     uint8_t Lm[QK_K / 32];
-    float weights[32];
+    float weights[QK_K];
     float sw[QK_K / 32];
     float mins[QK_K / 32];
     float scales[QK_K / 32];
@@ -556,14 +502,14 @@ static void fit_block_k4_weighted(const float *x, const float *qw, int nmax, boo
     float sigma2 = 2 * sum_x2 / QK_K;
 
     for (int j = 0; j < QK_K / 32; ++j) {
+        float *wj = weights + 32 * j;
         for (int l = 0; l < 32; ++l)
-            weights[l] = qw[32 * j + l] * sqrtf(sigma2 + x[32 * j + l] * x[32 * j + l]);
+            wj[l] = qw[32 * j + l] * sqrtf(sigma2 + x[32 * j + l] * x[32 * j + l]);
         float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += weights[l];
+        for (int l = 0; l < 32; ++l) sumw += wj[l];
         sw[j] = sumw;
-        scales[j] = gk_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
-                                        -0.9f, 0.05f, 36, false);
     }
+    s->qkx3(QK_K / 32, 32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
 
     float d_block = fit_positive_scale(QK_K / 32, 63, scales, Ls, sw);
     float m_block = fit_positive_scale(QK_K / 32, 63, mins, Lm, sw);
@@ -622,24 +568,26 @@ static void pack_q5_K(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
     }
 }
 
-static void quantize_block_q4_K(const float *x, block_q4_K *b, const float *qw) {
+static void quantize_block_q4_K(const gk_searches *s, const float *x, block_q4_K *b,
+                                 const float *qw) {
     uint8_t L[QK_K];
     memset(b->scales, 0, sizeof b->scales);
     if (qw)
-        fit_block_k4_weighted(x, qw, 15, false, L, &b->d, &b->dmin, b->scales);
+        fit_block_k4_weighted(s, x, qw, 15, false, L, &b->d, &b->dmin, b->scales);
     else
-        fit_block_k4_ref(x, 15, -1.f, 0.1f, 20, L, &b->d, &b->dmin, b->scales);
+        fit_block_k4_ref(s, x, 15, -1.f, 0.1f, 20, L, &b->d, &b->dmin, b->scales);
     requantize_k4(x, 15, b->scales, b->d, b->dmin, L);
     pack_q4_K(L, b->qs);
 }
 
-static void quantize_block_q5_K(const float *x, block_q5_K *b, const float *qw) {
+static void quantize_block_q5_K(const gk_searches *s, const float *x, block_q5_K *b,
+                                 const float *qw) {
     uint8_t L[QK_K];
     memset(b->scales, 0, sizeof b->scales);
     if (qw)
-        fit_block_k4_weighted(x, qw, 31, true, L, &b->d, &b->dmin, b->scales);
+        fit_block_k4_weighted(s, x, qw, 31, true, L, &b->d, &b->dmin, b->scales);
     else
-        fit_block_k4_ref(x, 31, -0.5f, 0.1f, 15, L, &b->d, &b->dmin, b->scales);
+        fit_block_k4_ref(s, x, 31, -0.5f, 0.1f, 15, L, &b->d, &b->dmin, b->scales);
     requantize_k4(x, 31, b->scales, b->d, b->dmin, L);
     pack_q5_K(L, b->qh, b->qs);
 }
@@ -708,16 +656,16 @@ static void pack_q6_K(const int8_t *L, uint8_t *ql, uint8_t *qh) {
 }
 
 /* qw NULL: reference path (x^2 weights); else the raw importance weights. */
-static void quantize_block_q6_K(const float *x, block_q6_K *b, const float *qw) {
+static void quantize_block_q6_K(const gk_searches *s, const float *x, block_q6_K *b,
+                               const float *qw) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
 
+    s->qx(QK_K / 16, 16, 32, x, qw, L, scales);
     float max_scale = 0;
     float max_abs_scale = 0;
     for (int ib = 0; ib < QK_K / 16; ++ib) {
-        const float scale =
-            gk_make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : NULL);
-        scales[ib] = scale;
+        const float scale = scales[ib];
         const float abs_scale = fabsf(scale);
         if (abs_scale > max_abs_scale) {
             max_abs_scale = abs_scale;
@@ -843,11 +791,17 @@ static void dequantize_block_q8_K(const block_q8_K *b, float *y) {
         }                                                                              \
     } while (0)
 
+/** gk_quantize_q2_K_with() : Q2_K rows with the group searches s. */
+void gk_quantize_q2_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q2_K, qw ? quantize_block_q2_K_weighted(s, x, &blk, qw)
+                                    : quantize_block_q2_K_ref(s, x, &blk));
+}
+
 /** gk_quantize_q2_K() : Q2_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q2_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q2_K, qw ? quantize_block_q2_K_weighted(x, &blk, qw)
-                                    : quantize_block_q2_K_ref(x, &blk));
+    gk_quantize_q2_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q2_K() : n elements of Q2_K blocks to floats. */
@@ -864,11 +818,17 @@ void gk_byteswap_q2_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q3_K_with() : Q3_K rows with the group searches s. */
+void gk_quantize_q3_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q3_K, qw ? quantize_block_q3_K_weighted(s, x, &blk, qw)
+                                    : quantize_block_q3_K_ref(s, x, &blk));
+}
+
 /** gk_quantize_q3_K() : Q3_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q3_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q3_K, qw ? quantize_block_q3_K_weighted(x, &blk, qw)
-                                    : quantize_block_q3_K_ref(x, &blk));
+    gk_quantize_q3_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q3_K() : n elements of Q3_K blocks to floats. */
@@ -883,10 +843,16 @@ void gk_byteswap_q3_K(void *blocks, int64_t nblocks) {
         gk_swap16_run(p + offsetof(block_q3_K, d), 1);
 }
 
+/** gk_quantize_q4_K_with() : Q4_K rows with the group searches s. */
+void gk_quantize_q4_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q4_K, quantize_block_q4_K(s, x, &blk, qw));
+}
+
 /** gk_quantize_q4_K() : Q4_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q4_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q4_K, quantize_block_q4_K(x, &blk, qw));
+    gk_quantize_q4_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q4_K() : n elements of Q4_K blocks to floats. */
@@ -903,10 +869,16 @@ void gk_byteswap_q4_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q5_K_with() : Q5_K rows with the group searches s. */
+void gk_quantize_q5_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q5_K, quantize_block_q5_K(s, x, &blk, qw));
+}
+
 /** gk_quantize_q5_K() : Q5_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q5_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q5_K, quantize_block_q5_K(x, &blk, qw));
+    gk_quantize_q5_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q5_K() : n elements of Q5_K blocks to floats. */
@@ -923,10 +895,16 @@ void gk_byteswap_q5_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q6_K_with() : Q6_K rows with the group searches s. */
+void gk_quantize_q6_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q6_K, quantize_block_q6_K(s, x, &blk, qw));
+}
+
 /** gk_quantize_q6_K() : Q6_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q6_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q6_K, quantize_block_q6_K(x, &blk, qw));
+    gk_quantize_q6_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q6_K() : n elements of Q6_K blocks to floats. */
