@@ -32,6 +32,7 @@ typedef struct {
     const char *name;
     const char *isa; /* gk_isa_name() of the level the kernel needs */
     gk_isa level;
+    uint32_t id;
     int elems, bytes;
     quantize_fn scalar_q, vector_q; /* vector_q NULL: dequantizer only */
     dequantize_fn scalar_dq, vector_dq; /* vector_dq NULL: no vector dequantizer */
@@ -40,19 +41,19 @@ typedef struct {
 } simd_kind;
 
 static const simd_kind kinds[] = {
-    { "IQ4_XS", "avx2", GK_ISA_AVX2, 256, 136, gk_quantize_iq4_xs, gk_quantize_iq4_xs_avx2,
+    { "IQ4_XS", "avx2", GK_ISA_AVX2, GK_TYPE_IQ4_XS, 256, 136, gk_quantize_iq4_xs, gk_quantize_iq4_xs_avx2,
       gk_dequantize_iq4_xs, gk_dequantize_iq4_xs_avx2, false, 400000 },
-    { "IQ4_NL", "avx2", GK_ISA_AVX2, 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx2,
+    { "IQ4_NL", "avx2", GK_ISA_AVX2, GK_TYPE_IQ4_NL, 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx2,
       gk_dequantize_iq4_nl, gk_dequantize_iq4_nl_avx2, false, 3000000 },
-    { "IQ3_XXS", "avx2", GK_ISA_AVX2, 256, 98, gk_quantize_iq3_xxs, gk_quantize_iq3_xxs_avx2,
+    { "IQ3_XXS", "avx2", GK_ISA_AVX2, GK_TYPE_IQ3_XXS, 256, 98, gk_quantize_iq3_xxs, gk_quantize_iq3_xxs_avx2,
       gk_dequantize_iq3_xxs, NULL, false, 100000 },
-    { "IQ3_S", "avx2", GK_ISA_AVX2, 256, 110, gk_quantize_iq3_s, gk_quantize_iq3_s_avx2,
+    { "IQ3_S", "avx2", GK_ISA_AVX2, GK_TYPE_IQ3_S, 256, 110, gk_quantize_iq3_s, gk_quantize_iq3_s_avx2,
       gk_dequantize_iq3_s, NULL, false, 100000 },
-    { "IQ2_XXS", "avx2", GK_ISA_AVX2, 256, 66, gk_quantize_iq2_xxs, gk_quantize_iq2_xxs_avx2,
+    { "IQ2_XXS", "avx2", GK_ISA_AVX2, GK_TYPE_IQ2_XXS, 256, 66, gk_quantize_iq2_xxs, gk_quantize_iq2_xxs_avx2,
       gk_dequantize_iq2_xxs, NULL, true, 100000 },
-    { "IQ2_XS", "avx2", GK_ISA_AVX2, 256, 74, gk_quantize_iq2_xs, gk_quantize_iq2_xs_avx2,
+    { "IQ2_XS", "avx2", GK_ISA_AVX2, GK_TYPE_IQ2_XS, 256, 74, gk_quantize_iq2_xs, gk_quantize_iq2_xs_avx2,
       gk_dequantize_iq2_xs, NULL, true, 100000 },
-    { "IQ2_S", "avx2", GK_ISA_AVX2, 256, 82, gk_quantize_iq2_s, gk_quantize_iq2_s_avx2,
+    { "IQ2_S", "avx2", GK_ISA_AVX2, GK_TYPE_IQ2_S, 256, 82, gk_quantize_iq2_s, gk_quantize_iq2_s_avx2,
       gk_dequantize_iq2_s, NULL, false, 100000 },
 };
 #define NKINDS (int)(sizeof kinds / sizeof kinds[0])
@@ -183,6 +184,9 @@ START_TEST(test_quantize_matches_scalar) {
         printf("SKIPPED: %s %s quantizer (the processor has no %s)\n", k->name, k->isa, k->isa);
         return;
     }
+    static gk_type_info table[GK_TYPE_COUNT];
+    gk_type_table_for(k->level, table);
+    ck_assert_msg(table[k->id].quantize == k->vector_q, "%s: %s quantizer not registered", k->name, k->isa);
     rng_state = 0x5eed0000ull + (uint64_t)_i;
     const long target = (long)(k->blocks * test_scale()) + 1;
     const int chunk = 512; /* blocks per call */
@@ -233,6 +237,9 @@ START_TEST(test_dequantize_random_bytes) {
         printf("SKIPPED: %s %s dequantizer (the processor has no %s)\n", k->name, k->isa, k->isa);
         return;
     }
+    static gk_type_info table[GK_TYPE_COUNT];
+    gk_type_table_for(k->level, table);
+    ck_assert_msg(table[k->id].dequantize == k->vector_dq, "%s: %s dequantizer not registered", k->name, k->isa);
     rng_state = 0xdec0de00ull + (uint64_t)_i;
     const int chunk = 1024;
     const long target = (long)(4000000 * test_scale()) + 1;
