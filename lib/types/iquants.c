@@ -1213,10 +1213,7 @@ static uint8_t iq2_even_signs(const float *xb, const float *weight, float *xval)
 }
 
 /* Trial loop of the 2-bit searches (shared by IQ2_XXS's groups of 32 and the
- * groups of 16 of IQ2_XS / IQ2_S) over ngroups groups of 8 magnitudes: trial
- * is = -nis..nis uses the inverse scale (5 + 0.1 is) / max; on an improvement the
- * trial's levels go to g->L and its on-grid flags to g->on_grid, which otherwise
- * stay as they were. scale: the value returned when no trial improves. */
+ * groups of 16 of IQ2_XS / IQ2_S): see gk_iq2_search_fn in iquants.h. */
 static float iq2_search_scale(const gk_iq_search *t, gk_iq2_state *g, int ngroups, int nis,
                               float max, float scale) {
     float best = 0;
@@ -1248,7 +1245,7 @@ static float iq2_search_scale(const gk_iq_search *t, gk_iq2_state *g, int ngroup
 static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
     float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
     float eff_max = scale * IQ2_KMAXQ;
-    scale = iq2_search_scale(t, g, 4, 6, eff_max, scale);
+    scale = g->search(t, g, 4, 6, eff_max, scale);
     if (scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 4; k++) {
@@ -1270,7 +1267,7 @@ static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
  * off-grid points re-projected at the final scale. Returns the scale. */
 static float iq2_group16(const gk_iq_search *t, gk_iq2_state *g, float max) {
     g->on_grid[0] = g->on_grid[1] = true;
-    float scale = iq2_search_scale(t, g, 2, 9, max, max / (2 * IQ2_KMAXQ - 1));
+    float scale = g->search(t, g, 2, 9, max, max / (2 * IQ2_KMAXQ - 1));
     int n_not_ongrid = !g->on_grid[0] + !g->on_grid[1];
     if (n_not_ongrid > 0 && scale > 0) {
         float id = 1 / scale;
@@ -1881,11 +1878,12 @@ static void iq1m_block(const gk_iq_search *t, void *st, const float *x, const fl
  *  callers must refuse the tensor beforehand (gk_type_info.needs_imatrix). */
 void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix) {
-    gk_quantize_iq2_xxs_with(iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xxs_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_xxs_with() : gk_quantize_iq2_xxs with the neighbour search `neighbour`. */
-void gk_quantize_iq2_xxs_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+/** gk_quantize_iq2_xxs_with() : gk_quantize_iq2_xxs with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_xxs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XXS_BYTES);
@@ -1893,6 +1891,7 @@ void gk_quantize_iq2_xxs_with(gk_iq2_neighbour_fn neighbour, const float *src, v
     }
     gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_XXS, iq2xxs_block, &state, IQ2_XXS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
@@ -1901,11 +1900,12 @@ void gk_quantize_iq2_xxs_with(gk_iq2_neighbour_fn neighbour, const float *src, v
 /** gk_quantize_iq2_xs() : ggml's quantize_iq2_xs. Requires imatrix (as IQ2_XXS). */
 void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix) {
-    gk_quantize_iq2_xs_with(iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xs_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_xs_with() : gk_quantize_iq2_xs with the neighbour search `neighbour`. */
-void gk_quantize_iq2_xs_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+/** gk_quantize_iq2_xs_with() : gk_quantize_iq2_xs with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_xs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XS_BYTES);
@@ -1913,6 +1913,7 @@ void gk_quantize_iq2_xs_with(gk_iq2_neighbour_fn neighbour, const float *src, vo
     }
     gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_XS, iq2xs_block, &state, IQ2_XS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
@@ -1922,14 +1923,16 @@ void gk_quantize_iq2_xs_with(gk_iq2_neighbour_fn neighbour, const float *src, vo
  *  weights are sigma2/4 + x^2). */
 void gk_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
-    gk_quantize_iq2_s_with(iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_s_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_s_with() : gk_quantize_iq2_s with the neighbour search `neighbour`. */
-void gk_quantize_iq2_s_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+/** gk_quantize_iq2_s_with() : gk_quantize_iq2_s with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_s_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
                             int64_t n_per_row, const float *imatrix) {
     gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
     state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_S, iq2s_block, &state, IQ2_S_BYTES, src, dst, nrows, n_per_row,
                      imatrix);

@@ -79,23 +79,35 @@ void gk_quantize_iq3_s_with(gk_iq3_search_fn search, const float *src, void *dst
 typedef int (*gk_iq2_neighbour_fn)(const gk_iq_search *t, int code, const float *xval,
                                    const float *weight, float scale, int8_t *L);
 
+struct gk_iq2_state;
+
+/* Trial loop of the 2-bit searches over ngroups groups of 8 magnitudes g->xval
+ * (weights g->weight, neighbour weights g->waux, neighbour search g->neighbour):
+ * trial is = -nis..nis uses the inverse scale (5 + 0.1 is) / max; on an
+ * improvement the trial's levels go to g->L and its on-grid flags to g->on_grid,
+ * which otherwise stay as they were. scale: the value returned when no trial
+ * improves. @return : the scale. */
+typedef float (*gk_iq2_search_fn)(const gk_iq_search *t, struct gk_iq2_state *g, int ngroups,
+                                  int nis, float max, float scale);
+
 /* Per-call state of the 2-bit quantizers; L is carried between groups as ggml's
  * level buffer is. */
-typedef struct {
+typedef struct gk_iq2_state {
     float weight[32], waux[32], xval[32];
     int8_t L[32], Laux[32];
     bool on_grid[4], on_grid_aux[4];
+    gk_iq2_search_fn search;
     gk_iq2_neighbour_fn neighbour;
 } gk_iq2_state;
 
 /** gk_quantize_iq2_xxs_with(), gk_quantize_iq2_xs_with(), gk_quantize_iq2_s_with() :
- *  the IQ2 quantizers with the neighbour search `neighbour` (the scalar one, or a
- *  vector kernel's exact equal). */
-void gk_quantize_iq2_xxs_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
+ *  the IQ2 quantizers with the trial loop `search` and the neighbour search
+ *  `neighbour` (the scalar ones, or a vector kernel's exact equals). */
+void gk_quantize_iq2_xxs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
                               int64_t nrows, int64_t n_per_row, const float *imatrix);
-void gk_quantize_iq2_xs_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
+void gk_quantize_iq2_xs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
                              int64_t nrows, int64_t n_per_row, const float *imatrix);
-void gk_quantize_iq2_s_with(gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
+void gk_quantize_iq2_s_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
                             int64_t nrows, int64_t n_per_row, const float *imatrix);
 
 #endif

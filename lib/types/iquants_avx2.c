@@ -482,22 +482,112 @@ TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, 
     return grid_index;
 }
 
-/** gk_quantize_iq2_xxs_avx2() : gk_quantize_iq2_xxs with the AVX2 neighbour search. */
+/* gk_iq2_search_fn for AVX2: the trials go 8 at a time into the lanes, each lane
+ * performing the scalar loop's operations for its trial (levels of each group of
+ * 8, the 8*ngroups-term sums in order); a lane's off-grid group goes through
+ * g->neighbour with that lane's code and scale. The scalar's sequential choice
+ * among the trials is then replayed on the stored sums. The scalar loop leaves
+ * g->Laux / g->on_grid_aux as scratch; they are not read elsewhere and not kept. */
+TARGET_AVX2 static float iq2_search_scale_avx2(const gk_iq_search *t, gk_iq2_state *g,
+                                               int ngroups, int nis, float max, float scale) {
+    enum { MAX_TRIALS = 24 };
+    const int ntrial = 2 * nis + 1;
+    float sumqx[MAX_TRIALS], sumq2[MAX_TRIALS];
+    int32_t codes[4][MAX_TRIALS];
+    int32_t off_grid[4][MAX_TRIALS];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256 vmax = _mm256_set1_ps(max);
+    for (int t0 = 0; t0 < ntrial; t0 += 8) {
+        __m256i is = _mm256_min_epi32(_mm256_add_epi32(_mm256_set1_epi32(t0 - nis), lane),
+                                      _mm256_set1_epi32(nis));
+        __m256 id = _mm256_div_ps(_mm256_add_ps(_mm256_set1_ps(5.f),
+                                                _mm256_mul_ps(_mm256_cvtepi32_ps(is), _mm256_set1_ps(0.1f))),
+                                  vmax);
+        float this_scale[8];
+        _mm256_storeu_ps(this_scale, _mm256_div_ps(_mm256_set1_ps(1.f), id));
+        /* lanes past the last trial repeat it: no neighbour search for them */
+        const unsigned real_lanes = ntrial - t0 >= 8 ? 0xffu : (1u << (ntrial - t0)) - 1;
+        __m256 sx = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
+        for (int k = 0; k < ngroups; k++) {
+            const float *xv = g->xval + 8 * k;
+            __m256i L[8];
+            __m256i code = _mm256_setzero_si256();
+            for (int i = 0; i < 8; i++) {
+                __m256 f = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                                         _mm256_sub_ps(_mm256_mul_ps(id, _mm256_set1_ps(xv[i])), _mm256_set1_ps(1.f)));
+                L[i] = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(2), nearest_int8(f)));
+                code = _mm256_or_si256(code, _mm256_slli_epi32(L[i], 2 * i));
+            }
+            __m256i off = _mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_i32gather_epi32(t->map, code, 4));
+            unsigned off_lanes = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(off)) & real_lanes;
+            if (off_lanes) {
+                int32_t lane_code[8], lane_level[8][8];
+                _mm256_storeu_si256((__m256i *)lane_code, code);
+                for (int i = 0; i < 8; i++) _mm256_storeu_si256((__m256i *)lane_level[i], L[i]);
+                for (; off_lanes; off_lanes &= off_lanes - 1) {
+                    const int l = __builtin_ctz(off_lanes);
+                    int8_t lv[8];
+                    g->neighbour(t, lane_code[l], xv, g->waux + 8 * k, this_scale[l], lv);
+                    lane_code[l] = 0;
+                    for (int i = 0; i < 8; i++) {
+                        lane_level[i][l] = lv[i];
+                        lane_code[l] |= lv[i] << (2 * i);
+                    }
+                }
+                for (int i = 0; i < 8; i++) L[i] = _mm256_loadu_si256((const __m256i *)lane_level[i]);
+                code = _mm256_loadu_si256((const __m256i *)lane_code);
+            }
+            for (int i = 0; i < 8; i++) {
+                __m256 w = _mm256_set1_ps(g->weight[8 * k + i]);
+                __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(L[i], 1), one));
+                sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xv[i])), q));
+                s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+            }
+            _mm256_storeu_si256((__m256i *)(codes[k] + t0), code);
+            _mm256_storeu_si256((__m256i *)(off_grid[k] + t0), off);
+        }
+        _mm256_storeu_ps(sumqx + t0, sx);
+        _mm256_storeu_ps(sumq2 + t0, s2);
+    }
+
+    float best = 0;
+    int chosen = -1;
+    for (int tr = 0; tr < ntrial; tr++) {
+        if (sumq2[tr] > 0 && sumqx[tr] * sumqx[tr] > best * sumq2[tr]) {
+            scale = sumqx[tr] / sumq2[tr];
+            best = scale * sumqx[tr];
+            chosen = tr;
+        }
+    }
+    if (chosen >= 0) {
+        for (int k = 0; k < ngroups; k++) {
+            for (int i = 0; i < 8; i++) g->L[8 * k + i] = (int8_t)((codes[k][chosen] >> (2 * i)) & 3);
+            g->on_grid[k] = off_grid[k][chosen] == 0;
+        }
+    }
+    return scale;
+}
+
+/** gk_quantize_iq2_xxs_avx2() : gk_quantize_iq2_xxs with the AVX2 trial loop and
+ *  neighbour search. */
 void gk_quantize_iq2_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix) {
-    gk_quantize_iq2_xxs_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xxs_with(iq2_search_scale_avx2, iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_xs_avx2() : gk_quantize_iq2_xs with the AVX2 neighbour search. */
+/** gk_quantize_iq2_xs_avx2() : gk_quantize_iq2_xs with the AVX2 trial loop and
+ *  neighbour search. */
 void gk_quantize_iq2_xs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                              const float *imatrix) {
-    gk_quantize_iq2_xs_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_xs_with(iq2_search_scale_avx2, iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
-/** gk_quantize_iq2_s_avx2() : gk_quantize_iq2_s with the AVX2 neighbour search. */
+/** gk_quantize_iq2_s_avx2() : gk_quantize_iq2_s with the AVX2 trial loop and
+ *  neighbour search. */
 void gk_quantize_iq2_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix) {
-    gk_quantize_iq2_s_with(iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
+    gk_quantize_iq2_s_with(iq2_search_scale_avx2, iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
 /* ------------------------------------------------------------------------- */
