@@ -55,6 +55,10 @@ static const simd_kind kinds[] = {
       gk_dequantize_iq2_xs, NULL, true, 100000 },
     { "IQ2_S", "avx2", GK_ISA_AVX2, GK_TYPE_IQ2_S, 256, 82, gk_quantize_iq2_s, gk_quantize_iq2_s_avx2,
       gk_dequantize_iq2_s, NULL, false, 100000 },
+    { "IQ1_S", "avx2", GK_ISA_AVX2, GK_TYPE_IQ1_S, 256, 50, gk_quantize_iq1_s, gk_quantize_iq1_s_avx2,
+      gk_dequantize_iq1_s, NULL, true, 100000 },
+    { "IQ1_M", "avx2", GK_ISA_AVX2, GK_TYPE_IQ1_M, 256, 56, gk_quantize_iq1_m, gk_quantize_iq1_m_avx2,
+      gk_dequantize_iq1_m, NULL, false, 100000 },
 };
 #define NKINDS (int)(sizeof kinds / sizeof kinds[0])
 

@@ -1474,21 +1474,10 @@ static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const fl
 
 /* ---- IQ1 (ternary grid with a shifted zero point) ----------------------- */
 
-/* Per-call state of the 1-bit quantizers (shifts carried as ggml's buffer is). */
-typedef struct {
-    float weight[32];
-    float sumx[33], sumw[33];
-    float value[32]; /* the group's values sorted ascending ... */
-    int order[32];   /* ... and their positions */
-    int8_t L[32];
-    uint16_t index[4];
-    int8_t shifts[QK_K / 16];
-    float scales[QK_K / 16];
-} iq1_state;
 
 /* Sorts the n values of xb ascending into s->value / s->order; equal values keep
  * their order (as the merge sort behind glibc's qsort does). */
-static void iq1_sort(iq1_state *s, const float *xb, int n) {
+static void iq1_sort(gk_iq1_state *s, const float *xb, int n) {
     for (int j = 0; j < n; j++) {
         float v = xb[j];
         int p = j;
@@ -1506,7 +1495,18 @@ static void iq1_sort(iq1_state *s, const float *xb, int n) {
  * `scale`), ggml's iq1_find_best_neighbour2; writes its levels to L. ggml falls back
  * to the whole grid if no neighbour scores below FLT_MAX (reading xval out of
  * range there); this fallback reads xval in range. */
-static int iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval,
+/** gk_iq1_prefix_sums() : s->sumx / s->sumw[j] = sums of weight*x / weight over the
+ *  first j values in sorted order (j = 0..n). */
+void gk_iq1_prefix_sums(gk_iq1_state *s, const float *xb, int n) {
+    s->sumx[0] = s->sumw[0] = 0;
+    for (int j = 0; j < n; j++) {
+        int i = s->order[j];
+        s->sumx[j + 1] = s->sumx[j] + s->weight[i] * xb[i];
+        s->sumw[j + 1] = s->sumw[j] + s->weight[i];
+    }
+}
+
+int gk_iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval,
                               const float *weight, float scale, const float *xg, int8_t *L) {
     const uint16_t *nb = iq2_neighbours_of(t, code);
     int num_neighbors = nb[0];
@@ -1546,8 +1546,8 @@ static int iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval
     return grid_index;
 }
 
-/* Assigns levels 0/1/2 to the sorted positions split at i1 and i2. */
-static void iq1_assign_levels(iq1_state *s, int n, int i1, int i2) {
+/** gk_iq1_assign_levels() : levels 0/1/2 to the sorted positions split at i1, i2. */
+void gk_iq1_assign_levels(gk_iq1_state *s, int n, int i1, int i2) {
     for (int j = 0; j < i1; j++) s->L[s->order[j]] = 0;
     for (int j = i1; j < i2; j++) s->L[s->order[j]] = 1;
     for (int j = i2; j < n; j++) s->L[s->order[j]] = 2;
@@ -1556,7 +1556,7 @@ static void iq1_assign_levels(iq1_state *s, int n, int i1, int i2) {
 /* Grid indices of the n/8 points of L; off-grid points are replaced by their best
  * neighbour under the shifted levels xx[k] of each point. Returns true if all
  * points were on the grid. */
-static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int n,
+static bool iq1_points(const gk_iq_search *t, gk_iq1_state *s, const float *xb, int n,
                        float scale, const float *const *xx) {
     bool all_on_grid = true;
     for (int k = 0; k < n / 8; k++) {
@@ -1564,7 +1564,7 @@ static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int
         int grid_index = t->map[u];
         if (grid_index < 0) {
             all_on_grid = false;
-            grid_index = iq1_best_neighbour(t, u, xb + 8 * k, s->weight + 8 * k, scale, xx[k],
+            grid_index = s->neighbour(t, u, xb + 8 * k, s->weight + 8 * k, scale, xx[k],
                                             s->L + 8 * k);
         }
         s->index[k] = (uint16_t)grid_index;
@@ -1573,7 +1573,7 @@ static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int
 }
 
 /* Least-squares scale of the chosen points (kept if both sums are positive). */
-static float iq1_refit(const gk_iq_search *t, const iq1_state *s, const float *xb, int n,
+static float iq1_refit(const gk_iq_search *t, const gk_iq1_state *s, const float *xb, int n,
                        const float *const *xx, float scale) {
     float sumqx = 0, sumq2 = 0;
     for (int k = 0; k < n / 8; k++) {
@@ -1597,15 +1597,10 @@ static const float iq1m_xm[3] = { -1 - GK_IQ1M_DELTA, -GK_IQ1M_DELTA, 1 - GK_IQ1
 /* Exhaustive split search of one IQ1_S group of 32 (both delta signs); sets
  * s->L, returns the scale and the shift (+1/-1) in *shift, or 0 when ggml's search
  * would find no split. */
-static float iq1s_split(iq1_state *s, const float *xb, float max, int *shift) {
+static float iq1s_split(gk_iq1_state *s, const float *xb, float max, int *shift) {
     const int n = 32;
     const float *x_p = iq1s_xp, *x_m = iq1s_xm;
-    s->sumx[0] = s->sumw[0] = 0;
-    for (int j = 0; j < n; j++) {
-        int i = s->order[j];
-        s->sumx[j + 1] = s->sumx[j] + s->weight[i] * xb[i];
-        s->sumw[j + 1] = s->sumw[j] + s->weight[i];
-    }
+    gk_iq1_prefix_sums(s, xb, n);
     const float *sumx = s->sumx, *sumw = s->sumw;
     float best_score = -FLT_MIN, scale = max;
     int besti1 = -1, besti2 = -1, best_shift = 0;
@@ -1638,12 +1633,12 @@ static float iq1s_split(iq1_state *s, const float *xb, float max, int *shift) {
     }
     *shift = best_shift;
     if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* ggml asserts */
-    iq1_assign_levels(s, n, besti1, besti2);
+    gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
 
 /* One IQ1_S super-block (8 groups of 32). */
-static void iq1s_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     uint8_t *qs = blk + 2;
     uint16_t qh[QK_K / 32];
@@ -1665,7 +1660,7 @@ static void iq1s_quantize_block(const gk_iq_search *t, iq1_state *s, const float
         }
         iq1_sort(s, xb, 32);
         int best_shift;
-        float scale = iq1s_split(s, xb, max, &best_shift);
+        float scale = s->split(s, xb, max, &best_shift);
         if (best_shift == 0) {
             s->scales[ib] = 0;
             memset(s->L, 1, 32);
@@ -1714,7 +1709,7 @@ static const float *iq1m_levels_of(int best_k, int k) {
 /* Exhaustive split search of one IQ1_M group of 16 over the 4 delta-sign
  * combinations; sets s->L, returns the scale and the combination in *best_kp (-1
  * when ggml's search would find none). */
-static float iq1m_split(iq1_state *s, const float *xb, float max, int *best_kp) {
+static float iq1m_split(gk_iq1_state *s, const float *xb, float max, int *best_kp) {
     const int n = 16;
     float best_score = -FLT_MIN, scale = max;
     int besti1 = -1, besti2 = -1, best_k = -1;
@@ -1746,7 +1741,7 @@ static float iq1m_split(iq1_state *s, const float *xb, float max, int *best_kp) 
     }
     *best_kp = best_k;
     if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* ggml asserts */
-    iq1_assign_levels(s, n, besti1, besti2);
+    gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
 
@@ -1759,7 +1754,7 @@ static void iq1m_weights(int n, const float *xb, const float *qw, float sigma2, 
 
 /* One IQ1_M super-block (16 groups of 16; the f16 scale spread over the top
  * nibbles of the four scale words). */
-static void iq1m_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+static void iq1m_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     static const uint8_t masks[4] = { 0x00, 0x80, 0x08, 0x88 };
     uint8_t *qs = blk;
@@ -1781,7 +1776,7 @@ static void iq1m_quantize_block(const gk_iq_search *t, iq1_state *s, const float
         }
         iq1_sort(s, xb, 16);
         int best_k;
-        float scale = iq1m_split(s, xb, max, &best_k);
+        float scale = s->split(s, xb, max, &best_k);
         if (best_k < 0) {
             s->scales[ib] = 0;
             memset(s->L, 1, 16);
@@ -1941,12 +1936,21 @@ void gk_quantize_iq2_s_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbo
 /** gk_quantize_iq1_s() : ggml's quantize_iq1_s. Requires imatrix (as IQ2_XXS). */
 void gk_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
+    gk_quantize_iq1_s_with(iq1s_split, gk_iq1_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq1_s_with() : gk_quantize_iq1_s with the split search `split` and
+ *  the neighbour search `neighbour`. */
+void gk_quantize_iq1_s_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ1_S_BYTES);
         return;
     }
-    iq1_state state;
+    gk_iq1_state state;
     memset(&state, 0, sizeof state);
+    state.split = split;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ1_S, iq1s_block, &state, IQ1_S_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }
@@ -1955,8 +1959,17 @@ void gk_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per
  *  weights are x^2), though llama-quantize demands one for most tensors. */
 void gk_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
-    iq1_state state;
+    gk_quantize_iq1_m_with(iq1m_split, gk_iq1_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq1_m_with() : gk_quantize_iq1_m with the split search `split` and
+ *  the neighbour search `neighbour`. */
+void gk_quantize_iq1_m_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    gk_iq1_state state;
     memset(&state, 0, sizeof state);
+    state.split = split;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ1_M, iq1m_block, &state, IQ1_M_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }

@@ -110,4 +110,55 @@ void gk_quantize_iq2_xs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighb
 void gk_quantize_iq2_s_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst,
                             int64_t nrows, int64_t n_per_row, const float *imatrix);
 
+/* ---- IQ1 quantizer internals shared with the vector kernels -------------- */
+
+struct gk_iq1_state;
+
+/* Exhaustive split search of one group (IQ1_S: 32 values, both delta signs;
+ * IQ1_M: 16 values, 4 sign combinations) over the sorted order s->order with
+ * weights s->weight: sets s->L and *choice (IQ1_S: shift +1/-1, 0 if none;
+ * IQ1_M: combination, -1 if none). @return : the scale (0 if none). */
+typedef float (*gk_iq1_split_fn)(struct gk_iq1_state *s, const float *xb, float max, int *choice);
+
+/* Nearest listed neighbour of the off-grid code `code` of 8 values xval under
+ * the shifted levels xg (weighted squared error at `scale`; the whole grid if no
+ * listed point scores below FLT_MAX); writes its levels to L. @return : its index. */
+typedef int (*gk_iq1_neighbour_fn)(const gk_iq_search *t, int code, const float *xval,
+                                   const float *weight, float scale, const float *xg, int8_t *L);
+
+/* Per-call state of the 1-bit quantizers (shifts carried as ggml's buffer is). */
+typedef struct gk_iq1_state {
+    float weight[32];
+    float sumx[33], sumw[33];
+    float value[32]; /* the group's values sorted ascending ... */
+    int order[32];   /* ... and their positions */
+    int8_t L[32];
+    uint16_t index[4];
+    int8_t shifts[256 / 16];
+    float scales[256 / 16];
+    gk_iq1_split_fn split;
+    gk_iq1_neighbour_fn neighbour;
+} gk_iq1_state;
+
+/** gk_iq1_best_neighbour() : the scalar gk_iq1_neighbour_fn (ggml's
+ *  iq1_find_best_neighbour2). */
+int gk_iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval, const float *weight,
+                          float scale, const float *xg, int8_t *L);
+
+/** gk_iq1_prefix_sums() : s->sumx[j] / s->sumw[j] = the sums of weight*x / weight
+ *  over the first j of the n values xb in the order s->order (j = 0..n). */
+void gk_iq1_prefix_sums(struct gk_iq1_state *s, const float *xb, int n);
+
+/** gk_iq1_assign_levels() : s->L = 0 / 1 / 2 for the sorted positions below i1,
+ *  from i1 below i2, and from i2 of n values. */
+void gk_iq1_assign_levels(struct gk_iq1_state *s, int n, int i1, int i2);
+
+/** gk_quantize_iq1_s_with(), gk_quantize_iq1_m_with() : the IQ1 quantizers with the
+ *  split search `split` and the neighbour search `neighbour` (the scalar ones, or
+ *  a vector kernel's exact equals). */
+void gk_quantize_iq1_s_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix);
+void gk_quantize_iq1_m_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix);
+
 #endif

@@ -38,6 +38,17 @@ static inline void store_u16le(uint8_t *p, uint16_t v) {
     p[1] = (uint8_t)(v >> 8);
 }
 
+/* One step of the scalar searches' sequential choice: whether (sumqx, sumq2)
+ * beats *best, updating *best and *scale as they do. */
+static inline bool improves(float sumqx, float sumq2, float *best, float *scale) {
+    if (sumq2 > 0 && sumqx * sumqx > *best * sumq2) {
+        *scale = sumqx / sumq2;
+        *best = *scale * sumqx;
+        return true;
+    }
+    return false;
+}
+
 /* The 16 IQ4 levels as floats, split in two halves for permutes, and broadcasts
  * of the 14 inner levels for the interval count. */
 typedef struct {
@@ -398,13 +409,8 @@ TARGET_AVX2 static float iq3_search_scale_avx2(const gk_iq3_tables *t, gk_iq3_gr
     float best = 0;
     float scale = max / 15;
     int chosen = -1;
-    for (int tr = 0; tr < ntrial; tr++) {
-        if (sumq2[tr] > 0 && sumqx[tr] * sumqx[tr] > best * sumq2[tr]) {
-            scale = sumqx[tr] / sumq2[tr];
-            best = scale * sumqx[tr];
-            chosen = tr;
-        }
-    }
+    for (int tr = 0; tr < ntrial; tr++)
+        if (improves(sumqx[tr], sumq2[tr], &best, &scale)) chosen = tr;
     for (int k = 0; k < 8; k++) g->on_grid[k] = on_grid_init;
     if (chosen >= 0) {
         for (int k = 0; k < 8; k++) {
@@ -438,19 +444,21 @@ TARGET_AVX2 static inline float hmin8(__m256 v) {
     return _mm_cvtss_f32(m);
 }
 
-/* gk_iq2_neighbour_fn for AVX2: each lane computes one candidate's weighted
- * squared error with the scalar's operations in its order. The scalar keeps the
- * first candidate whose error is below every earlier one (strict "<", starting
- * from FLT_MAX, NaN never chosen), i.e. the first candidate with the smallest
- * error if that is below FLT_MAX: per step of 8, the step's minimum replaces the
- * best only if strictly smaller, and the first candidate holding it wins. */
-TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, const float *xval,
-                                               const float *weight, float scale, int8_t *L) {
+/* The neighbour search shared by IQ2 and IQ1: each lane computes one listed
+ * candidate's weighted squared error with the scalar's operations in its order
+ * (candidate value: the grid byte, or xg[(byte - 1) / 2] when xg is given). The
+ * scalar keeps the first candidate whose error is below every earlier one
+ * (strict "<", starting from FLT_MAX, NaN never chosen), i.e. the first candidate
+ * with the smallest error if that is below FLT_MAX: per step of 8, the step's
+ * minimum replaces the best only if strictly smaller, and the first candidate
+ * holding it wins. @return : its grid index, or -1 if none scores below FLT_MAX. */
+TARGET_AVX2 static inline int listed_best(const gk_iq_search *t, int code, const float *xval,
+                                          const float *weight, float scale, const float *xg) {
     const int start = -t->map[code] - 1;
     const uint16_t *nb = t->neighbours + start;
     const uint64_t *pts = t->neighbour_points + start + 1;
     const int count = nb[0];
-    int grid_index = count > 0 ? nb[1] : 0;
+    int grid_index = -1;
     float best_d2 = FLT_MAX;
     const __m256 vs = _mm256_set1_ps(scale);
     const __m256i ff = _mm256_set1_epi32(0xff);
@@ -463,7 +471,17 @@ TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, 
                             _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xdd)) }; /* bytes 4-7 */
         __m256 d2 = _mm256_setzero_ps();
         for (int i = 0; i < 8; i++) {
-            __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4)), ff));
+            __m256i byte = _mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4)), ff);
+            __m256 q;
+            if (xg != NULL) {
+                /* bytes 1, 3, 5 stand for levels 0, 1, 2 */
+                __m256 lv0 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(byte, _mm256_set1_epi32(1)));
+                __m256 lv1 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(byte, _mm256_set1_epi32(3)));
+                q = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps(xg[2]), _mm256_set1_ps(xg[1]), lv1),
+                                     _mm256_set1_ps(xg[0]), lv0);
+            } else {
+                q = _mm256_cvtepi32_ps(byte);
+            }
             __m256 diff = _mm256_sub_ps(_mm256_mul_ps(vs, q), _mm256_set1_ps(xval[i]));
             d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff));
         }
@@ -478,7 +496,31 @@ TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, 
             grid_index = nb[1 + c0 + __builtin_ctz(cands)];
         }
     }
+    return grid_index;
+}
+
+/* Levels 0..2 of grid point grid_index into L. */
+static inline void grid_levels(const gk_iq_search *t, int grid_index, int8_t *L) {
     for (int i = 0; i < 8; i++) L[i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
+}
+
+/* gk_iq2_neighbour_fn for AVX2 (an empty list gives grid point 0, as the scalar). */
+TARGET_AVX2 static int iq2_best_neighbour_avx2(const gk_iq_search *t, int code, const float *xval,
+                                               const float *weight, float scale, int8_t *L) {
+    int grid_index = listed_best(t, code, xval, weight, scale, NULL);
+    if (grid_index < 0) grid_index = t->neighbours[-t->map[code] - 1] > 0 ? t->neighbours[-t->map[code]] : 0;
+    grid_levels(t, grid_index, L);
+    return grid_index;
+}
+
+/* gk_iq1_neighbour_fn for AVX2; when no listed point scores below FLT_MAX, the
+ * scalar search (which then scans the whole grid) decides. */
+TARGET_AVX2 static int iq1_best_neighbour_avx2(const gk_iq_search *t, int code, const float *xval,
+                                               const float *weight, float scale, const float *xg,
+                                               int8_t *L) {
+    int grid_index = listed_best(t, code, xval, weight, scale, xg);
+    if (grid_index < 0) return gk_iq1_best_neighbour(t, code, xval, weight, scale, xg, L);
+    grid_levels(t, grid_index, L);
     return grid_index;
 }
 
@@ -553,13 +595,8 @@ TARGET_AVX2 static float iq2_search_scale_avx2(const gk_iq_search *t, gk_iq2_sta
 
     float best = 0;
     int chosen = -1;
-    for (int tr = 0; tr < ntrial; tr++) {
-        if (sumq2[tr] > 0 && sumqx[tr] * sumqx[tr] > best * sumq2[tr]) {
-            scale = sumqx[tr] / sumq2[tr];
-            best = scale * sumqx[tr];
-            chosen = tr;
-        }
-    }
+    for (int tr = 0; tr < ntrial; tr++)
+        if (improves(sumqx[tr], sumq2[tr], &best, &scale)) chosen = tr;
     if (chosen >= 0) {
         for (int k = 0; k < ngroups; k++) {
             for (int i = 0; i < 8; i++) g->L[8 * k + i] = (int8_t)((codes[k][chosen] >> (2 * i)) & 3);
@@ -588,6 +625,145 @@ void gk_quantize_iq2_xs_avx2(const float *src, void *dst, int64_t nrows, int64_t
 void gk_quantize_iq2_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix) {
     gk_quantize_iq2_s_with(iq2_search_scale_avx2, iq2_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ1 split searches, one split per lane                                    */
+
+static const float iq1s_p[3] = { -1 + GK_IQ1S_DELTA, GK_IQ1S_DELTA, 1 + GK_IQ1S_DELTA };
+static const float iq1s_m[3] = { -1 - GK_IQ1S_DELTA, -GK_IQ1S_DELTA, 1 - GK_IQ1S_DELTA };
+static const float iq1m_p[3] = { -1 + GK_IQ1M_DELTA, GK_IQ1M_DELTA, 1 + GK_IQ1M_DELTA };
+static const float iq1m_m[3] = { -1 - GK_IQ1M_DELTA, -GK_IQ1M_DELTA, 1 - GK_IQ1M_DELTA };
+
+/* sumqx and sumq2 of the IQ1_S split (i1, i2) in each lane (i2 per lane) for the
+ * shifted levels x, in the scalar's operation order. */
+TARGET_AVX2 static inline void iq1s_split_sums(const float *sumx, const float *sumw, int i1, __m256 sx2,
+                                               __m256 sw2, const float *x, __m256 *qx, __m256 *q2) {
+    const int n = 32;
+    const __m256 x0 = _mm256_set1_ps(x[0]), x1 = _mm256_set1_ps(x[1]), x2 = _mm256_set1_ps(x[2]);
+    const __m256 sx1 = _mm256_set1_ps(sumx[i1]), sw1 = _mm256_set1_ps(sumw[i1]);
+    *qx = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(sumx[i1] - sumx[0]), x0),
+                                      _mm256_mul_ps(_mm256_sub_ps(sx2, sx1), x1)),
+                        _mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(sumx[n]), sx2), x2));
+    *q2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(sumw[i1] - sumw[0]), x0), x0),
+                                      _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(sw2, sw1), x1), x1)),
+                        _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(sumw[n]), sw2), x2), x2));
+}
+
+/* gk_iq1_split_fn of IQ1_S for AVX2: for each i1, the splits i2 = i1..32 go 8 at a
+ * time into the lanes; the scalar's sequential choice (i2 ascending, the plus
+ * shift before the minus shift) is replayed on the stored sums. */
+TARGET_AVX2 static float iq1s_split_avx2(gk_iq1_state *s, const float *xb, float max, int *shift) {
+    const int n = 32;
+    gk_iq1_prefix_sums(s, xb, n);
+    float sumx[n + 1 + 8], sumw[n + 1 + 8]; /* padded for 8-wide loads */
+    memcpy(sumx, s->sumx, sizeof s->sumx);
+    memcpy(sumw, s->sumw, sizeof s->sumw);
+    for (int j = n + 1; j < n + 1 + 8; j++) sumx[j] = sumw[j] = 0;
+    float best_score = -FLT_MIN, scale = max;
+    int besti1 = -1, besti2 = -1, best_shift = 0;
+    for (int i1 = 0; i1 <= n; i1++) {
+        float qxp[n + 8], q2p[n + 8], qxm[n + 8], q2m[n + 8];
+        const int count = n - i1 + 1;
+        for (int c = 0; c < count; c += 8) {
+            __m256 sx2 = _mm256_loadu_ps(sumx + i1 + c), sw2 = _mm256_loadu_ps(sumw + i1 + c);
+            __m256 qx, q2;
+            iq1s_split_sums(sumx, sumw, i1, sx2, sw2, iq1s_p, &qx, &q2);
+            _mm256_storeu_ps(qxp + c, qx);
+            _mm256_storeu_ps(q2p + c, q2);
+            iq1s_split_sums(sumx, sumw, i1, sx2, sw2, iq1s_m, &qx, &q2);
+            _mm256_storeu_ps(qxm + c, qx);
+            _mm256_storeu_ps(q2m + c, q2);
+        }
+        for (int c = 0; c < count; c++) {
+            if (improves(qxp[c], q2p[c], &best_score, &scale)) {
+                besti1 = i1;
+                besti2 = i1 + c;
+                best_shift = 1;
+            }
+            if (improves(qxm[c], q2m[c], &best_score, &scale)) {
+                besti1 = i1;
+                besti2 = i1 + c;
+                best_shift = -1;
+            }
+        }
+    }
+    *shift = best_shift;
+    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0;
+    gk_iq1_assign_levels(s, n, besti1, besti2);
+    return scale;
+}
+
+/* gk_iq1_split_fn of IQ1_M for AVX2: the 153 splits (i1, i2) go 8 at a time into
+ * the lanes, each accumulating the four sign combinations over the 16 sorted
+ * values in the scalar's order; the sequential choice (split order, then
+ * combination 0..3) is replayed on the stored sums. */
+TARGET_AVX2 static float iq1m_split_avx2(gk_iq1_state *s, const float *xb, float max, int *best_kp) {
+    enum { N = 16, NPAIRS = (N + 1) * (N + 2) / 2, PADDED = (NPAIRS + 7) / 8 * 8 };
+    int32_t pi1[PADDED], pi2[PADDED];
+    int np = 0;
+    for (int i1 = 0; i1 <= N; i1++)
+        for (int i2 = i1; i2 <= N; i2++, np++) {
+            pi1[np] = i1;
+            pi2[np] = i2;
+        }
+    for (; np < PADDED; np++) pi1[np] = pi2[np] = N;
+    float sqx[4][PADDED], sq2[4][PADDED];
+    for (int c = 0; c < PADDED; c += 8) {
+        const __m256i vi1 = _mm256_loadu_si256((const __m256i *)(pi1 + c));
+        const __m256i vi2 = _mm256_loadu_si256((const __m256i *)(pi2 + c));
+        __m256 qx[4], q2[4];
+        for (int k = 0; k < 4; k++) qx[k] = q2[k] = _mm256_setzero_ps();
+        for (int j = 0; j < N; j++) {
+            const int i = s->order[j];
+            const __m256 w = _mm256_set1_ps(s->weight[i]), x = _mm256_set1_ps(xb[i]);
+            const __m256 below1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(vi1, _mm256_set1_epi32(j)));
+            const __m256 below2 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(vi2, _mm256_set1_epi32(j)));
+            for (int k = 0; k < 4; k++) {
+                /* the first half follows bit 1 of k, the second half bit 0 */
+                const bool minus = i < N / 2 ? k >= 2 : (k % 2) == 1;
+                const float *tb = minus ? iq1m_m : iq1m_p;
+                __m256 xq = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps(tb[2]), _mm256_set1_ps(tb[1]), below2),
+                                             _mm256_set1_ps(tb[0]), below1);
+                __m256 wq = _mm256_mul_ps(w, xq);
+                qx[k] = _mm256_add_ps(qx[k], _mm256_mul_ps(wq, x));
+                q2[k] = _mm256_add_ps(q2[k], _mm256_mul_ps(wq, xq));
+            }
+        }
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_ps(sqx[k] + c, qx[k]);
+            _mm256_storeu_ps(sq2[k] + c, q2[k]);
+        }
+    }
+    float best_score = -FLT_MIN, scale = max;
+    int besti1 = -1, besti2 = -1, best_k = -1;
+    for (int p = 0; p < NPAIRS; p++) {
+        for (int k = 0; k < 4; k++) {
+            if (improves(sqx[k][p], sq2[k][p], &best_score, &scale)) {
+                besti1 = pi1[p];
+                besti2 = pi2[p];
+                best_k = k;
+            }
+        }
+    }
+    *best_kp = best_k;
+    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0;
+    gk_iq1_assign_levels(s, N, besti1, besti2);
+    return scale;
+}
+
+/** gk_quantize_iq1_s_avx2() : gk_quantize_iq1_s with the AVX2 split and neighbour
+ *  searches. */
+void gk_quantize_iq1_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix) {
+    gk_quantize_iq1_s_with(iq1s_split_avx2, iq1_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq1_m_avx2() : gk_quantize_iq1_m with the AVX2 split and neighbour
+ *  searches. */
+void gk_quantize_iq1_m_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix) {
+    gk_quantize_iq1_m_with(iq1m_split_avx2, iq1_best_neighbour_avx2, src, dst, nrows, n_per_row, imatrix);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -644,4 +820,6 @@ void gk_register_iquants_avx2(gk_type_info *table) {
     table[GK_TYPE_IQ2_XXS].quantize = gk_quantize_iq2_xxs_avx2;
     table[GK_TYPE_IQ2_XS].quantize = gk_quantize_iq2_xs_avx2;
     table[GK_TYPE_IQ2_S].quantize = gk_quantize_iq2_s_avx2;
+    table[GK_TYPE_IQ1_S].quantize = gk_quantize_iq1_s_avx2;
+    table[GK_TYPE_IQ1_M].quantize = gk_quantize_iq1_m_avx2;
 }

@@ -31,5 +31,9 @@ void gk_quantize_iq2_xs_avx2(const float *src, void *dst, int64_t nrows, int64_t
                              const float *imatrix);
 void gk_quantize_iq2_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix);
+void gk_quantize_iq1_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix);
+void gk_quantize_iq1_m_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix);
 
 #endif
