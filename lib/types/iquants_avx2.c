@@ -808,6 +808,147 @@ TARGET_AVX2 void gk_dequantize_iq4_xs_avx2(const void *src, float *dst, int64_t 
 }
 
 /* ------------------------------------------------------------------------- */
+/* Grid dequantization (IQ3, IQ2, IQ1), 8 values per step                    */
+
+static inline uint32_t load_u32le(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* dst[j] = db * byte j of the 8 grid bytes g * (bit j of signs ? -1 : 1). The
+ * scalar build turns the product with -1 into a negation (a flip of the sign bit,
+ * NaN included), so the sign is applied the same way here. */
+TARGET_AVX2 static inline void grid8_signed(float *dst, float db, uint64_t g, uint8_t signs) {
+    const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)g)));
+    const __m256i bit = _mm256_and_si256(_mm256_set1_epi32(signs), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128));
+    const __m256i flip = _mm256_slli_epi32(_mm256_cmpgt_epi32(bit, _mm256_setzero_si256()), 31);
+    _mm256_storeu_ps(dst, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(db), q), _mm256_castsi256_ps(flip)));
+}
+
+/* dst[j] = dl * (signed byte j of g + delta), as the IQ1 scalar expression. */
+TARGET_AVX2 static inline void grid8_shifted(float *dst, float dl, uint64_t g, float delta) {
+    const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128((long long)g)));
+    _mm256_storeu_ps(dst, _mm256_mul_ps(_mm256_set1_ps(dl), _mm256_add_ps(q, _mm256_set1_ps(delta))));
+}
+
+/** gk_dequantize_iq2_xxs_avx2() : gk_dequantize_iq2_xxs, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 66) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
+            const uint8_t *rec = b + 2 + 8 * ib32;
+            const uint32_t aux1 = load_u32le(rec + 4);
+            const float db = d * (0.5f + (aux1 >> 28)) * 0.25f;
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_signed(dst, db, gk_iq2xxs_grid[rec[l]], gk_ksigns_iq2xs[(aux1 >> (7 * l)) & 127]);
+        }
+    }
+}
+
+/** gk_dequantize_iq2_xs_avx2() : gk_dequantize_iq2_xs, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 74) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const uint8_t *scales = b + 66;
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
+            const float db[2] = { d * (0.5f + (scales[ib32] & 0xf)) * 0.25f, d * (0.5f + (scales[ib32] >> 4)) * 0.25f };
+            for (int l = 0; l < 4; l++, dst += 8) {
+                const uint16_t code = load_u16le(b + 2 + 2 * (4 * ib32 + l));
+                grid8_signed(dst, db[l / 2], gk_iq2xs_grid[code & 511], gk_ksigns_iq2xs[code >> 9]);
+            }
+        }
+    }
+}
+
+/** gk_dequantize_iq2_s_avx2() : gk_dequantize_iq2_s, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 82) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const uint8_t *qs = b + 2, *signs = b + 2 + QK_K / 8, *qh = b + 66, *scales = b + 74;
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 4, signs += 4) {
+            const float db[2] = { d * (0.5f + (scales[ib32] & 0xf)) * 0.25f, d * (0.5f + (scales[ib32] >> 4)) * 0.25f };
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_signed(dst, db[l / 2], gk_iq2s_grid[qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300)], signs[l]);
+        }
+    }
+}
+
+/* Two 4-value IQ3 grid points as one 8-byte entry. */
+static inline uint64_t grid_pair(uint32_t g1, uint32_t g2) { return (uint64_t)g1 | ((uint64_t)g2 << 32); }
+
+/** gk_dequantize_iq3_xxs_avx2() : gk_dequantize_iq3_xxs, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 98) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const uint8_t *qs = b + 2, *words = b + 2 + QK_K / 4;
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8) {
+            const uint32_t aux = load_u32le(words + 4 * ib32);
+            const float db = d * (0.5f + (aux >> 28)) * 0.5f;
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_signed(dst, db, grid_pair(gk_iq3xxs_grid[qs[2 * l]], gk_iq3xxs_grid[qs[2 * l + 1]]),
+                             gk_ksigns_iq2xs[(aux >> (7 * l)) & 127]);
+        }
+    }
+}
+
+/** gk_dequantize_iq3_s_avx2() : gk_dequantize_iq3_s, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 110) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const uint8_t *qs = b + 2, *qh = b + 66, *signs = b + 74, *scales = b + 106;
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8, signs += 4) {
+            const float db = d * (1 + 2 * ((scales[ib32 / 2] >> (4 * (ib32 % 2))) & 0xf));
+            const uint8_t h = qh[ib32];
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_signed(dst, db, grid_pair(gk_iq3s_grid[qs[2 * l] | ((h << (8 - 2 * l)) & 256)],
+                                                gk_iq3s_grid[qs[2 * l + 1] | ((h << (7 - 2 * l)) & 256)]),
+                             signs[l]);
+        }
+    }
+}
+
+/** gk_dequantize_iq1_s_avx2() : gk_dequantize_iq1_s, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 50) {
+        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const uint8_t *qs = b + 2;
+        for (int ib = 0; ib < QK_K / 32; ib++, qs += 4) {
+            const uint16_t qh = load_u16le(b + 34 + 2 * ib);
+            const float dl = d * (2 * ((qh >> 12) & 7) + 1);
+            const float delta = (qh & 0x8000) ? -GK_IQ1S_DELTA : GK_IQ1S_DELTA;
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_shifted(dst, dl, gk_iq1s_grid[qs[l] | (((qh >> (3 * l)) & 7) << 8)], delta);
+        }
+    }
+}
+
+/** gk_dequantize_iq1_m_avx2() : gk_dequantize_iq1_m, 8 values per step. */
+TARGET_AVX2 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n) {
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += 56) {
+        const uint8_t *qs = b, *qh = b + 32;
+        uint16_t sc[4];
+        for (int k = 0; k < 4; k++) sc[k] = load_u16le(b + 48 + 2 * k);
+        const float d = gk_fp16_to_fp32((uint16_t)((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                                   ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+        for (int ib = 0; ib < QK_K / 32; ib++, qs += 4, qh += 2) {
+            const float dl1 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
+            const float dl2 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1);
+            const int idx[4] = { qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700),
+                                 qs[2] | ((qh[1] << 8) & 0x700), qs[3] | ((qh[1] << 4) & 0x700) };
+            const uint8_t dbit[4] = { qh[0] & 0x08, qh[0] & 0x80, qh[1] & 0x08, qh[1] & 0x80 };
+            for (int l = 0; l < 4; l++, dst += 8)
+                grid8_shifted(dst, l < 2 ? dl1 : dl2, gk_iq1s_grid[idx[l]], dbit[l] ? -GK_IQ1M_DELTA : GK_IQ1M_DELTA);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------- */
 
 /** gk_register_iquants_avx2() : the AVX2 I-quant kernels into table. */
 void gk_register_iquants_avx2(gk_type_info *table) {
@@ -822,4 +963,11 @@ void gk_register_iquants_avx2(gk_type_info *table) {
     table[GK_TYPE_IQ2_S].quantize = gk_quantize_iq2_s_avx2;
     table[GK_TYPE_IQ1_S].quantize = gk_quantize_iq1_s_avx2;
     table[GK_TYPE_IQ1_M].quantize = gk_quantize_iq1_m_avx2;
+    table[GK_TYPE_IQ3_XXS].dequantize = gk_dequantize_iq3_xxs_avx2;
+    table[GK_TYPE_IQ3_S].dequantize = gk_dequantize_iq3_s_avx2;
+    table[GK_TYPE_IQ2_XXS].dequantize = gk_dequantize_iq2_xxs_avx2;
+    table[GK_TYPE_IQ2_XS].dequantize = gk_dequantize_iq2_xs_avx2;
+    table[GK_TYPE_IQ2_S].dequantize = gk_dequantize_iq2_s_avx2;
+    table[GK_TYPE_IQ1_S].dequantize = gk_dequantize_iq1_s_avx2;
+    table[GK_TYPE_IQ1_M].dequantize = gk_dequantize_iq1_m_avx2;
 }

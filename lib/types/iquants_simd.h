@@ -35,5 +35,12 @@ void gk_quantize_iq1_s_avx2(const float *src, void *dst, int64_t nrows, int64_t 
                             const float *imatrix);
 void gk_quantize_iq1_m_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                             const float *imatrix);
+void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n);
 
 #endif
