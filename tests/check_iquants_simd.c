@@ -8,7 +8,7 @@
  * without importance weights, in rows of one block and of several, quantized by
  * both kernels and compared byte for byte. For every vectorized dequantizer:
  * random block bytes (every encoding, NaN/Inf scales included) and the quantized
- * rows, compared bit for bit. GGUFKIT_SIMD_TEST_SCALE (a positive factor, default
+ * rows, compared bit for bit. GGUFKIT_SIMD_SCALE (a positive factor, default
  * 1) scales the number of blocks, e.g. 0.05 under the sanitizers. An ISA the
  * processor lacks is reported with a SKIPPED line.
  */
@@ -145,7 +145,7 @@ static void fill_imatrix(float *w, int n) {
 }
 
 static double test_scale(void) {
-    const char *s = getenv("GGUFKIT_SIMD_TEST_SCALE");
+    const char *s = getenv("GGUFKIT_SIMD_SCALE");
     double f = s ? atof(s) : 1.0;
     return f > 0 ? f : 1.0;
 }
