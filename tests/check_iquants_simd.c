@@ -177,7 +177,8 @@ static void compare_floats(const simd_kind *k, const float *a, const float *b, l
     }
 }
 
-/* Row shapes: one block, several (a multiple of 8 and not), one long row. */
+/* Row shapes: one block, several (a multiple of 8 and not), one long row; 5
+ * shapes, prime to the 12 patterns. */
 static const int row_blocks[] = { 1, 8, 11, 3, 64 };
 #define NSHAPES (int)(sizeof row_blocks / sizeof row_blocks[0])
 
@@ -193,7 +194,7 @@ START_TEST(test_quantize_matches_scalar) {
     ck_assert_msg(table[k->id].quantize == k->vector_q, "%s: %s quantizer not registered", k->name, k->isa);
     rng_state = 0x5eed0000ull + (uint64_t)_i;
     const long target = (long)(k->blocks * test_scale()) + 1;
-    const int chunk = 512; /* blocks per call */
+    const int chunk = 128; /* blocks per call */
     float *x = malloc((size_t)chunk * k->elems * sizeof(float));
     float *w = malloc((size_t)64 * k->elems * sizeof(float));
     uint8_t *qa = malloc((size_t)chunk * k->bytes), *qb = malloc((size_t)chunk * k->bytes);
@@ -201,10 +202,12 @@ START_TEST(test_quantize_matches_scalar) {
     float *db = malloc((size_t)chunk * k->elems * sizeof(float));
     ck_assert(x && w && qa && qb && da && db);
     long done = 0, calls = 0;
-    while (done < target) {
+    /* at least every pattern with and without weights; the row shapes cycle
+     * independently (their count is prime to the pattern count) */
+    while (done < target || calls < 2 * PAT_COUNT) {
         const int pattern = (int)(calls % PAT_COUNT);
         const bool imat = k->needs_imatrix || (calls / PAT_COUNT) % 2 == 1;
-        const int per_row = row_blocks[(calls / (2 * PAT_COUNT)) % NSHAPES];
+        const int per_row = row_blocks[calls % NSHAPES];
         const int nrows = chunk / per_row;
         const int64_t n_per_row = (int64_t)per_row * k->elems;
         fill_pattern(x, nrows * per_row * k->elems, pattern);
