@@ -1,5 +1,9 @@
 /*
- * iquants.h - internal extras of the I-quant kernels beyond kernels.h.
+ * iquants.h - internal extras of the I-quant kernels beyond kernels.h: the search
+ * tables, and the pieces of the quantizers a vector kernel replaces (the IQ3 and
+ * IQ2 trial loops, the neighbour and IQ1 split searches) with the drivers that
+ * take them (gk_quantize_*_with); the scalar pieces stay in iquants.c as the
+ * reference.
  */
 #ifndef GK_TYPES_IQUANTS_H
 #define GK_TYPES_IQUANTS_H
@@ -14,7 +18,8 @@ bool gk_iq3_tables_ready(void);
 /* Search tables of one 2-bit / 1-bit grid (ggml's iq2xs_init_impl), see iq_search.c.
  * grid: points as 8 bytes of 2*l+1 (l = level 0..2); map: code of 8 two-bit levels
  * (level i in bits 2i..2i+1) -> grid index, or -(offset+1) of its neighbour list in
- * neighbours (a count, then grid indices). */
+ * neighbours (a count, then grid indices; 8 zero entries follow the last list so
+ * vector searches may read 8 entries at a time). */
 typedef struct {
     int grid_size;
     const uint64_t *grid;

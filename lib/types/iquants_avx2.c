@@ -4,12 +4,21 @@
  * Exactness rule: every lane repeats, in the same order, the float operations the
  * scalar kernel performs for one independent unit of work, so results are equal bit
  * for bit (no fused multiply-add, true division and square root, comparisons with
- * the scalar code's NaN behaviour).
+ * the scalar code's NaN behaviour); where the scalar picks a best candidate in a
+ * sequence, the lanes only compute the candidates and the choice is replayed in
+ * the scalar's order.
  *   IQ4_XS: the 8 lanes are the 8 sub-blocks of one super-block (scale search);
  *           the level search of the final pass runs over 8 consecutive values.
  *   IQ4_NL: the 8 lanes are 8 consecutive blocks of a row; a row's last blocks
  *           (fewer than 8) go through the scalar kernel.
- * Dequantizers compute each output value with the scalar expression.
+ *   IQ3_XXS, IQ3_S: the scale search runs 8 trial scales at once, one per lane
+ *           (iquants.c keeps the rest of the quantizer, reached through
+ *           gk_quantize_iq3_*_with).
+ *   IQ2_XXS, IQ2_XS, IQ2_S: trial scales in the lanes as for IQ3; the neighbour
+ *           search of an off-grid point scores 8 listed candidates per step.
+ *   IQ1_S, IQ1_M: the split searches score 8 splits per step; neighbour search
+ *           as for IQ2.
+ * Dequantizers compute each output value with the scalar expression, 8 at a time.
  */
 #include <float.h>
 #include <immintrin.h>
