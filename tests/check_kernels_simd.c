@@ -95,9 +95,10 @@ static const char *level_skip(gk_isa level) {
     return gk_isa_name(level);
 }
 
-/* Quantize nblocks blocks of type id (rows of rowblocks blocks) with both tables,
- * all patterns, with and without weights. @return : blocks compared. */
-static int64_t compare_quantize(gk_isa level, uint32_t id, int64_t nblocks, int rowblocks) {
+/* Quantize at least nblocks blocks of type id (rows of rowblocks blocks) with both
+ * tables, every pattern, with importance weights or without. @return : blocks compared. */
+static int64_t compare_quantize(gk_isa level, uint32_t id, int64_t nblocks, int rowblocks,
+                                bool weighted) {
     const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
     const gk_type_info *v = &tables[level][id];
     if (v->quantize == s->quantize) return 0;
@@ -110,9 +111,8 @@ static int64_t compare_quantize(gk_isa level, uint32_t id, int64_t nblocks, int 
     uint8_t *b = malloc((size_t)(chunk_blocks * s->block_bytes));
     ck_assert(x && w && a && b);
     int64_t done = 0;
-    for (int64_t iter = 0; done < nblocks || iter < 2 * P_COUNT; iter++) {
+    for (int64_t iter = 0; done < nblocks || iter < P_COUNT; iter++) {
         const int p = (int)(iter % P_COUNT);
-        const bool weighted = (iter / P_COUNT) % 2 == 1;
         for (int64_t r = 0; r < nrows; r++) fill(x + r * n_per_row, n_per_row, p, (int)s->block_elems);
         if (weighted) fill_weights(w, n_per_row);
         memset(a, 0xA5, (size_t)(chunk_blocks * s->block_bytes));
@@ -167,8 +167,9 @@ static int64_t compare_dequantize(gk_isa level, uint32_t id, int64_t nblocks) {
     return done;
 }
 
-/* One type at one level: quantize (many rows, and rows of one block) and dequantize. */
-static void check_type(gk_isa level, uint32_t id, int64_t nblocks) {
+/* One type at one level: quantize (rows of four blocks and of one, without and
+ * with weights: nplain and nweighted blocks) and dequantize (nplain blocks). */
+static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweighted) {
     const char *skip = level_skip(level);
     const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
     if (skip) {
@@ -176,19 +177,26 @@ static void check_type(gk_isa level, uint32_t id, int64_t nblocks) {
         return;
     }
     rng_state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)id << 32) ^ (uint64_t)level;
-    nblocks = (int64_t)(nblocks * scale_factor);
-    if (nblocks < 2 * 64 * P_COUNT * 2) nblocks = 2 * 64 * P_COUNT * 2;   /* every pattern both ways */
-    const int64_t many = compare_quantize(level, id, nblocks, 4);
-    const int64_t one = compare_quantize(level, id, nblocks / 8, 1);
-    const int64_t deq = compare_dequantize(level, id, nblocks);
-    printf("%s %-6s quantize: %lld blocks in rows of 4 blocks, %lld in rows of 1; dequantize: %lld blocks\n",
-           gk_isa_name(level), s->name, (long long)many, (long long)one, (long long)deq);
-    ck_assert_msg(many + one + deq > 0, "%s %s: no vector kernel registered", gk_isa_name(level), s->name);
+    nplain = (int64_t)(nplain * scale_factor);
+    nweighted = (int64_t)(nweighted * scale_factor);
+    const int64_t plain = compare_quantize(level, id, nplain, 4, false) +
+                          compare_quantize(level, id, nplain / 8, 1, false);
+    const int64_t weighted = compare_quantize(level, id, nweighted, 4, true) +
+                             compare_quantize(level, id, nweighted / 8, 1, true);
+    const int64_t deq = compare_dequantize(level, id, nplain);
+    printf("%s %-6s quantize: %lld blocks without weights, %lld with (rows of 4 blocks and of 1); "
+           "dequantize: %lld blocks\n",
+           gk_isa_name(level), s->name, (long long)plain, (long long)weighted, (long long)deq);
+    fflush(stdout);
+    ck_assert_msg(plain + weighted + deq > 0, "%s %s: no vector kernel registered", gk_isa_name(level),
+                  s->name);
 }
 
-/* Block counts per type at scale 1 (the scalar K-quant searches are the slow side). */
-#define K_BLOCKS 200000
-#define LEGACY_BLOCKS 20000000
+/* Block counts per type at scale 1, without and with weights: the scalar
+ * searches (the oracle) are the slow side, some 20 thousand K-quant blocks a
+ * second, so the K-quants and the weighted legacy paths get fewer. */
+#define K_BLOCKS 100000, 40000
+#define LEGACY_BLOCKS 10000000, 100000
 
 START_TEST(q4_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q4_K, K_BLOCKS); }
 END_TEST
@@ -209,6 +217,10 @@ END_TEST
 START_TEST(q5_0_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q5_0, LEGACY_BLOCKS); }
 END_TEST
 START_TEST(q5_1_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q5_1, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q4_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q4_K, K_BLOCKS); }
+END_TEST
+START_TEST(q5_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q5_K, K_BLOCKS); }
 END_TEST
 START_TEST(q6_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q6_K, K_BLOCKS); }
 END_TEST
@@ -277,6 +289,8 @@ static Suite *simd_suite(void) {
     tcase_add_test(tc, q4_1_avx2);
     tcase_add_test(tc, q5_0_avx2);
     tcase_add_test(tc, q5_1_avx2);
+    tcase_add_test(tc, q4_K_avx512);
+    tcase_add_test(tc, q5_K_avx512);
     tcase_add_test(tc, q6_K_avx512);
     tcase_add_test(tc, q3_K_avx512);
     tcase_add_test(tc, q2_K_avx512);

@@ -75,6 +75,16 @@ struct gk_searches;
 #define GK_QUANTIZE_WITH(t)                                                            \
     void gk_quantize_##t##_with(const struct gk_searches *s, const float *src, void *dst, \
                                 int64_t nrows, int64_t n_per_row, const float *imatrix);
+/* A gk_quantize_fn named quantize_<t> that runs gk_quantize_<t>_with(SEARCHES). */
+#define GK_QUANTIZER_USING(t, SEARCHES)                                                \
+    static void quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
+                             const float *imatrix) {                                  \
+        gk_quantize_##t##_with(&(SEARCHES), src, dst, nrows, n_per_row, imatrix);        \
+    }
+GK_QUANTIZE_WITH(q4_0)
+GK_QUANTIZE_WITH(q4_1)
+GK_QUANTIZE_WITH(q5_0)
+GK_QUANTIZE_WITH(q5_1)
 GK_QUANTIZE_WITH(q2_K)
 GK_QUANTIZE_WITH(q3_K)
 GK_QUANTIZE_WITH(q4_K)

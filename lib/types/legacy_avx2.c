@@ -8,13 +8,15 @@
  * conversions reproduce what the scalar code compiles to (truncation to 32 bits,
  * then the low byte). A block holding NaN or infinity, where the scalar
  * maximum's order matters, goes through the scalar kernel. The weighted
- * (imatrix) quantizers stay scalar.
+ * (imatrix) quantizers of Q4_0, Q4_1, Q5_0 and Q5_1 are legacy.c's with the
+ * AVX2 group searches (eight blocks per register pass).
  */
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
 #include "types/kernels.h"
+#include "types/quant_util.h"
 
 #define AVX2 __attribute__((target("avx2,f16c")))
 #define QK 32
@@ -94,7 +96,7 @@ AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64
 AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix) {
     if (imatrix != NULL) {
-        gk_quantize_q4_0(src, dst, nrows, n_per_row, imatrix);
+        gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
         return;
     }
     uint8_t *out = dst;
@@ -232,13 +234,22 @@ AVX2 static void dequantize_q5_1(const void *src, float *dst, int64_t n) {
     }
 }
 
-/** gk_register_legacy_avx2() : Q8_0/Q4_0 quantizers and the legacy dequantizers. */
+/* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
+ * the AVX2 searches. */
+GK_QUANTIZER_USING(q4_1, gk_searches_avx2)
+GK_QUANTIZER_USING(q5_0, gk_searches_avx2)
+GK_QUANTIZER_USING(q5_1, gk_searches_avx2)
+
+/** gk_register_legacy_avx2() : the legacy quantizers and dequantizers of table. */
 void gk_register_legacy_avx2(gk_type_info *table) {
     table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
     table[GK_TYPE_Q8_0].dequantize = dequantize_q8_0;
     table[GK_TYPE_Q4_0].quantize = quantize_q4_0;
     table[GK_TYPE_Q4_0].dequantize = dequantize_q4_0;
+    table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
     table[GK_TYPE_Q4_1].dequantize = dequantize_q4_1;
+    table[GK_TYPE_Q5_0].quantize = quantize_q5_0;
+    table[GK_TYPE_Q5_1].quantize = quantize_q5_1;
     table[GK_TYPE_Q5_0].dequantize = dequantize_q5_0;
     table[GK_TYPE_Q5_1].dequantize = dequantize_q5_1;
 }

@@ -17,6 +17,21 @@ static inline float default_weight(int rmse_type, float xi) {
     return sqrtf(fabsf(xi));
 }
 
+/* The largest |x[i]| (0 for none), and in *max the x[i] that has it (the first
+ * on ties, 0 when all are zero). */
+static float largest_magnitude(int n, const float *x, float *max) {
+    float amax = 0;
+    *max = 0;
+    for (int i = 0; i < n; ++i) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            *max = x[i];
+        }
+    }
+    return amax;
+}
+
 /* Clamp a signed level to [-nmax, nmax-1]. */
 static inline int clamp_signed_level(int l, int nmax) {
     return GK_MAX(-nmax, GK_MIN(nmax - 1, l));
@@ -24,15 +39,8 @@ static inline int clamp_signed_level(int l, int nmax) {
 
 float gk_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type,
                         const float *qw) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float max;
+    const float amax = largest_magnitude(n, x, &max);
     if (amax < GK_GROUP_MAX_EPS) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
@@ -234,15 +242,8 @@ float gk_make_qkx3_quants(int n, int nmax, const float *x, const float *weights,
 }
 
 float gk_make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float max;
+    const float amax = largest_magnitude(n, x, &max);
     if (amax < GK_GROUP_MAX_EPS) {
         memset(L, 0, (size_t)n);
         return 0.f;
@@ -315,4 +316,17 @@ static void q3_groups(int ngroups, int n, int nmax, const float *x, int8_t *L, f
     for (int g = 0; g < ngroups; ++g) scales[g] = gk_make_q3_quants(n, nmax, x + g * n, L + g * n);
 }
 
-const gk_searches gk_searches_scalar = { qkx2_groups, qkx3_groups, qx_groups, q3_groups };
+static void requant_groups(int ngroups, int n, const float *x, const float *d, const float *dm,
+                           int lo, int hi, int offset, uint8_t *L) {
+    for (int g = 0; g < ngroups; ++g) {
+        if (!d[g]) continue;
+        for (int i = 0; i < n; ++i) {
+            const float xi = x[g * n + i];
+            const int l = gk_nearest_int(dm ? (xi + dm[g]) / d[g] : xi / d[g]);
+            L[g * n + i] = (uint8_t)(offset + GK_MAX(lo, GK_MIN(hi, l)));
+        }
+    }
+}
+
+const gk_searches gk_searches_scalar = { qkx2_groups, qkx3_groups, qx_groups, q3_groups,
+                                         requant_groups };

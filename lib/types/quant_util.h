@@ -81,6 +81,12 @@ typedef struct gk_searches {
                float *scales);
     /* gk_make_q3_quants per group */
     void (*q3)(int ngroups, int n, int nmax, const float *x, int8_t *L, float *scales);
+    /* Final levels from the stored scales: for each group with d[g] != 0,
+     * L = offset + clamp(nearest_int((x + dm[g]) / d[g]), lo, hi), or
+     * nearest_int(x / d[g]) when dm is NULL; groups with d[g] == 0 keep L.
+     * L holds bytes (the caller's int8_t or uint8_t levels). */
+    void (*requant)(int ngroups, int n, const float *x, const float *d, const float *dm, int lo,
+                    int hi, int offset, uint8_t *L);
 } gk_searches;
 
 /* The scalar reference searches (quant_util.c) and the lane versions (NULL-free

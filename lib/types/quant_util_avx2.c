@@ -11,4 +11,5 @@
 #define VANY(m) (_mm256_movemask_ps((__m256)(m)) != 0)
 #include "types/quant_util_lanes.h"
 
-const gk_searches gk_searches_avx2 = { lanes_qkx2, lanes_qkx3, lanes_qx, lanes_q3 };
+const gk_searches gk_searches_avx2 = { lanes_qkx2, lanes_qkx3, lanes_qx, lanes_q3,
+                                       lanes_requant };

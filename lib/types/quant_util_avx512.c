@@ -11,4 +11,5 @@
 #define VANY(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
 #include "types/quant_util_lanes.h"
 
-const gk_searches gk_searches_avx512 = { lanes_qkx2, lanes_qkx3, lanes_qx, lanes_q3 };
+const gk_searches gk_searches_avx512 = { lanes_qkx2, lanes_qkx3, lanes_qx, lanes_q3,
+                                       lanes_requant };

@@ -281,4 +281,28 @@ LANE_TARGET static void lanes_q3(int ngroups, int n, int nmax, const float *x, i
     }
 }
 
+/* Final levels from given scales, LANES values of a group at a time. */
+LANE_TARGET static void lanes_requant(int ngroups, int n, const float *x, const float *d,
+                                      const float *dm, int lo, int hi, int offset, uint8_t *L) {
+    typedef uint8_t vb __attribute__((vector_size(LANES)));
+    for (int g = 0; g < ngroups; ++g) {
+        if (!d[g]) continue;
+        const vf vd = vset(d[g]);
+        int i = 0;
+        for (; i + LANES <= n; i += LANES) {
+            vf xv;
+            memcpy(&xv, x + g * n + i, sizeof xv);
+            if (dm) xv = xv + dm[g];
+            const vi l = imax(iset(lo), imin(iset(hi), vnearest(xv / vd))) + offset;
+            const vb b = __builtin_convertvector(l, vb);
+            memcpy(L + g * n + i, &b, sizeof b);
+        }
+        for (; i < n; ++i) {
+            const float xi = x[g * n + i];
+            const int l = gk_nearest_int(dm ? (xi + dm[g]) / d[g] : xi / d[g]);
+            L[g * n + i] = (uint8_t)(offset + GK_MAX(lo, GK_MIN(hi, l)));
+        }
+    }
+}
+
 #undef MAXN
