@@ -275,11 +275,9 @@ END_TEST
 static Suite *iquants_simd_suite(void) {
     Suite *s = suite_create("iquants_simd");
     TCase *q = tcase_create("quantize");
-    tcase_set_timeout(q, 1800);
     tcase_add_loop_test(q, test_quantize_matches_scalar, 0, NKINDS);
     suite_add_tcase(s, q);
     TCase *d = tcase_create("dequantize");
-    tcase_set_timeout(d, 600);
     tcase_add_loop_test(d, test_dequantize_random_bytes, 0, NKINDS);
     suite_add_tcase(s, d);
     return s;
