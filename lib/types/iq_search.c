@@ -21,8 +21,6 @@
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 
-/* Largest code of 8 two-bit levels that ggml's map covers (its kmap_size). */
-#define IQ_SEARCH_MAP_SIZE 43692
 /* Largest squared distance between two points of 8 values in {1,3,5,7}. */
 #define IQ_SEARCH_MAX_D2 (8 * 36)
 /* Most distance shells any grid keeps (IQ1: 3). */
@@ -86,7 +84,7 @@ static int code_distances(const search_slot *s, const uint64_t *grid, int code, 
 static void build_slot(search_slot *s) {
     const int n = s->pub.grid_size;
     uint64_t *grid = malloc((size_t)n * sizeof *grid);
-    int32_t *map = malloc(IQ_SEARCH_MAP_SIZE * sizeof *map);
+    int32_t *map = malloc(GK_IQ_SEARCH_MAP_SIZE * sizeof *map);
     int *dist2 = malloc((size_t)n * sizeof *dist2);
     uint16_t *neighbours = NULL;
     uint64_t *points = NULL;
@@ -98,7 +96,7 @@ static void build_slot(search_slot *s) {
             point |= (uint64_t)(2 * stored_level(s, s->source[k], i) + 1) << (8 * i);
         grid[k] = point;
     }
-    for (int i = 0; i < IQ_SEARCH_MAP_SIZE; i++) map[i] = -1;
+    for (int i = 0; i < GK_IQ_SEARCH_MAP_SIZE; i++) map[i] = -1;
     for (int k = 0; k < n; k++) {
         int code = 0;
         for (int i = 0; i < 8; i++) code |= ((gk_grid_byte(grid[k], i) - 1) / 2) << (2 * i);
@@ -107,7 +105,7 @@ static void build_slot(search_slot *s) {
 
     /* pass 1: size of all lists (count word + members) */
     size_t total = 0;
-    for (int code = 0; code < IQ_SEARCH_MAP_SIZE; code++) {
+    for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
         int nshell = code_distances(s, grid, code, dist2, shell);
@@ -123,7 +121,7 @@ static void build_slot(search_slot *s) {
 
     /* pass 2: lists ordered by (distance, grid index), as ggml's sorted scan */
     size_t counter = 0;
-    for (int code = 0; code < IQ_SEARCH_MAP_SIZE; code++) {
+    for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
         int nshell = code_distances(s, grid, code, dist2, shell);

@@ -1154,7 +1154,12 @@ static int iq2_best_neighbour(const gk_iq_search *t, int code, const float *xval
 
 /* Grid index of the levels L (ggml aborts when they are off the grid). */
 static inline int iq2_index_of(const gk_iq_search *t, const int8_t *L) {
-    int gi = t->map[iq2_code(L)];
+    /* Degenerate input (no usable scale) can leave negative levels or a code past
+     * the map, which ggml would shift or read out of bounds: no grid point, so 0. */
+    for (int i = 0; i < 8; i++)
+        if (L[i] < 0) return 0;
+    int u = iq2_code(L);
+    int gi = u < GK_IQ_SEARCH_MAP_SIZE ? t->map[u] : -1;
     return gi >= 0 ? gi : 0;
 }
 

@@ -15,6 +15,9 @@
  *  needed (thread-safe, once) and reports whether both are usable. */
 bool gk_iq3_tables_ready(void);
 
+/* Entries of a 2-bit / 1-bit search map: codes 0 .. 43691 (ggml's kmap_size). */
+#define GK_IQ_SEARCH_MAP_SIZE 43692
+
 /* Search tables of one 2-bit / 1-bit grid (ggml's iq2xs_init_impl), see iq_search.c.
  * grid: points as 8 bytes of 2*l+1 (l = level 0..2); map: code of 8 two-bit levels
  * (level i in bits 2i..2i+1) -> grid index, or -(offset+1) of its neighbour list in
