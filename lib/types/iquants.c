@@ -80,9 +80,12 @@ static inline void store_u32le(uint8_t *p, uint32_t v) {
 
 static inline float load_half(const uint8_t *p) { return gk_fp16_to_fp32(load_u16le(p)); }
 
-/* Sign factor for element j of a group of 8 whose sign bits are `signs`. */
-static inline float sign_of(uint8_t signs, int j) {
-    return (signs & gk_kmask_iq2xs[j]) ? -1.f : 1.f;
+/* v with its sign flipped when bit j of `signs` is set: the value of v * -1, and
+ * for a NaN the same flip in every build (a product with -1 may keep or flip a
+ * NaN's sign depending on how the compiler emits it). */
+static inline float signed_by(float v, uint8_t signs, int j) {
+    uint32_t bits = gk_f32_bits(v) ^ ((signs & gk_kmask_iq2xs[j]) ? 0x80000000u : 0u);
+    return gk_bits_f32(bits);
 }
 
 /* Unsigned byte j of a packed grid entry (the 2- and 3-bit grids hold magnitudes). */
@@ -104,7 +107,7 @@ void gk_dequantize_iq2_xxs(const void *src, float *dst, int64_t n) {
             for (int l = 0; l < 4; l++) {
                 const uint64_t g = gk_iq2xxs_grid[rec[l]];
                 const uint8_t signs = gk_ksigns_iq2xs[(aux1 >> (7 * l)) & 127];
-                for (int j = 0; j < 8; j++) dst[j] = db * grid_u8(g, j) * sign_of(signs, j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(db * grid_u8(g, j), signs, j);
                 dst += 8;
             }
         }
@@ -126,7 +129,7 @@ void gk_dequantize_iq2_xs(const void *src, float *dst, int64_t n) {
                 const uint16_t code = load_u16le(b + 2 + 2 * (4 * ib32 + l));
                 const uint64_t g = gk_iq2xs_grid[code & 511];
                 const uint8_t signs = gk_ksigns_iq2xs[code >> 9];
-                for (int j = 0; j < 8; j++) dst[j] = db[l / 2] * grid_u8(g, j) * sign_of(signs, j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(db[l / 2] * grid_u8(g, j), signs, j);
                 dst += 8;
             }
         }
@@ -151,7 +154,7 @@ void gk_dequantize_iq2_s(const void *src, float *dst, int64_t n) {
                 const float dl = db[l / 2];
                 const int index = qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300);
                 const uint64_t g = gk_iq2s_grid[index];
-                for (int j = 0; j < 8; j++) dst[j] = dl * grid_u8(g, j) * sign_of(signs[l], j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(dl * grid_u8(g, j), signs[l], j);
                 dst += 8;
             }
             qs += 4;
@@ -176,8 +179,8 @@ void gk_dequantize_iq3_xxs(const void *src, float *dst, int64_t n) {
                 const uint32_t g1 = gk_iq3xxs_grid[qs[2 * l]];
                 const uint32_t g2 = gk_iq3xxs_grid[qs[2 * l + 1]];
                 for (int j = 0; j < 4; j++) {
-                    dst[j] = db * grid_u8(g1, j) * sign_of(signs, j);
-                    dst[j + 4] = db * grid_u8(g2, j) * sign_of(signs, j + 4);
+                    dst[j] = signed_by(db * grid_u8(g1, j), signs, j);
+                    dst[j + 4] = signed_by(db * grid_u8(g2, j), signs, j + 4);
                 }
                 dst += 8;
             }
@@ -193,8 +196,8 @@ static void iq3s_group(const uint8_t *qs, uint8_t qh, const uint8_t *signs, floa
         const uint32_t g1 = gk_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
         const uint32_t g2 = gk_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
         for (int j = 0; j < 4; j++) {
-            dst[j] = db * grid_u8(g1, j) * sign_of(signs[l], j);
-            dst[j + 4] = db * grid_u8(g2, j) * sign_of(signs[l], j + 4);
+            dst[j] = signed_by(db * grid_u8(g1, j), signs[l], j);
+            dst[j + 4] = signed_by(db * grid_u8(g2, j), signs[l], j + 4);
         }
         dst += 8;
     }

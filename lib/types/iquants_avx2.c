@@ -823,9 +823,8 @@ static inline uint32_t load_u32le(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-/* dst[j] = db * byte j of the 8 grid bytes g * (bit j of signs ? -1 : 1). The
- * scalar build turns the product with -1 into a negation (a flip of the sign bit,
- * NaN included), so the sign is applied the same way here. */
+/* dst[j] = db * byte j of the 8 grid bytes g, its sign bit flipped when bit j of
+ * signs is set (iquants.c's signed_by). */
 TARGET_AVX2 static inline void grid8_signed(float *dst, float db, uint64_t g, uint8_t signs) {
     const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)g)));
     const __m256i bit = _mm256_and_si256(_mm256_set1_epi32(signs), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128));
