@@ -10,19 +10,27 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--json] PATH...\n\n"
+    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--hash] [--json] PATH...\n\n"
     "Records the header of every GGUF file under each PATH (folders are walked\n"
     "recursively) in a SQLite database: plain .gguf files (any file starting with the\n"
     "GGUF magic), .gguf.zst streams, and each GGUF member of a tar / tar.gz / tar.xz /\n"
-    "tar.zst / zip / 7z archive. Tensor data is never read. Tables files, kv, tensors,\n"
-    "models (shard sets grouped), views model_summary and quant_mix: see docs/index.md.\n\n"
+    "tar.zst / zip / 7z archive. Tensor data is read only with --hash. Tables files, kv,\n"
+    "tensors, models (shard sets grouped), views model_summary, quant_mix and\n"
+    "same_weights: see docs/index.md.\n\n"
     "A file whose size and modification time are unchanged since the last run is not\n"
-    "read again; a broken file is recorded with the reader's error and the run goes on.\n\n"
+    "read again; a broken file is recorded with the reader's error and the run goes on\n"
+    "(an archive or .gguf.zst cut short is broken too). Folders are walked at any depth;\n"
+    "a path left out (a folder that cannot be read, a path longer than PATH_MAX) is\n"
+    "reported on stderr, with why.\n\n"
     "options:\n"
     "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
     "  --jobs N        parse headers in N threads (default: all cores)\n"
     "  --full-arrays   store metadata arrays whole (default: their first 8 elements)\n"
     "  --prune         remove the rows of files that no longer exist\n"
+    "  --hash          also read the tensor data: each tensor's xxh64, the file's content\n"
+    "                  hash (`ggufkit hash`'s model line) and each model's weight digest,\n"
+    "                  so the view same_weights finds files holding the same weights;\n"
+    "                  files recorded without them are read again\n"
     "  --json          print the counts as JSON instead of a one-line summary\n"
     "  -h, --help      show this help\n\n"
     "Exit status: 0 success (broken files are data, not failures), 1 the database\n"
@@ -31,7 +39,7 @@ static const char *const usage =
 typedef struct index_args {
     const char *db;
     int jobs;
-    bool full_arrays, prune, json;
+    bool full_arrays, prune, json, hash;
     const char **paths;
     size_t n_paths;
 } index_args;
@@ -59,6 +67,8 @@ static int parse_args(int argc, char **argv, index_args *a) {
                 a->jobs = (int)n;
             } else if (strcmp(s, "--full-arrays") == 0) {
                 a->full_arrays = true;
+            } else if (strcmp(s, "--hash") == 0) {
+                a->hash = true;
             } else if (strcmp(s, "--prune") == 0) {
                 a->prune = true;
             } else if (strcmp(s, "--json") == 0) {
@@ -88,7 +98,7 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
               add_count(obj, "broken", s->broken) && add_count(obj, "removed", s->removed) &&
               add_count(obj, "vanished", s->vanished) && add_count(obj, "headers_read", s->headers_read) &&
               add_count(obj, "not_gguf", s->not_gguf) && add_count(obj, "rows", s->rows) &&
-              add_count(obj, "models", s->models) &&
+              add_count(obj, "models", s->models) && add_count(obj, "left_out", s->left_out) &&
               cJSON_AddNumberToObject(obj, "seconds", (double)(int64_t)(seconds * 1000) / 1000.0) != NULL;
     char *text = ok ? cJSON_Print(obj) : NULL;
     cJSON_Delete(obj);
@@ -96,6 +106,12 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
     puts(text);
     cJSON_free(text);
     return true;
+}
+
+/* A path the walk left out: one line on stderr. */
+static void report_left_out(void *ctx, const char *path, const char *why) {
+    (void)ctx;
+    fprintf(stderr, "ggufkit: %s: left out: %s\n", path, why);
 }
 
 int cmd_index(int argc, char **argv) {
@@ -114,8 +130,8 @@ int cmd_index(int argc, char **argv) {
     cmd_progress bar;
     cmd_progress_start(&bar, "index", 0);
     gk_index_opts opts = {
-        .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune,
-        .progress = cmd_write_progress, .progress_ctx = &bar,
+        .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune, .hash = a.hash,
+        .progress = cmd_write_progress, .progress_ctx = &bar, .left_out = report_left_out,
     };
     gk_index_stats stats;
     gk_error err;
@@ -139,6 +155,7 @@ int cmd_index(int argc, char **argv) {
                (unsigned long long)stats.removed);
         if (stats.vanished && !a.prune)
             printf(", %llu vanished (kept; --prune removes them)", (unsigned long long)stats.vanished);
+        if (stats.left_out) printf(", %llu paths left out (see above)", (unsigned long long)stats.left_out);
         printf("; %llu files, %llu models in the index (%.2fs)\n", (unsigned long long)stats.rows,
                (unsigned long long)stats.models, seconds);
     }

@@ -27,6 +27,8 @@ static const char *const usage =
     "                           a shard of its own.\n"
     "  --no-tensor-first-split  the first shard holds the metadata only\n"
     "  --dry-run                print the plan, write nothing\n"
+    "Shards are GGUF v3, as llama-gguf-split writes them: a v1 or v2 input gives v3\n"
+    "shards (v2 and v3 differ only in the version field), and merging them gives v3.\n"
     "Existing shard names are refused before anything is written; when writing fails\n"
     "the shards already written are removed. `ggufkit merge` joins a set again.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
@@ -44,7 +46,8 @@ void cmd_split_info_text(FILE *out, const char *path, const gk_model *m) {
     gk_split_set *set;
     gk_error err;
     if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
-        fprintf(out, "  set:         INCOMPLETE OR INCONSISTENT: %s\n", err.message);
+        char text[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX];
+        fprintf(out, "  set:         INCOMPLETE OR INCONSISTENT: %s\n", cmd_error_text(&err, text, sizeof text));
         return;
     }
     fprintf(out, "  prefix:      %s\n", gk_split_set_prefix(set));
@@ -71,7 +74,8 @@ struct cJSON *cmd_split_info_json(const char *path, const gk_model *m) {
     gk_error err;
     if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
         cJSON_AddBoolToObject(o, "complete", false);
-        cJSON_AddStringToObject(o, "error", err.message);
+        char text[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX];
+        cJSON_AddStringToObject(o, "error", cmd_error_text(&err, text, sizeof text));
         return o;
     }
     cJSON_AddBoolToObject(o, "complete", true);

@@ -34,6 +34,7 @@ typedef struct ix_tensor {
     uint64_t ne[GK_MAX_DIMS];
     uint64_t n_elements, offset, nbytes;
     int64_t info_offset;
+    char xxh64[17];             /* hex digest of the data (index --hash), "" when not read */
 } ix_tensor;
 
 /* One row of the files table: a GGUF file, or a GGUF member of an archive. */
@@ -59,6 +60,7 @@ typedef struct ix_row {
     int64_t split_no, split_count;   /* -1 when not a shard */
     char *group_key;            /* rows with the same key form one model */
     int64_t shape_sig;          /* XOR of per-tensor hashes of name and shape */
+    char content_xxh64[17];     /* xxh64 of all tensor data in order (index --hash), or "" */
     size_t n_warnings;
     char **warnings;
     ix_kv *kvs;
@@ -82,6 +84,7 @@ typedef struct ix_result {
 typedef struct ix_parse_opts {
     bool full_arrays;
     unsigned array_head;        /* elements kept of each array otherwise */
+    bool hash;                  /* read the tensor data for the xxh64 digests */
 } ix_parse_opts;
 
 /** ix_parse_path() : reads the file at path (a GGUF file, a .gguf.zst, or an archive
@@ -115,10 +118,18 @@ typedef struct ix_found_list {
     size_t n, cap;
 } ix_found_list;
 
+/* Where the walk reports a path it leaves out (fn may be NULL). */
+typedef struct ix_walk_report {
+    void (*fn)(void *ctx, const char *path, const char *why);
+    void *ctx;
+} ix_walk_report;
+
 /** ix_walk() : appends every regular file under path (or path itself when it is a
- *  file) to list, folders in name order. Symbolic links inside folders are not
- *  followed. @return : GK_OK, GK_E_NOT_FOUND (path does not exist), GK_E_NOMEM. */
-gk_status ix_walk(const char *path, ix_found_list *list, gk_error *err);
+ *  file) to list, folders in name order, at any depth. Symbolic links inside
+ *  folders are not followed. Each folder that cannot be read and each file whose
+ *  path is PATH_MAX bytes or more goes to rep (NULL accepted) instead, with why.
+ *  @return : GK_OK, GK_E_NOT_FOUND (path does not exist), GK_E_NOMEM. */
+gk_status ix_walk(const char *path, ix_found_list *list, const ix_walk_report *rep, gk_error *err);
 
 /** ix_found_list_free() : releases the list's paths and array. */
 void ix_found_list_free(ix_found_list *list);
