@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ggufkit.h"
+#include "types/cpu.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/kernels.h"
@@ -158,8 +159,17 @@ START_TEST(test_grid_tables) {
 END_TEST
 
 START_TEST(test_type_table) {
+    /* the scalar table holds these kernels; gk_type_get serves the active level's */
+    static gk_type_info scalar[GK_TYPE_COUNT], active[GK_TYPE_COUNT];
+    gk_type_table_for(GK_ISA_SCALAR, scalar);
+    gk_type_table_for(gk_isa_active(), active);
     for (int k = 0; k < NKINDS; k++) {
-        const gk_type_info *t = gk_type_get(kinds[k].id);
+        const gk_type_info *a = gk_type_get(kinds[k].id);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_msg(a->quantize == active[kinds[k].id].quantize &&
+                      a->dequantize == active[kinds[k].id].dequantize,
+                      "%s: gk_type_get is not the active level's entry", kinds[k].name);
+        const gk_type_info *t = &scalar[kinds[k].id];
         ck_assert_ptr_nonnull(t);
         ck_assert_str_eq(t->name, kinds[k].name);
         ck_assert_int_eq(t->block_elems, kinds[k].elems);

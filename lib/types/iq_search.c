@@ -21,8 +21,6 @@
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 
-/* Largest code of 8 two-bit levels that ggml's map covers (its kmap_size). */
-#define IQ_SEARCH_MAP_SIZE 43692
 /* Largest squared distance between two points of 8 values in {1,3,5,7}. */
 #define IQ_SEARCH_MAX_D2 (8 * 36)
 /* Most distance shells any grid keeps (IQ1: 3). */
@@ -38,10 +36,10 @@ typedef struct {
 } search_slot;
 
 static search_slot slots[GRID_COUNT] = {
-    [GRID_IQ2XXS] = { { GK_IQ2XXS_GRID_SIZE, NULL, NULL, NULL }, gk_iq2xxs_grid, 2, false },
-    [GRID_IQ2XS] = { { GK_IQ2XS_GRID_SIZE, NULL, NULL, NULL }, gk_iq2xs_grid, 2, false },
-    [GRID_IQ2S] = { { GK_IQ2S_GRID_SIZE, NULL, NULL, NULL }, gk_iq2s_grid, 1, false },
-    [GRID_IQ1] = { { GK_IQ1S_GRID_SIZE, NULL, NULL, NULL }, gk_iq1s_grid, 3, true },
+    [GRID_IQ2XXS] = { { GK_IQ2XXS_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2xxs_grid, 2, false },
+    [GRID_IQ2XS] = { { GK_IQ2XS_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2xs_grid, 2, false },
+    [GRID_IQ2S] = { { GK_IQ2S_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq2s_grid, 1, false },
+    [GRID_IQ1] = { { GK_IQ1S_GRID_SIZE, NULL, NULL, NULL, NULL }, gk_iq1s_grid, 3, true },
 };
 
 /* Level 0..2 of byte j of a stored grid point. */
@@ -86,9 +84,10 @@ static int code_distances(const search_slot *s, const uint64_t *grid, int code, 
 static void build_slot(search_slot *s) {
     const int n = s->pub.grid_size;
     uint64_t *grid = malloc((size_t)n * sizeof *grid);
-    int32_t *map = malloc(IQ_SEARCH_MAP_SIZE * sizeof *map);
+    int32_t *map = malloc(GK_IQ_SEARCH_MAP_SIZE * sizeof *map);
     int *dist2 = malloc((size_t)n * sizeof *dist2);
     uint16_t *neighbours = NULL;
+    uint64_t *points = NULL;
     if (grid == NULL || map == NULL || dist2 == NULL) goto fail;
 
     for (int k = 0; k < n; k++) {
@@ -97,7 +96,7 @@ static void build_slot(search_slot *s) {
             point |= (uint64_t)(2 * stored_level(s, s->source[k], i) + 1) << (8 * i);
         grid[k] = point;
     }
-    for (int i = 0; i < IQ_SEARCH_MAP_SIZE; i++) map[i] = -1;
+    for (int i = 0; i < GK_IQ_SEARCH_MAP_SIZE; i++) map[i] = -1;
     for (int k = 0; k < n; k++) {
         int code = 0;
         for (int i = 0; i < 8; i++) code |= ((gk_grid_byte(grid[k], i) - 1) / 2) << (2 * i);
@@ -106,7 +105,7 @@ static void build_slot(search_slot *s) {
 
     /* pass 1: size of all lists (count word + members) */
     size_t total = 0;
-    for (int code = 0; code < IQ_SEARCH_MAP_SIZE; code++) {
+    for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
         int nshell = code_distances(s, grid, code, dist2, shell);
@@ -115,12 +114,14 @@ static void build_slot(search_slot *s) {
             if (dist2[j] <= shell[nshell - 1]) members++;
         total += 1 + members;
     }
-    neighbours = malloc((total ? total : 1) * sizeof *neighbours);
-    if (neighbours == NULL) goto fail;
+    /* spare zero entries: vector searches read 8 entries at a time */
+    neighbours = calloc(total + 8, sizeof *neighbours);
+    points = calloc(total + 8, sizeof *points);
+    if (neighbours == NULL || points == NULL) goto fail;
 
     /* pass 2: lists ordered by (distance, grid index), as ggml's sorted scan */
     size_t counter = 0;
-    for (int code = 0; code < IQ_SEARCH_MAP_SIZE; code++) {
+    for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
         int nshell = code_distances(s, grid, code, dist2, shell);
@@ -135,11 +136,13 @@ static void build_slot(search_slot *s) {
             }
         }
         neighbours[start] = count;
+        for (size_t m = start + 1; m < counter; m++) points[m] = grid[neighbours[m]];
     }
     free(dist2);
     s->pub.grid = grid;
     s->pub.map = map;
     s->pub.neighbours = neighbours;
+    s->pub.neighbour_points = points;
     return;
 
 fail:
@@ -147,6 +150,7 @@ fail:
     free(map);
     free(dist2);
     free(neighbours);
+    free(points);
 }
 
 static pthread_once_t once_iq2xxs = PTHREAD_ONCE_INIT;

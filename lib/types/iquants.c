@@ -80,9 +80,12 @@ static inline void store_u32le(uint8_t *p, uint32_t v) {
 
 static inline float load_half(const uint8_t *p) { return gk_fp16_to_fp32(load_u16le(p)); }
 
-/* Sign factor for element j of a group of 8 whose sign bits are `signs`. */
-static inline float sign_of(uint8_t signs, int j) {
-    return (signs & gk_kmask_iq2xs[j]) ? -1.f : 1.f;
+/* v with its sign flipped when bit j of `signs` is set: the value of v * -1, and
+ * for a NaN the same flip in every build (a product with -1 may keep or flip a
+ * NaN's sign depending on how the compiler emits it). */
+static inline float signed_by(float v, uint8_t signs, int j) {
+    uint32_t bits = gk_f32_bits(v) ^ ((signs & gk_kmask_iq2xs[j]) ? 0x80000000u : 0u);
+    return gk_bits_f32(bits);
 }
 
 /* Unsigned byte j of a packed grid entry (the 2- and 3-bit grids hold magnitudes). */
@@ -104,7 +107,7 @@ void gk_dequantize_iq2_xxs(const void *src, float *dst, int64_t n) {
             for (int l = 0; l < 4; l++) {
                 const uint64_t g = gk_iq2xxs_grid[rec[l]];
                 const uint8_t signs = gk_ksigns_iq2xs[(aux1 >> (7 * l)) & 127];
-                for (int j = 0; j < 8; j++) dst[j] = db * grid_u8(g, j) * sign_of(signs, j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(db * grid_u8(g, j), signs, j);
                 dst += 8;
             }
         }
@@ -126,7 +129,7 @@ void gk_dequantize_iq2_xs(const void *src, float *dst, int64_t n) {
                 const uint16_t code = load_u16le(b + 2 + 2 * (4 * ib32 + l));
                 const uint64_t g = gk_iq2xs_grid[code & 511];
                 const uint8_t signs = gk_ksigns_iq2xs[code >> 9];
-                for (int j = 0; j < 8; j++) dst[j] = db[l / 2] * grid_u8(g, j) * sign_of(signs, j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(db[l / 2] * grid_u8(g, j), signs, j);
                 dst += 8;
             }
         }
@@ -151,7 +154,7 @@ void gk_dequantize_iq2_s(const void *src, float *dst, int64_t n) {
                 const float dl = db[l / 2];
                 const int index = qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300);
                 const uint64_t g = gk_iq2s_grid[index];
-                for (int j = 0; j < 8; j++) dst[j] = dl * grid_u8(g, j) * sign_of(signs[l], j);
+                for (int j = 0; j < 8; j++) dst[j] = signed_by(dl * grid_u8(g, j), signs[l], j);
                 dst += 8;
             }
             qs += 4;
@@ -176,8 +179,8 @@ void gk_dequantize_iq3_xxs(const void *src, float *dst, int64_t n) {
                 const uint32_t g1 = gk_iq3xxs_grid[qs[2 * l]];
                 const uint32_t g2 = gk_iq3xxs_grid[qs[2 * l + 1]];
                 for (int j = 0; j < 4; j++) {
-                    dst[j] = db * grid_u8(g1, j) * sign_of(signs, j);
-                    dst[j + 4] = db * grid_u8(g2, j) * sign_of(signs, j + 4);
+                    dst[j] = signed_by(db * grid_u8(g1, j), signs, j);
+                    dst[j + 4] = signed_by(db * grid_u8(g2, j), signs, j + 4);
                 }
                 dst += 8;
             }
@@ -193,8 +196,8 @@ static void iq3s_group(const uint8_t *qs, uint8_t qh, const uint8_t *signs, floa
         const uint32_t g1 = gk_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
         const uint32_t g2 = gk_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
         for (int j = 0; j < 4; j++) {
-            dst[j] = db * grid_u8(g1, j) * sign_of(signs[l], j);
-            dst[j + 4] = db * grid_u8(g2, j) * sign_of(signs[l], j + 4);
+            dst[j] = signed_by(db * grid_u8(g1, j), signs[l], j);
+            dst[j + 4] = signed_by(db * grid_u8(g2, j), signs[l], j + 4);
         }
         dst += 8;
     }
@@ -577,29 +580,22 @@ void gk_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_pe
 #define IQ3XXS_NEIGHBOURS_CAP 24576
 #define IQ3S_NEIGHBOURS_CAP 32768
 
-typedef struct {
-    int grid_size;
-    int nwant;                 /* distance shells kept per off-grid point */
-    const uint32_t *source;    /* the packed grid as stored in iq_grids.c */
-    uint32_t *grid;            /* grid points as 4 bytes of 2*l+1 */
-    int *map;                  /* point code -> grid index, or -(neighbour offset + 1) */
-    uint16_t *neighbours;      /* per off-grid point: count, then grid indices */
-    int neighbours_cap;
-    bool ready;
-} iq3_tables;
-
 static uint32_t iq3xxs_grid_points[GK_IQ3XXS_GRID_SIZE];
 static uint32_t iq3s_grid_points[GK_IQ3S_GRID_SIZE];
 static int iq3xxs_map[IQ3_KMAP_SIZE];
 static int iq3s_map[IQ3_KMAP_SIZE];
 static uint16_t iq3xxs_neighbours[IQ3XXS_NEIGHBOURS_CAP];
 static uint16_t iq3s_neighbours[IQ3S_NEIGHBOURS_CAP];
+static uint32_t iq3xxs_neighbour_points[IQ3XXS_NEIGHBOURS_CAP];
+static uint32_t iq3s_neighbour_points[IQ3S_NEIGHBOURS_CAP];
 
-static iq3_tables iq3xxs_tables = { GK_IQ3XXS_GRID_SIZE, 2, gk_iq3xxs_grid, iq3xxs_grid_points,
-                                    iq3xxs_map, iq3xxs_neighbours, IQ3XXS_NEIGHBOURS_CAP,
+static gk_iq3_tables iq3xxs_tables = { GK_IQ3XXS_GRID_SIZE, 2, gk_iq3xxs_grid, iq3xxs_grid_points,
+                                    iq3xxs_map, iq3xxs_neighbours, iq3xxs_neighbour_points,
+                                    IQ3XXS_NEIGHBOURS_CAP,
                                     false };
-static iq3_tables iq3s_tables = { GK_IQ3S_GRID_SIZE, 3, gk_iq3s_grid, iq3s_grid_points,
-                                  iq3s_map, iq3s_neighbours, IQ3S_NEIGHBOURS_CAP, false };
+static gk_iq3_tables iq3s_tables = { GK_IQ3S_GRID_SIZE, 3, gk_iq3s_grid, iq3s_grid_points,
+                                  iq3s_map, iq3s_neighbours, iq3s_neighbour_points,
+                                  IQ3S_NEIGHBOURS_CAP, false };
 
 /* 3-bit level (0..7) of a byte of the stored grids: IQ3_S stores 2*l+1, IQ3_XXS
  * stores 4 + 8*l except 62 for the top level. */
@@ -615,7 +611,7 @@ static int iq3_pair_compare(const void *left, const void *right) {
 }
 
 /* Squared distances from the point of code `code` to every grid point, sorted. */
-static void iq3_sorted_distances(const iq3_tables *t, int code, int *dist2) {
+static void iq3_sorted_distances(const gk_iq3_tables *t, int code, int *dist2) {
     int8_t pos[4];
     for (int k = 0; k < 4; k++) pos[k] = (int8_t)(2 * ((code >> (3 * k)) & 7) + 1);
     for (int j = 0; j < t->grid_size; j++) {
@@ -632,7 +628,7 @@ static void iq3_sorted_distances(const iq3_tables *t, int code, int *dist2) {
 
 /* Fills grid, map and neighbour lists of t; leaves t->ready false if the static
  * neighbour storage were too small (it is sized for ggml's grids). */
-static void iq3_build(iq3_tables *t) {
+static void iq3_build(gk_iq3_tables *t) {
     for (int k = 0; k < t->grid_size; k++) {
         uint32_t point = 0;
         for (int i = 0; i < 4; i++) {
@@ -667,6 +663,8 @@ static void iq3_build(iq3_tables *t) {
         }
         t->neighbours[start] = (uint16_t)n;
     }
+    /* the grid point of every list member, for searches that read it in one load */
+    for (int i = 0; i < counter; i++) t->neighbour_points[i] = t->grid[t->neighbours[i] % t->grid_size];
     t->ready = true;
 }
 
@@ -676,14 +674,16 @@ static pthread_once_t iq3s_once = PTHREAD_ONCE_INIT;
 static void build_iq3xxs_tables(void) { iq3_build(&iq3xxs_tables); }
 static void build_iq3s_tables(void) { iq3_build(&iq3s_tables); }
 
-/* The IQ3_XXS (256-point) search tables, built on first use; NULL if unusable. */
-static const iq3_tables *iq3xxs_get(void) {
+/** gk_iq3xxs_tables() : the IQ3_XXS (256-point) search tables, built on first use;
+ *  NULL if unusable. */
+const gk_iq3_tables *gk_iq3xxs_tables(void) {
     pthread_once(&iq3xxs_once, build_iq3xxs_tables);
     return iq3xxs_tables.ready ? &iq3xxs_tables : NULL;
 }
 
-/* The IQ3_S (512-point) search tables, built on first use; NULL if unusable. */
-static const iq3_tables *iq3s_get(void) {
+/** gk_iq3s_tables() : the IQ3_S (512-point) search tables, built on first use;
+ *  NULL if unusable. */
+const gk_iq3_tables *gk_iq3s_tables(void) {
     pthread_once(&iq3s_once, build_iq3s_tables);
     return iq3s_tables.ready ? &iq3s_tables : NULL;
 }
@@ -691,7 +691,7 @@ static const iq3_tables *iq3s_get(void) {
 /** gk_iq3_tables_ready() : builds the IQ3 search tables if needed and reports
  *  whether both are usable (for tests; quantizers call it implicitly). */
 bool gk_iq3_tables_ready(void) {
-    return iq3xxs_get() != NULL && iq3s_get() != NULL;
+    return gk_iq3xxs_tables() != NULL && gk_iq3s_tables() != NULL;
 }
 
 /* Nearest listed neighbour of an off-grid group of 4 (weighted squared error at
@@ -730,21 +730,14 @@ static int iq3_levels(const float *xval, float id, int8_t *L) {
 }
 
 /* Grid index of the levels in L (4 values); -1 when not a grid point. */
-static int iq3_index_of(const iq3_tables *t, const int8_t *L) {
+static int iq3_index_of(const gk_iq3_tables *t, const int8_t *L) {
     int code = 0;
     for (int i = 0; i < 4; i++) code |= L[i] << (3 * i);
     return t->map[code] >= 0 ? t->map[code] : -1;
 }
 
-/* Per-32-value search state shared by the IQ3 quantizers. */
-typedef struct {
-    float weight[32], waux[32], xval[32];
-    int8_t L[32], Laux[32];
-    bool on_grid[8], on_grid_aux[8];
-} iq3_group;
-
 /* Weighted least-squares scale of xval for the levels L (q = 2*l+1). */
-static void iq3_sums(const iq3_group *g, const int8_t *L, float *sumqx, float *sumq2) {
+static void iq3_sums(const gk_iq3_group *g, const int8_t *L, float *sumqx, float *sumq2) {
     float sx = 0, s2 = 0;
     for (int i = 0; i < 32; i++) {
         float w = g->weight[i];
@@ -758,7 +751,7 @@ static void iq3_sums(const iq3_group *g, const int8_t *L, float *sumqx, float *s
 
 /* Scale search for 32 magnitudes xval (ggml's loop over is = -nis..nis); leaves the
  * best levels in g->L and which groups were on the grid in g->on_grid. */
-static float iq3_search_scale(const iq3_tables *t, iq3_group *g, float max, int nis,
+static float iq3_search_scale(const gk_iq3_tables *t, gk_iq3_group *g, float max, int nis,
                               bool on_grid_init) {
     const int kMaxQ = 8;
     float best = 0;
@@ -791,7 +784,7 @@ static float iq3_search_scale(const iq3_tables *t, iq3_group *g, float max, int 
 
 /* Re-projects off-grid groups (all groups when only_off_grid is false, as IQ3_S
  * does) at the final scale and refits the scale. */
-static float iq3_refit(const iq3_tables *t, iq3_group *g, float scale, bool only_off_grid) {
+static float iq3_refit(const gk_iq3_tables *t, gk_iq3_group *g, float scale, bool only_off_grid) {
     int n_not_ongrid = 0;
     for (int k = 0; k < 8; k++)
         if (!g->on_grid[k]) n_not_ongrid++;
@@ -816,7 +809,7 @@ static float iq3_refit(const iq3_tables *t, iq3_group *g, float scale, bool only
 }
 
 /* Importance of each of 32 values: imatrix-weighted, or x^2 without one. */
-static void iq3_weights(iq3_group *g, const float *xb, const float *qw, float sigma2) {
+static void iq3_weights(gk_iq3_group *g, const float *xb, const float *qw, float sigma2) {
     if (qw) {
         for (int i = 0; i < 32; i++) g->weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
     } else {
@@ -840,12 +833,13 @@ static uint8_t iq3_split_signs(const float *xb, float *xval) {
 }
 
 /* One IQ3_XXS super-block (ggml's quantize_row_iq3_xxs_impl with grid 256). */
-static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const float *xbl,
-                                  const float *qwbl, uint8_t *blk) {
+static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
+                                  gk_iq3_group *gp, const float *xbl, const float *qwbl,
+                                  uint8_t *blk) {
     float scales[QK_K / 32];
     uint8_t q3[3 * (QK_K / 8)];
     uint32_t words[QK_K / 32];
-    iq3_group g = *gp;
+    gk_iq3_group g = *gp;
     memset(q3, 0, sizeof q3);
     memset(words, 0, sizeof words);
     store_u16le(blk, gk_fp32_to_fp16(0.f));
@@ -885,7 +879,7 @@ static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const floa
             memset(g.L, 0, sizeof g.L);
             continue;
         }
-        float scale = iq3_search_scale(t, &g, max, 15, true);
+        float scale = search(t, &g, max, 15, true);
         scale = iq3_refit(t, &g, scale, true);
         if (scale < 0) {
             scale = -scale;
@@ -920,10 +914,11 @@ static void iq3xxs_quantize_block(const iq3_tables *t, iq3_group *gp, const floa
 
 /* One IQ3_S super-block (ggml's quantize_row_iq3_s_impl, block size 32). Like ggml,
  * an all-zero group of 32 does not advance the qs/signs write positions. */
-static void iq3s_quantize_block(const iq3_tables *t, iq3_group *gp, const float *xbl,
-                                const float *qwbl, uint8_t *blk) {
+static void iq3s_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
+                                gk_iq3_group *gp, const float *xbl, const float *qwbl,
+                                uint8_t *blk) {
     float scales[QK_K / 32];
-    iq3_group g = *gp;
+    gk_iq3_group g = *gp;
     memset(blk, 0, IQ3_S_BYTES);
     store_u16le(blk, gk_fp32_to_fp16(0.f));
     uint8_t *qs = blk + 2;
@@ -947,7 +942,7 @@ static void iq3s_quantize_block(const iq3_tables *t, iq3_group *gp, const float 
             scales[ib] = 0;
             continue;
         }
-        float scale = iq3_search_scale(t, &g, max, 9, false);
+        float scale = search(t, &g, max, 9, false);
         scale = iq3_refit(t, &g, scale, false);
         if (scale < 0) {
             scale = -scale;
@@ -986,45 +981,58 @@ static void zero_rows(void *dst, int64_t nrows, int64_t n_per_row, int block_byt
     memset(dst, 0, (size_t)(nrows * (n_per_row / QK_K) * block_bytes));
 }
 
-/** gk_quantize_iq3_xxs() : ggml's quantize_iq3_xxs; imatrix optional (n_per_row
- *  weights shared by all rows). */
-void gk_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                         const float *imatrix) {
-    const iq3_tables *t = iq3xxs_get();
+/** gk_quantize_iq3_xxs_with() : gk_quantize_iq3_xxs with the scale search `search`
+ *  (the scalar one or a vector equal). */
+void gk_quantize_iq3_xxs_with(gk_iq3_search_fn search, const float *src, void *dst,
+                              int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    const gk_iq3_tables *t = gk_iq3xxs_tables();
     if (t == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ3_XXS_BYTES);
         return;
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_XXS_BYTES) {
-            iq3xxs_quantize_block(t, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
+            iq3xxs_quantize_block(t, search, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
         }
         src += n_per_row;
     }
 }
 
-/** gk_quantize_iq3_s() : ggml's quantize_iq3_s; imatrix optional. */
-void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                       const float *imatrix) {
-    const iq3_tables *t = iq3s_get();
+/** gk_quantize_iq3_s_with() : gk_quantize_iq3_s with the scale search `search`. */
+void gk_quantize_iq3_s_with(gk_iq3_search_fn search, const float *src, void *dst,
+                            int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    const gk_iq3_tables *t = gk_iq3s_tables();
     if (t == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ3_S_BYTES);
         return;
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_S_BYTES) {
-            iq3s_quantize_block(t, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
+            iq3s_quantize_block(t, search, &group, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL, out);
         }
         src += n_per_row;
     }
+}
+
+/** gk_quantize_iq3_xxs() : ggml's quantize_iq3_xxs; imatrix optional (n_per_row
+ *  weights shared by all rows). */
+void gk_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                         const float *imatrix) {
+    gk_quantize_iq3_xxs_with(iq3_search_scale, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq3_s() : ggml's quantize_iq3_s; imatrix optional. */
+void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix) {
+    gk_quantize_iq3_s_with(iq3_search_scale, src, dst, nrows, n_per_row, imatrix);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1149,7 +1157,12 @@ static int iq2_best_neighbour(const gk_iq_search *t, int code, const float *xval
 
 /* Grid index of the levels L (ggml aborts when they are off the grid). */
 static inline int iq2_index_of(const gk_iq_search *t, const int8_t *L) {
-    int gi = t->map[iq2_code(L)];
+    /* Degenerate input (no usable scale) can leave negative levels or a code past
+     * the map, which ggml would shift or read out of bounds: no grid point, so 0. */
+    for (int i = 0; i < 8; i++)
+        if (L[i] < 0) return 0;
+    int u = iq2_code(L);
+    int gi = u < GK_IQ_SEARCH_MAP_SIZE ? t->map[u] : -1;
     return gi >= 0 ? gi : 0;
 }
 
@@ -1207,36 +1220,40 @@ static uint8_t iq2_even_signs(const float *xb, const float *weight, float *xval)
     return s & 127;
 }
 
-/* Per-call state of the 2-bit quantizers; L is carried between groups as ggml's
- * level buffer is. */
-typedef struct {
-    float weight[32], waux[32], xval[32];
-    int8_t L[32], Laux[32];
-    bool on_grid[2], on_grid_aux[2];
-} iq2_state;
-
-/* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
- * then a re-projection of all 4 points at the final scale. Returns the scale. */
-static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
-    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
-    float eff_max = scale * IQ2_KMAXQ;
+/* Trial loop of the 2-bit searches (shared by IQ2_XXS's groups of 32 and the
+ * groups of 16 of IQ2_XS / IQ2_S): see gk_iq2_search_fn in iquants.h. */
+static float iq2_search_scale(const gk_iq_search *t, gk_iq2_state *g, int ngroups, int nis,
+                              float max, float scale) {
     float best = 0;
-    for (int is = -6; is <= 6; is++) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / eff_max;
+    for (int is = -nis; is <= nis; is++) {
+        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
         float this_scale = 1 / id;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < ngroups; k++) {
             int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
-            if (t->map[u] < 0)
-                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
+            g->on_grid_aux[k] = true;
+            if (t->map[u] < 0) {
+                g->on_grid_aux[k] = false;
+                g->neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
+            }
         }
         float sumqx, sumq2;
-        iq2_sums(32, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
+        iq2_sums(8 * ngroups, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(g->L, g->Laux, 32);
+            memcpy(g->L, g->Laux, (size_t)(8 * ngroups));
+            memcpy(g->on_grid, g->on_grid_aux, (size_t)ngroups * sizeof(bool));
         }
     }
+    return scale;
+}
+
+/* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
+ * then a re-projection of all 4 points at the final scale. Returns the scale. */
+static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
+    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
+    float eff_max = scale * IQ2_KMAXQ;
+    scale = g->search(t, g, 4, 6, eff_max, scale);
     if (scale > 0) {
         float id = 1 / scale;
         for (int k = 0; k < 4; k++) {
@@ -1244,7 +1261,7 @@ static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
             int u = iq2_levels(g->xval + 8 * k, id, lv);
             int grid_index = t->map[u];
             if (grid_index < 0)
-                grid_index = iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
+                grid_index = g->neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
             for (int i = 0; i < 8; i++) g->L[8 * k + i] = (int8_t)((gk_grid_byte(t->grid[grid_index], i) - 1) / 2);
         }
         float sumqx, sumq2;
@@ -1256,31 +1273,9 @@ static float iq2xxs_group(const gk_iq_search *t, iq2_state *g) {
 
 /* One group of 16 for IQ2_XS / IQ2_S: 19 trial scales from max/5, then only the
  * off-grid points re-projected at the final scale. Returns the scale. */
-static float iq2_group16(const gk_iq_search *t, iq2_state *g, float max) {
-    float best = 0;
-    float scale = max / (2 * IQ2_KMAXQ - 1);
+static float iq2_group16(const gk_iq_search *t, gk_iq2_state *g, float max) {
     g->on_grid[0] = g->on_grid[1] = true;
-    for (int is = -9; is <= 9; is++) {
-        float id = (2 * IQ2_KMAXQ - 1 + is * 0.1f) / max;
-        float this_scale = 1 / id;
-        for (int k = 0; k < 2; k++) {
-            int u = iq2_levels(g->xval + 8 * k, id, g->Laux + 8 * k);
-            g->on_grid_aux[k] = true;
-            if (t->map[u] < 0) {
-                g->on_grid_aux[k] = false;
-                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, this_scale, g->Laux + 8 * k);
-            }
-        }
-        float sumqx, sumq2;
-        iq2_sums(16, g->weight, g->xval, g->Laux, &sumqx, &sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            memcpy(g->L, g->Laux, 16);
-            g->on_grid[0] = g->on_grid_aux[0];
-            g->on_grid[1] = g->on_grid_aux[1];
-        }
-    }
+    float scale = g->search(t, g, 2, 9, max, max / (2 * IQ2_KMAXQ - 1));
     int n_not_ongrid = !g->on_grid[0] + !g->on_grid[1];
     if (n_not_ongrid > 0 && scale > 0) {
         float id = 1 / scale;
@@ -1288,7 +1283,7 @@ static float iq2_group16(const gk_iq_search *t, iq2_state *g, float max) {
             if (g->on_grid[k]) continue;
             int u = iq2_levels(g->xval + 8 * k, id, g->L + 8 * k);
             if (t->map[u] < 0)
-                iq2_best_neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
+                g->neighbour(t, u, g->xval + 8 * k, g->waux + 8 * k, scale, g->L + 8 * k);
         }
         float sumqx, sumq2;
         iq2_sums(16, g->weight, g->xval, g->L, &sumqx, &sumq2);
@@ -1310,7 +1305,7 @@ static void imatrix_weights(int n, const float *xb, const float *qw, float sigma
 }
 
 /* One IQ2_XXS super-block. */
-static void iq2xxs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2xxs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                   const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 32];
     uint32_t q2[2 * (QK_K / 32)];
@@ -1363,7 +1358,7 @@ static void iq2xxs_quantize_block(const gk_iq_search *t, iq2_state *g, const flo
 }
 
 /* One IQ2_XS super-block. */
-static void iq2xs_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                  const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 16];
     uint16_t q2[2 * (QK_K / 16)];
@@ -1418,7 +1413,7 @@ static void iq2xs_quantize_block(const gk_iq_search *t, iq2_state *g, const floa
 }
 
 /* One IQ2_S super-block (explicit 8 sign bits, 10-bit grid indices). */
-static void iq2s_quantize_block(const gk_iq_search *t, iq2_state *g, const float *xbl,
+static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 16];
     uint8_t *qs = blk + 2;
@@ -1487,21 +1482,10 @@ static void iq2s_quantize_block(const gk_iq_search *t, iq2_state *g, const float
 
 /* ---- IQ1 (ternary grid with a shifted zero point) ----------------------- */
 
-/* Per-call state of the 1-bit quantizers (shifts carried as ggml's buffer is). */
-typedef struct {
-    float weight[32];
-    float sumx[33], sumw[33];
-    float value[32]; /* the group's values sorted ascending ... */
-    int order[32];   /* ... and their positions */
-    int8_t L[32];
-    uint16_t index[4];
-    int8_t shifts[QK_K / 16];
-    float scales[QK_K / 16];
-} iq1_state;
 
 /* Sorts the n values of xb ascending into s->value / s->order; equal values keep
  * their order (as the merge sort behind glibc's qsort does). */
-static void iq1_sort(iq1_state *s, const float *xb, int n) {
+static void iq1_sort(gk_iq1_state *s, const float *xb, int n) {
     for (int j = 0; j < n; j++) {
         float v = xb[j];
         int p = j;
@@ -1519,7 +1503,18 @@ static void iq1_sort(iq1_state *s, const float *xb, int n) {
  * `scale`), ggml's iq1_find_best_neighbour2; writes its levels to L. ggml falls back
  * to the whole grid if no neighbour scores below FLT_MAX (reading xval out of
  * range there); this fallback reads xval in range. */
-static int iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval,
+/** gk_iq1_prefix_sums() : s->sumx / s->sumw[j] = sums of weight*x / weight over the
+ *  first j values in sorted order (j = 0..n). */
+void gk_iq1_prefix_sums(gk_iq1_state *s, const float *xb, int n) {
+    s->sumx[0] = s->sumw[0] = 0;
+    for (int j = 0; j < n; j++) {
+        int i = s->order[j];
+        s->sumx[j + 1] = s->sumx[j] + s->weight[i] * xb[i];
+        s->sumw[j + 1] = s->sumw[j] + s->weight[i];
+    }
+}
+
+int gk_iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval,
                               const float *weight, float scale, const float *xg, int8_t *L) {
     const uint16_t *nb = iq2_neighbours_of(t, code);
     int num_neighbors = nb[0];
@@ -1559,8 +1554,8 @@ static int iq1_best_neighbour(const gk_iq_search *t, int code, const float *xval
     return grid_index;
 }
 
-/* Assigns levels 0/1/2 to the sorted positions split at i1 and i2. */
-static void iq1_assign_levels(iq1_state *s, int n, int i1, int i2) {
+/** gk_iq1_assign_levels() : levels 0/1/2 to the sorted positions split at i1, i2. */
+void gk_iq1_assign_levels(gk_iq1_state *s, int n, int i1, int i2) {
     for (int j = 0; j < i1; j++) s->L[s->order[j]] = 0;
     for (int j = i1; j < i2; j++) s->L[s->order[j]] = 1;
     for (int j = i2; j < n; j++) s->L[s->order[j]] = 2;
@@ -1569,7 +1564,7 @@ static void iq1_assign_levels(iq1_state *s, int n, int i1, int i2) {
 /* Grid indices of the n/8 points of L; off-grid points are replaced by their best
  * neighbour under the shifted levels xx[k] of each point. Returns true if all
  * points were on the grid. */
-static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int n,
+static bool iq1_points(const gk_iq_search *t, gk_iq1_state *s, const float *xb, int n,
                        float scale, const float *const *xx) {
     bool all_on_grid = true;
     for (int k = 0; k < n / 8; k++) {
@@ -1577,7 +1572,7 @@ static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int
         int grid_index = t->map[u];
         if (grid_index < 0) {
             all_on_grid = false;
-            grid_index = iq1_best_neighbour(t, u, xb + 8 * k, s->weight + 8 * k, scale, xx[k],
+            grid_index = s->neighbour(t, u, xb + 8 * k, s->weight + 8 * k, scale, xx[k],
                                             s->L + 8 * k);
         }
         s->index[k] = (uint16_t)grid_index;
@@ -1586,7 +1581,7 @@ static bool iq1_points(const gk_iq_search *t, iq1_state *s, const float *xb, int
 }
 
 /* Least-squares scale of the chosen points (kept if both sums are positive). */
-static float iq1_refit(const gk_iq_search *t, const iq1_state *s, const float *xb, int n,
+static float iq1_refit(const gk_iq_search *t, const gk_iq1_state *s, const float *xb, int n,
                        const float *const *xx, float scale) {
     float sumqx = 0, sumq2 = 0;
     for (int k = 0; k < n / 8; k++) {
@@ -1610,15 +1605,10 @@ static const float iq1m_xm[3] = { -1 - GK_IQ1M_DELTA, -GK_IQ1M_DELTA, 1 - GK_IQ1
 /* Exhaustive split search of one IQ1_S group of 32 (both delta signs); sets
  * s->L, returns the scale and the shift (+1/-1) in *shift, or 0 when ggml's search
  * would find no split. */
-static float iq1s_split(iq1_state *s, const float *xb, float max, int *shift) {
+static float iq1s_split(gk_iq1_state *s, const float *xb, float max, int *shift) {
     const int n = 32;
     const float *x_p = iq1s_xp, *x_m = iq1s_xm;
-    s->sumx[0] = s->sumw[0] = 0;
-    for (int j = 0; j < n; j++) {
-        int i = s->order[j];
-        s->sumx[j + 1] = s->sumx[j] + s->weight[i] * xb[i];
-        s->sumw[j + 1] = s->sumw[j] + s->weight[i];
-    }
+    gk_iq1_prefix_sums(s, xb, n);
     const float *sumx = s->sumx, *sumw = s->sumw;
     float best_score = -FLT_MIN, scale = max;
     int besti1 = -1, besti2 = -1, best_shift = 0;
@@ -1651,12 +1641,12 @@ static float iq1s_split(iq1_state *s, const float *xb, float max, int *shift) {
     }
     *shift = best_shift;
     if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* ggml asserts */
-    iq1_assign_levels(s, n, besti1, besti2);
+    gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
 
 /* One IQ1_S super-block (8 groups of 32). */
-static void iq1s_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     uint8_t *qs = blk + 2;
     uint16_t qh[QK_K / 32];
@@ -1678,7 +1668,7 @@ static void iq1s_quantize_block(const gk_iq_search *t, iq1_state *s, const float
         }
         iq1_sort(s, xb, 32);
         int best_shift;
-        float scale = iq1s_split(s, xb, max, &best_shift);
+        float scale = s->split(s, xb, max, &best_shift);
         if (best_shift == 0) {
             s->scales[ib] = 0;
             memset(s->L, 1, 32);
@@ -1727,7 +1717,7 @@ static const float *iq1m_levels_of(int best_k, int k) {
 /* Exhaustive split search of one IQ1_M group of 16 over the 4 delta-sign
  * combinations; sets s->L, returns the scale and the combination in *best_kp (-1
  * when ggml's search would find none). */
-static float iq1m_split(iq1_state *s, const float *xb, float max, int *best_kp) {
+static float iq1m_split(gk_iq1_state *s, const float *xb, float max, int *best_kp) {
     const int n = 16;
     float best_score = -FLT_MIN, scale = max;
     int besti1 = -1, besti2 = -1, best_k = -1;
@@ -1759,7 +1749,7 @@ static float iq1m_split(iq1_state *s, const float *xb, float max, int *best_kp) 
     }
     *best_kp = best_k;
     if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* ggml asserts */
-    iq1_assign_levels(s, n, besti1, besti2);
+    gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
 
@@ -1772,7 +1762,7 @@ static void iq1m_weights(int n, const float *xb, const float *qw, float sigma2, 
 
 /* One IQ1_M super-block (16 groups of 16; the f16 scale spread over the top
  * nibbles of the four scale words). */
-static void iq1m_quantize_block(const gk_iq_search *t, iq1_state *s, const float *xbl,
+static void iq1m_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const float *xbl,
                                 const float *qwbl, uint8_t *blk) {
     static const uint8_t masks[4] = { 0x00, 0x80, 0x08, 0x88 };
     uint8_t *qs = blk;
@@ -1794,7 +1784,7 @@ static void iq1m_quantize_block(const gk_iq_search *t, iq1_state *s, const float
         }
         iq1_sort(s, xb, 16);
         int best_k;
-        float scale = iq1m_split(s, xb, max, &best_k);
+        float scale = s->split(s, xb, max, &best_k);
         if (best_k < 0) {
             s->scales[ib] = 0;
             memset(s->L, 1, 16);
@@ -1890,13 +1880,22 @@ static void iq1m_block(const gk_iq_search *t, void *st, const float *x, const fl
  *  weights shared by all rows); without one (ggml asserts) the rows are zeroed -
  *  callers must refuse the tensor beforehand (gk_type_info.needs_imatrix). */
 void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                         const float *imatrix) {
+                        const float *imatrix) {
+    gk_quantize_iq2_xxs_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_xxs_with() : gk_quantize_iq2_xxs with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_xxs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+                          int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XXS_BYTES);
         return;
     }
-    iq2_state state;
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_XXS, iq2xxs_block, &state, IQ2_XXS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
 }
@@ -1904,12 +1903,21 @@ void gk_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_p
 /** gk_quantize_iq2_xs() : ggml's quantize_iq2_xs. Requires imatrix (as IQ2_XXS). */
 void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix) {
+    gk_quantize_iq2_xs_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_xs_with() : gk_quantize_iq2_xs with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_xs_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+                          int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ2_XS_BYTES);
         return;
     }
-    iq2_state state;
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_XS, iq2xs_block, &state, IQ2_XS_BYTES, src, dst, nrows,
                      n_per_row, imatrix);
 }
@@ -1918,8 +1926,17 @@ void gk_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_pe
  *  weights are sigma2/4 + x^2). */
 void gk_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
-    iq2_state state;
+    gk_quantize_iq2_s_with(iq2_search_scale, iq2_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq2_s_with() : gk_quantize_iq2_s with the trial loop `search` and the
+ *  neighbour search `neighbour`. */
+void gk_quantize_iq2_s_with(gk_iq2_search_fn search, gk_iq2_neighbour_fn neighbour, const float *src, void *dst, int64_t nrows,
+                            int64_t n_per_row, const float *imatrix) {
+    gk_iq2_state state;
     memset(&state, 0, sizeof state);
+    state.search = search;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ2_S, iq2s_block, &state, IQ2_S_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }
@@ -1927,12 +1944,21 @@ void gk_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per
 /** gk_quantize_iq1_s() : ggml's quantize_iq1_s. Requires imatrix (as IQ2_XXS). */
 void gk_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
+    gk_quantize_iq1_s_with(iq1s_split, gk_iq1_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq1_s_with() : gk_quantize_iq1_s with the split search `split` and
+ *  the neighbour search `neighbour`. */
+void gk_quantize_iq1_s_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         zero_rows(dst, nrows, n_per_row, IQ1_S_BYTES);
         return;
     }
-    iq1_state state;
+    gk_iq1_state state;
     memset(&state, 0, sizeof state);
+    state.split = split;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ1_S, iq1s_block, &state, IQ1_S_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }
@@ -1941,8 +1967,17 @@ void gk_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per
  *  weights are x^2), though llama-quantize demands one for most tensors. */
 void gk_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
-    iq1_state state;
+    gk_quantize_iq1_m_with(iq1m_split, gk_iq1_best_neighbour, src, dst, nrows, n_per_row, imatrix);
+}
+
+/** gk_quantize_iq1_m_with() : gk_quantize_iq1_m with the split search `split` and
+ *  the neighbour search `neighbour`. */
+void gk_quantize_iq1_m_with(gk_iq1_split_fn split, gk_iq1_neighbour_fn neighbour, const float *src,
+                            void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    gk_iq1_state state;
     memset(&state, 0, sizeof state);
+    state.split = split;
+    state.neighbour = neighbour;
     iq_quantize_rows(GK_TYPE_IQ1_M, iq1m_block, &state, IQ1_M_BYTES, src, dst, nrows, n_per_row,
                      imatrix);
 }
