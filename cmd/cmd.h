@@ -42,10 +42,6 @@ int cmd_index(int argc, char **argv);
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
 int cmd_report(const char *path, const gk_error *err);
 
-/** cmd_recover_hint() : names the command that recovers path from an interrupted
- *  in-place edit (after a GK_E_JOURNAL error). */
-void cmd_recover_hint(FILE *out, const char *path);
-
 /** cmd_open_listing() : opens a file for a read-only listing (info, dump). A file
  *  whose header is fine but whose tensor data is misplaced (misaligned, past the
  *  end, overlapping: a partial download) is still opened, leniently, so its header

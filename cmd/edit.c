@@ -368,11 +368,18 @@ static void report_recovery(const char *path, gk_recovery what) {
         fprintf(stderr, "ggufkit: %s: removed an incomplete journal (the file was not changed)\n", path);
 }
 
+/* cmd_report, and for a lock waited on in vain, what to do about it. */
+static int report_wait(const char *path, const gk_error *err) {
+    cmd_report(path, err);
+    if (err->code == GK_E_LOCKED) fprintf(stderr, "ggufkit: --wait SECONDS waits longer\n");
+    return GK_EXIT_FAIL;
+}
+
 /* Recovers an interrupted in-place edit of path, reporting what was done. */
 static bool recover(const char *path, unsigned wait_ms, gk_recovery *what) {
     gk_error err;
     if (gk_journal_recover(path, wait_ms, what, NULL, NULL, &err) != GK_OK) {
-        cmd_report(path, &err);
+        report_wait(path, &err);
         return false;
     }
     report_recovery(path, *what);
@@ -392,10 +399,7 @@ static int open_input(const edit_args *a, gk_file **f) {
         if (!recover(a->path, a->wait_ms, &what)) return GK_EXIT_FAIL;
         st = gk_open(a->path, GK_OPEN_DEFAULT, f, &err);
     }
-    if (st == GK_OK) return -1;
-    cmd_report(a->path, &err);
-    if (st == GK_E_LOCKED) fprintf(stderr, "ggufkit: (--wait SECONDS waits longer)\n");
-    return GK_EXIT_FAIL;
+    return st == GK_OK ? -1 : report_wait(a->path, &err);
 }
 
 static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest) {

@@ -20,13 +20,7 @@ int cmd_report(const char *path, const gk_error *err) {
     if (path && *path) fprintf(stderr, "%s: ", path);
     if (err->offset >= 0) fprintf(stderr, "offset %lld: ", (long long)err->offset);
     fprintf(stderr, "%s\n", err->message[0] ? err->message : gk_status_name(err->code));
-    if (err->code == GK_E_JOURNAL) cmd_recover_hint(stderr, path);
     return GK_EXIT_FAIL;
-}
-
-void cmd_recover_hint(FILE *out, const char *path) {
-    fprintf(out, "ggufkit: %s: its editor is gone; `ggufkit edit --recover %s` puts the old header back\n", path,
-            path);
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...) {

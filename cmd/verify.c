@@ -57,7 +57,6 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
     if (!ok) {
         if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
         else print_finding(path, err.offset, "error", err.rule, err.message);
-        if (err.code == GK_E_JOURNAL) cmd_recover_hint(stderr, path);   /* verify never writes */
     } else {
         for (size_t i = 0; i < gk_file_warning_count(f); i++) {
             const gk_warning *w = gk_file_warning_at(f, i);

@@ -231,7 +231,7 @@ gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void 
         goto done;
     }
     /* Readers wait while the header changes: they see it before or after. */
-    st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, f->path, err);
+    st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, err);
     if (st != GK_OK) goto done;
     header_locked = true;
     st = read_region(fd, old, (size_t)region, f->path, err);

@@ -226,7 +226,7 @@ static gk_status recover_locked(io_ctx *io, int fd, const char *path, gk_recover
         free(jpath);
         return GK_OK;
     }
-    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, path, err);
+    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, err);
     size_t len = 0;
     uint8_t *buf = st == GK_OK ? read_all(jpath, &len) : NULL;
     journal_info info;

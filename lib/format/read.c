@@ -1044,12 +1044,13 @@ gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **ou
     /* The header is read under the shared header lock: an in-place write is
      * either wholly before or wholly after. A journal seen under it has no
      * live editor (one writes and removes it under the exclusive lock). */
-    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, false, GK_LOCK_READ_WAIT_MS, path, err);
+    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, false, GK_LOCK_READ_WAIT_MS, err);
     if (st == GK_OK && journal_left(path))
         st = gk_error_set(err, GK_E_JOURNAL, -1,
-                          "an in-place edit of this file was interrupted: its journal (%s%s) holds the old "
-                          "header bytes, and the header may be partly written",
-                          path, GK_JOURNAL_SUFFIX);
+                          "an in-place edit of this file was interrupted and its editor is gone: the header "
+                          "may be partly written; `ggufkit edit --recover %s` puts the old header back from "
+                          "the journal (%s%s)",
+                          path, path, GK_JOURNAL_SUFFIX);
     if (st != GK_OK) {
         gk_close(f);
         return st;

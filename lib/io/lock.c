@@ -43,17 +43,16 @@ static int take_until(int fd, gk_lock_byte byte, bool exclusive, uint64_t deadli
     }
 }
 
-static gk_status lock_error(int e, gk_lock_byte byte, unsigned wait_ms, const char *path, gk_error *err) {
-    if (e != EAGAIN) return gk_error_set(err, GK_E_IO, -1, "%s: cannot lock: %s", path, strerror(e));
-    return gk_error_set(err, GK_E_LOCKED, -1, "%s: %s by another process (waited %u.%03u s)", path,
+static gk_status lock_error(int e, gk_lock_byte byte, unsigned wait_ms, gk_error *err) {
+    if (e != EAGAIN) return gk_error_set(err, GK_E_IO, -1, "cannot lock: %s", strerror(e));
+    return gk_error_set(err, GK_E_LOCKED, -1, "%s by another process (waited %u.%03u s)",
                         byte == GK_LOCK_EDIT ? "being edited or replaced" : "header being rewritten",
                         wait_ms / 1000, wait_ms % 1000);
 }
 
-gk_status gk_lock_take(int fd, gk_lock_byte byte, bool exclusive, unsigned wait_ms, const char *path,
-                       gk_error *err) {
+gk_status gk_lock_take(int fd, gk_lock_byte byte, bool exclusive, unsigned wait_ms, gk_error *err) {
     int e = take_until(fd, byte, exclusive, now_ms() + wait_ms);
-    return e ? lock_error(e, byte, wait_ms, path, err) : GK_OK;
+    return e ? lock_error(e, byte, wait_ms, err) : GK_OK;
 }
 
 void gk_lock_drop(int fd, gk_lock_byte byte) { set_lock(fd, byte, F_UNLCK); }
@@ -65,18 +64,18 @@ gk_status gk_lock_open(const char *path, unsigned wait_ms, int *fd, gk_error *er
         int f = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
         if (f < 0) {
             int e = errno;
-            if (e == ENOENT) return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: %s", path, strerror(e));
-            return gk_error_set(err, GK_E_IO, -1, "%s: cannot open for writing: %s", path, strerror(e));
+            if (e == ENOENT) return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s", strerror(e));
+            return gk_error_set(err, GK_E_IO, -1, "cannot open for writing: %s", strerror(e));
         }
         struct stat a, b;
         if (fstat(f, &a) != 0 || !S_ISREG(a.st_mode)) {
             close(f);
-            return gk_error_set(err, GK_E_ARG, -1, "%s: not a regular file", path);
+            return gk_error_set(err, GK_E_ARG, -1, "not a regular file");
         }
         int e = take_until(f, GK_LOCK_EDIT, true, deadline);
         if (e) {
             close(f);
-            return lock_error(e, GK_LOCK_EDIT, wait_ms, path, err);
+            return lock_error(e, GK_LOCK_EDIT, wait_ms, err);
         }
         /* The holder before us may have replaced the file: lock the one path names now. */
         if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -85,6 +84,6 @@ gk_status gk_lock_open(const char *path, unsigned wait_ms, int *fd, gk_error *er
             return GK_OK;
         }
         close(f);
-        if (now_ms() >= deadline) return lock_error(EAGAIN, GK_LOCK_EDIT, wait_ms, path, err);
+        if (now_ms() >= deadline) return lock_error(EAGAIN, GK_LOCK_EDIT, wait_ms, err);
     }
 }

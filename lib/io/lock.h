@@ -26,10 +26,9 @@ typedef enum gk_lock_byte { GK_LOCK_HEADER = 0, GK_LOCK_EDIT = 1 } gk_lock_byte;
 #define GK_LOCK_READ_WAIT_MS 30000u
 
 /** gk_lock_take() : locks one byte of fd (exclusive or shared), waiting up to
- *  wait_ms for other holders. path names the file in messages.
- *  @return : GK_OK (also where the filesystem cannot lock), GK_E_LOCKED. */
-gk_status gk_lock_take(int fd, gk_lock_byte byte, bool exclusive, unsigned wait_ms, const char *path,
-                       gk_error *err);
+ *  wait_ms for other holders. Messages do not name the file (callers do).
+ *  @return : GK_OK (also where the filesystem cannot lock), GK_E_LOCKED, GK_E_IO. */
+gk_status gk_lock_take(int fd, gk_lock_byte byte, bool exclusive, unsigned wait_ms, gk_error *err);
 
 /** gk_lock_drop() : releases one byte of fd's locks. */
 void gk_lock_drop(int fd, gk_lock_byte byte);

@@ -270,7 +270,7 @@ static gk_status lock_replaced(gk_sink *s, int *lock_fd, gk_error *err) {
     gk_error why;
     gk_status st = gk_lock_open(s->dest, GK_EDIT_WAIT_MS, lock_fd, &why);
     if (st == GK_E_NOT_FOUND || st == GK_E_IO) return GK_OK;
-    if (st != GK_OK) return gk_error_set(err, st, -1, "%s", why.message);
+    if (st != GK_OK) return gk_error_set(err, st, -1, "%s: %s", s->dest, why.message);
     if (fstat(*lock_fd, &sb) == 0) fchmod(s->fd, sb.st_mode & 07777);
     return GK_OK;
 }
