@@ -765,7 +765,6 @@ static Suite *edit_suite(void) {
     tcase_add_test(io, test_journal_torn_and_foreign);
     tcase_add_test(io, test_edit_lock);
     tcase_add_test(io, test_rewrite_replaces_input);
-    tcase_set_timeout(io, 60);
     suite_add_tcase(s, io);
     return s;
 }

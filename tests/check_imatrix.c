@@ -708,13 +708,11 @@ static Suite *imatrix_suite(void) {
     tcase_add_test(tc, overrides_cut_long_strings);
     suite_add_tcase(s, tc);
     TCase *tk = tcase_create("kernels");
-    tcase_set_timeout(tk, 120);
     tcase_add_test(tk, lowbit_concurrent_first_use);
     tcase_add_loop_test(tk, lowbit_roundtrip_bounded, 0, NLOWBIT);
     tcase_add_test(tk, lowbit_without_weights);
     suite_add_tcase(s, tk);
     TCase *tg = tcase_create("golden");
-    tcase_set_timeout(tg, 600);
     tcase_add_test(tg, golden_matrix_loads);
     tcase_add_test(tg, golden_kernel_parity);
     suite_add_tcase(s, tg);

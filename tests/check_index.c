@@ -315,7 +315,6 @@ END_TEST
 static Suite *index_suite(void) {
     Suite *s = suite_create("index");
     TCase *tc = tcase_create("index");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_shard_prefix);
     tcase_add_test(tc, test_value_text);
     tcase_add_test(tc, test_index_run);

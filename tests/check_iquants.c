@@ -538,7 +538,6 @@ static Suite *iquants_suite(void) {
     tcase_add_test(unit, test_concurrent_first_use);
     suite_add_tcase(s, unit);
     TCase *golden = tcase_create("golden");
-    tcase_set_timeout(golden, 300);
     tcase_add_test(golden, test_golden_quantize);
     tcase_add_test(golden, test_golden_dequantize);
     suite_add_tcase(s, golden);

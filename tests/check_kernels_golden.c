@@ -544,7 +544,6 @@ END_TEST
 static Suite *golden_suite(void) {
     Suite *s = suite_create("kernels_golden");
     TCase *tc = tcase_create("parity");
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, golden_kernel_parity);
     suite_add_tcase(s, tc);
     return s;

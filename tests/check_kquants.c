@@ -621,7 +621,6 @@ static Suite *kquants_suite(void) {
     tcase_add_test(unit, test_q8_K_bsums);
     suite_add_tcase(s, unit);
     TCase *golden = tcase_create("golden");
-    tcase_set_timeout(golden, 300);
     tcase_add_test(golden, test_golden_parity);
     suite_add_tcase(s, golden);
     return s;

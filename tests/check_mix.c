@@ -902,7 +902,6 @@ static Suite *mix_suite(void) {
     suite_add_tcase(s, plan);
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, golden_imatrix_preset_types);
-    tcase_set_timeout(golden, 60);
     suite_add_tcase(s, golden);
     return s;
 }

@@ -222,7 +222,6 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("write_model");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_copy_is_identical);
     tcase_add_test(tc, test_expert_weights_per_slice);
     tcase_add_test(tc, test_threads_do_not_change_bytes);

@@ -348,7 +348,6 @@ END_TEST
 static Suite *preview_suite(void) {
     Suite *s = suite_create("preview");
     TCase *t = tcase_create("preview");
-    tcase_set_timeout(t, 300);
     tcase_add_test(t, fixtures_same_either_way);
     tcase_add_test(t, golden_same_either_way);
     tcase_add_test(t, built_files_same_either_way);

@@ -894,7 +894,6 @@ END_TEST
 static Suite *reader_suite(void) {
     Suite *s = suite_create("reader");
     TCase *fx = tcase_create("fixtures");
-    tcase_set_timeout(fx, 120);
     tcase_add_test(fx, bad_fixtures_exact_status_and_offset);
     tcase_add_test(fx, bad_fixtures_same_from_memory);
     tcase_add_test(fx, bad_fixtures_lenient_still_fail_on_structure);
@@ -915,7 +914,6 @@ static Suite *reader_suite(void) {
     tcase_add_test(mem, tensor_dimension_rules);
     suite_add_tcase(s, mem);
     TCase *wr = tcase_create("writer");
-    tcase_set_timeout(wr, 120);
     tcase_add_test(wr, writer_round_trip_fixtures);
     tcase_add_test(wr, writer_round_trip_golden);
     suite_add_tcase(s, wr);

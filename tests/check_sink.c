@@ -317,7 +317,6 @@ int main(void) {
     Suite *su = suite_create("sink");
     TCase *tc = tcase_create("sink");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_script_exact);
     tcase_add_test(tc, test_script_zstd);
     tcase_add_test(tc, test_abort_and_short_source_leave_nothing);

@@ -568,7 +568,6 @@ END_TEST
 static Suite *split_suite(void) {
     Suite *s = suite_create("split");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, plan_by_tensors);
     tcase_add_test(tc, plan_by_size);
     tcase_add_test(tc, plan_bad_options);

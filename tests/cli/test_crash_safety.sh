@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# test_crash_safety.sh GGUFKIT [FAULT_PRELOAD_SO] - kill tests of every writing
+# test_crash_safety.sh GGUFKIT FAULT_PRELOAD_SO - kill tests of every writing
 # subcommand: quantize, repack, split, merge, endian, edit -o and edit --in-place
-# run on a 16-layer synthetic model and are SIGKILLed at many pseudo-random
-# moments (a fixed seed; a fifth of the delays are 0). After each kill:
+# run on a 16-layer synthetic model and are SIGKILLed at points of their work,
+# through the fault shim (tests/fault_preload.c): a first run counts the steps
+# (writes, fsyncs, renames, links, unlinks, creating opens) and the bytes it
+# writes; then each kill lands before one step, or inside one write after a
+# chosen byte (a torn write), spread evenly over the whole run. No kill waits on
+# the clock, so every run kills at the same points on any machine. After each kill:
 #   - the input is unchanged (size and mtime every time, sha256 after each loop);
 #   - the destination is absent or byte-identical to a reference output made
 #     once without killing (that reference passes `ggufkit verify`); for split,
@@ -12,17 +16,17 @@
 #   - for --in-place: `ggufkit verify FILE` (which recovers the journal) exits 0
 #     and leaves FILE byte-identical to the old or the new version, no journal.
 # After each loop a normal run with the leftover temporary files present must
-# succeed and give the reference. With the fault shim (tests/fault_preload.c):
-# a write failure (ENOSPC) and a SIGINT or SIGTERM in the middle of a write
-# (writes slowed by the shim, so the signal lands while the temporary file
-# exists) must leave no temporary file and no destination.
-# No timing is asserted: the delays only spread the kills over the run.
+# succeed and give the reference. A write failure (ENOSPC) and a SIGINT or
+# SIGTERM that the shim sends when the command has read half of its input (or,
+# for synth, written its first bytes) must leave no temporary file and no
+# destination.
 # GK_CRASH_KILLS overrides the kills per subcommand (default 50), GK_CRASH_DIR
 # the folder the files go to (default /dev/shm when it has 2 GB free, else TMPDIR).
 set -u
 G=$(realpath "$1")
 SHIM=${2:-}
-[ -n "$SHIM" ] && SHIM=$(realpath "$SHIM")
+[ -n "$SHIM" ] && [ -f "$SHIM" ] || { echo "SKIPPED: crash-safety tests (no fault shim given: the kills land through it)"; exit 77; }
+SHIM=$(realpath "$SHIM")
 export GGUFKIT_NO_PROGRESS=1
 KILLS=${GK_CRASH_KILLS:-50}
 # A RAM-backed folder when there is one (a kill does not care about the disk;
@@ -34,7 +38,6 @@ if [ -z "$BASE" ]; then
 fi
 W=$(mktemp -d "$BASE/gk-crash.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-RANDOM=4242   # the delays are the same on every run
 fails=0
 checks=0
 T0=$SECONDS
@@ -43,34 +46,41 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 pass() { checks=$((checks + 1)); }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 stamp() { stat -c '%s %Y %i' "$@"; }
-ms_now() { date +%s%3N; }
 
-# Sets delay to a kill delay in ms: 0 one time in five, else uniform in
-# [1, $1] (no subshell, so the seeded RANDOM sequence advances).
-pick_delay() {
-  if [ $((RANDOM % 5)) -eq 0 ]; then delay=0; else delay=$((RANDOM * 32768 + RANDOM)); delay=$((delay % $1 + 1)); fi
+# shim_env VAR=VALUE... : the environment that preloads the shim with VARS.
+shim_env() {
+  echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$@"
 }
 
-# run_killed MAXMS CMD... : runs CMD in the background and SIGKILLs it after a
-# pick_delay; sets rc (137 when the kill landed, the exit status otherwise).
+# count_work CMD... : runs CMD once under the shim; sets steps and wbytes to the
+# steps it took and the bytes it wrote (stdin, stdout and stderr aside).
+count_work() {
+  rm -f "$W/counts"
+  env $(shim_env GK_FAULT_COUNT_OUT="$W/counts") "$@" >/dev/null 2>"$W/ref.err" ||
+    fail "counting run failed: $* ($(cat "$W/ref.err"))"
+  steps=$(awk '$1 == "steps" { print $2 }' "$W/counts" 2>/dev/null)
+  wbytes=$(awk '$1 == "written" { print $2 }' "$W/counts" 2>/dev/null)
+  [ -n "$steps" ] && [ "$steps" -gt 0 ] || { fail "counting run: no steps counted: $*"; steps=1; wbytes=1; }
+}
+
+# kill_point I N : sets trig to the I-th of N kill points (I from 1) over a run
+# of $steps steps and $wbytes written bytes: odd I before a step, even I inside
+# a write, both spread evenly from the start of the run to its end.
+kill_point() {
+  local i=$1 n=$2 half=$(( ($2 + 1) / 2 ))
+  if [ $((i % 2)) -eq 1 ]; then
+    trig="step:$(( 1 + ((i - 1) / 2) * steps / half ))"
+  else
+    trig="write:$(( (i / 2 - 1) * wbytes / (n / 2) + wbytes / (2 * n) ))"
+  fi
+}
+
+# run_killed TRIGGER CMD... : runs CMD under the shim, SIGKILLed at TRIGGER; sets
+# rc (137 when the kill landed, the exit status when the run ended first).
 run_killed() {
-  local max=$1; shift
-  pick_delay "$max"
-  local ms=$delay
-  "$@" >/dev/null 2>"$W/killed.err" &
-  local pid=$!
-  [ "$ms" -gt 0 ] && sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
+  local trigger=$1; shift
+  env $(shim_env GK_FAULT_TRIGGER="$trigger" GK_FAULT_ACTION=kill) "$@" >/dev/null 2>"$W/killed.err"
   rc=$?
-}
-
-# time_ms CMD... : runs CMD, sets elapsed to its wall time in ms (at least 50).
-time_ms() {
-  local t; t=$(ms_now)
-  "$@" >/dev/null 2>"$W/ref.err" || fail "timing run failed: $* ($(cat "$W/ref.err"))"
-  elapsed=$(( $(ms_now) - t ))
-  [ "$elapsed" -lt 50 ] && elapsed=50
 }
 
 # check_folder DIR REFDIR : every file in DIR is either a temporary file of one
@@ -109,17 +119,17 @@ remove_temps() { find "$1" -maxdepth 1 -name '.*.ggufkit-*' -delete; }
 # INPUTS is a space-separated list of files that must not change.
 kill_loop() {
   local name=$1 inputs=$2 refdir=$3 outdir=$4; shift 4
-  local before_stamp before_sha i f maxms killed=0 completed=0 present=0 temps=0
+  local before_stamp before_sha i f killed=0 completed=0 present=0 temps=0
   before_stamp=$(stamp $inputs)
   before_sha=$(cat $inputs | sha256sum)
   mkdir -p "$outdir"
   remove_finals "$outdir" "$refdir"
-  time_ms "$@"
+  count_work "$@"
   remove_finals "$outdir" "$refdir"
-  maxms=$((elapsed * 6 / 5))
   local t; t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
-    run_killed "$maxms" "$@"
+    kill_point "$i" "$KILLS"
+    run_killed "$trig" "$@"
     if [ "$rc" -eq 137 ]; then killed=$((killed + 1))
     elif [ "$rc" -eq 0 ]; then completed=$((completed + 1))
     else fail "$name: kill $i: exit $rc, not 0 or SIGKILL: $(head -3 "$W/killed.err")"
@@ -148,7 +158,7 @@ kill_loop() {
   fi
   remove_finals "$outdir" "$refdir"
   remove_temps "$outdir"
-  echo "$name: $KILLS kills ($killed landed, $completed runs had finished), outputs present after a kill: $present, temporary files left: $temps, max delay ${maxms} ms, $((SECONDS - t)) s"
+  echo "$name: $KILLS kills over $steps steps and $wbytes written bytes ($killed landed, $completed runs had finished), outputs present after a kill: $present, temporary files left: $temps, $((SECONDS - t)) s"
 }
 
 # ---------------------------------------------------------------------------
@@ -210,66 +220,56 @@ else
 fi
 
 # In place: kill, recover with verify, compare with the old and the new file.
-# Half of the runs have their writes slowed by the shim (20 ms each) so more of
-# the kills land between the journal and the header write.
+# The kills land before each step of the edit (journal written and synced,
+# header rewritten and synced, journal removed) and inside its writes (a torn
+# journal, a torn header).
 if [ "$HAS_EDIT" = 1 ]; then
   OLD=$(sha "$W/in/p-old.gguf")
   NEW=$(sha "$W/in/p-new.gguf")
   mkdir -p "$W/inplace"
   F="$W/inplace/p.gguf"
+  EDIT=("$G" edit --in-place --set general.name=crash-test-in-place "$F")
   cp "$W/in/p-old.gguf" "$F"
-  time_ms "$G" edit --in-place --set general.name=crash-test-in-place "$F"
-  maxms=$((elapsed * 6 / 5 + 20))
+  count_work "${EDIT[@]}"
   n_old=0 n_new=0 n_recovered=0 n_killed=0 t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
     cp "$W/in/p-old.gguf" "$F"
-    if [ -n "$SHIM" ] && [ $((i % 2)) -eq 0 ]; then
-      run_killed "$((maxms + 100))" env LD_PRELOAD="$SHIM" GK_FAULT_WRITE_PATH=/inplace/p.gguf \
-        GK_FAULT_WRITE_DELAY_MS=20 ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
-        "$G" edit --in-place --set general.name=crash-test-in-place "$F"
-    else
-      run_killed "$maxms" "$G" edit --in-place --set general.name=crash-test-in-place "$F"
-    fi
+    kill_point "$i" "$KILLS"
+    run_killed "$trig" "${EDIT[@]}"
     [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
-    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place: kill $i: exit $rc: $(head -3 "$W/killed.err")"
+    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
     out=$("$G" verify "$F" 2>&1)
     vrc=$?
-    [ "$vrc" -eq 0 ] || fail "edit --in-place: kill $i: verify after the kill exits $vrc: $out"
+    [ "$vrc" -eq 0 ] || fail "edit --in-place: kill $i ($trig): verify after the kill exits $vrc: $out"
     case "$out" in *recovered:*) n_recovered=$((n_recovered + 1)) ;; esac
     s=$(sha "$F")
     if [ "$s" == "$OLD" ]; then n_old=$((n_old + 1))
     elif [ "$s" == "$NEW" ]; then n_new=$((n_new + 1))
-    else fail "edit --in-place: kill $i: after recovery the file is neither the old nor the new version"
+    else fail "edit --in-place: kill $i ($trig): after recovery the file is neither the old nor the new version"
     fi
     extra=$(ls -A "$W/inplace" | grep -v '^p\.gguf$')
-    [ -z "$extra" ] || { fail "edit --in-place: kill $i: left after recovery: $extra"; rm -f "$W/inplace"/.??* "$W/inplace"/*journal*; }
+    [ -z "$extra" ] || { fail "edit --in-place: kill $i ($trig): left after recovery: $extra"; rm -f "$W/inplace"/.??* "$W/inplace"/*journal*; }
   done
   [ $((n_old + n_new)) -eq "$KILLS" ] && pass
-  echo "edit --in-place: $KILLS kills ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by verify, $((SECONDS - t)) s"
+  [ "$n_killed" -gt 0 ] && pass || fail "edit --in-place: no kill landed"
+  echo "edit --in-place: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by verify, $((SECONDS - t)) s"
   # A journal left by a kill does not stop the next edit: it is recovered first.
-  cp "$W/in/p-old.gguf" "$F"
+  # The kill lands before each step in turn until one leaves the journal.
   n_journal=0
-  for ((i = 1; i <= 20 && n_journal == 0; i++)); do
+  for ((k = 1; k <= steps && n_journal == 0; k++)); do
     cp "$W/in/p-old.gguf" "$F"
-    if [ -n "$SHIM" ]; then
-      env LD_PRELOAD="$SHIM" GK_FAULT_WRITE_PATH=/inplace/p.gguf GK_FAULT_WRITE_DELAY_MS=200 \
-        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
-        "$G" edit --in-place --set general.name=crash-test-in-place "$F" >/dev/null 2>&1 &
-      pid=$!
-      for ((k = 0; k < 300; k++)); do [ -e "$F.ggufkit-journal" ] && break; sleep 0.01; done
-      kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-      [ -e "$F.ggufkit-journal" ] && n_journal=1
-    fi
+    run_killed "step:$k" "${EDIT[@]}"
+    [ -e "$F.ggufkit-journal" ] && n_journal=1
   done
   if [ "$n_journal" = 1 ]; then
-    if "$G" edit --in-place --set general.name=crash-test-in-place "$F" >/dev/null 2>"$W/e.err"; then
+    if "${EDIT[@]}" >/dev/null 2>"$W/e.err"; then
       [ "$(sha "$F")" == "$NEW" ] && pass || fail "edit --in-place after a leftover journal: not the new version"
       [ ! -e "$F.ggufkit-journal" ] && pass || fail "edit --in-place left the journal"
     else
       fail "edit --in-place refused to run after a kill left a journal: $(cat "$W/e.err")"
     fi
   else
-    echo "SKIPPED: leftover-journal check (no shim, or no kill left a journal)"
+    fail "leftover-journal check: no kill before any of the $steps steps of an in-place edit left a journal"
   fi
 fi
 
@@ -281,7 +281,7 @@ shim_run() {   # shim_run VARS... -- CMD... (env for the shim, then the command)
   local vars=()
   while [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
-  env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "${vars[@]}" "$@"
+  env $(shim_env "${vars[@]}") "$@"
 }
 
 # no_leftovers NAME DIR : DIR holds nothing at all.
@@ -312,23 +312,16 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
     [ "$rc" -eq 1 ] && pass || fail "$name with a failing write: exit $rc, not 1"
     grep -qi "no space" "$W/f.err" && pass || fail "$name with a failing write: message does not say why: $(head -2 "$W/f.err")"
     no_leftovers "$name (ENOSPC)" "$D"
-    # 2. SIGINT (Ctrl-C; bash starts background jobs with SIGINT ignored, so
-    #    env --default-signal restores it) and SIGTERM while the temporary file
-    #    is being written (writes slowed so the signal lands mid-write)
+    # 2. SIGINT (Ctrl-C) and SIGTERM while the temporary file is being written:
+    #    the shim sends the signal when the command has read half of its input
+    #    (synth, which has none: when it writes its first bytes), so the
+    #    command still has work to do when it arrives, on any machine.
+    if [ "$name" = synth ]; then trigger=(GK_FAULT_TRIGGER_PATH="$D/" GK_FAULT_TRIGGER=write:0)
+    elif [ "$name" = merge ]; then trigger=(GK_FAULT_TRIGGER_PATH="$W/in/s-" GK_FAULT_TRIGGER=read:$(( $(cat $SHARDS | wc -c) / 2 )))
+    else trigger=(GK_FAULT_TRIGGER_PATH="$IN" GK_FAULT_TRIGGER=read:$(( $(stat -c %s "$IN") / 2 )))
+    fi
     for sig in INT TERM; do
-      # (50 ms per MiB written: the smallest output here, quantize's 11 MB,
-      # then takes over half a second to write, whatever the machine's speed)
-      env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
-        GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_DELAY_MS=50 \
-        env --default-signal=INT "$G" "$@" >/dev/null 2>"$W/f.err" &
-      pid=$!
-      for ((k = 0; k < 500; k++)); do
-        [ -n "$(find "$D" -maxdepth 1 -name '.*.ggufkit-*' -size +0 2>/dev/null)" ] && break
-        sleep 0.01
-      done
-      sleep 0.05
-      kill -"$sig" "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
+      env $(shim_env "${trigger[@]}" GK_FAULT_ACTION=${sig,,}) "$G" "$@" >/dev/null 2>"$W/f.err"
       rc=$?
       [ "$rc" -ne 0 ] && pass || fail "$name interrupted by SIG$sig: exit 0"
       left=$(ls -A "$D")
