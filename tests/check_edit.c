@@ -611,13 +611,19 @@ START_TEST(test_inplace_crash_recovery) {
 }
 END_TEST
 
-START_TEST(test_journal_torn_and_foreign) {
-    make_tmpdir();
-    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+/* Writes small_model() with 100 bytes of padding to path. @return : the model. */
+static gk_model *write_padded(const char *path) {
     gk_model *m = small_model();
     ck_assert_int_eq(gk_model_set_padding(m, 100, NULL), GK_OK);
     gk_model_layout(m);
     write_file(path, m);
+    return m;
+}
+
+START_TEST(test_journal_torn_and_foreign) {
+    make_tmpdir();
+    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+    gk_model *m = write_padded(path);
     size_t old_len;
     uint8_t *old = slurp(path, &old_len);
     /* a torn journal: removed, file untouched */
@@ -669,10 +675,7 @@ END_TEST
 START_TEST(test_edit_lock) {
     make_tmpdir();
     char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
-    gk_model *m = small_model();
-    ck_assert_int_eq(gk_model_set_padding(m, 100, NULL), GK_OK);
-    gk_model_layout(m);
-    write_file(path, m);
+    gk_model *m = write_padded(path);
     gk_file *held, *other, *reader;
     gk_error err;
     ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &held, NULL), GK_OK);

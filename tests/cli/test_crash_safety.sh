@@ -231,6 +231,17 @@ else
   echo "SKIPPED: edit kill tests (ggufkit edit --help does not work)"
 fi
 
+# kill_edit I NAME ORIGINAL FILE CMD... : FILE restored from ORIGINAL, CMD (which
+# edits FILE) killed at kill point I; counts n_killed, fails on another exit.
+kill_edit() {
+  local i=$1 name=$2 orig=$3 file=$4; shift 4
+  cp "$orig" "$file"
+  kill_point "$i" "$KILLS"
+  run_killed "$trig" "$@"
+  [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
+  [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "$name: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
+}
+
 # In place: kill, check that verify refuses a journaled file without touching
 # it, recover with edit --recover, compare with the old and the new file.
 # The kills land before each step of the edit (journal written and synced,
@@ -246,11 +257,7 @@ if [ "$HAS_EDIT" = 1 ]; then
   count_work "${EDIT[@]}"
   n_old=0 n_new=0 n_recovered=0 n_killed=0 t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
-    cp "$W/in/p-old.gguf" "$F"
-    kill_point "$i" "$KILLS"
-    run_killed "$trig" "${EDIT[@]}"
-    [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
-    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
+    kill_edit "$i" "edit --in-place" "$W/in/p-old.gguf" "$F" "${EDIT[@]}"
     if [ -e "$F.ggufkit-journal" ]; then
       before=$(sha "$F")
       out=$("$G" verify "$F" 2>&1)
@@ -310,11 +317,7 @@ if [ "$HAS_EDIT" = 1 ]; then
   count_work "${AUTO[@]}"
   n_old=0 n_new=0 n_named=0 n_killed=0 t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
-    cp "$IN" "$A"
-    kill_point "$i" "$KILLS"
-    run_killed "$trig" "${AUTO[@]}"
-    [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
-    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place=auto: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
+    kill_edit "$i" "edit --in-place=auto" "$IN" "$A" "${AUTO[@]}"
     s=$(sha "$A")
     if [ "$s" == "$AUTO_OLD" ]; then n_old=$((n_old + 1))
     elif [ "$s" == "$AUTO_NEW" ]; then n_new=$((n_new + 1))
