@@ -274,7 +274,8 @@ gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, 
     int fd;
     gk_status st = gk_lock_open(path, wait_ms, &fd, err);
     if (st == GK_E_NOT_FOUND && strstr(path, "::"))
-        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: an archive member cannot be changed where it is", path);
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a member of an archive cannot be edited in place or replaced (write it out with -o OUT)");
     if (st != GK_OK) return st;
     st = recover_locked(NULL, fd, path, &what, err);
     if (recovered) *recovered = what;
