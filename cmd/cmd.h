@@ -38,9 +38,22 @@ int cmd_merge(int argc, char **argv);
 int cmd_endian(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 
+/* The help paragraph on inputs that are not plain GGUF files (info, dump, verify). */
+#define CMD_STREAM_HELP                                                                        \
+    "A .gguf.zst file and an archive member (ARCHIVE::MEMBER) are read as streams;\n"          \
+    "decoding zstd takes about the stream's window in memory (up to 2 GiB for files\n"        \
+    "made with zstd --long=31); GGUFKIT_ZSTD_WINDOW_LOG_MAX=N refuses windows larger\n"       \
+    "than 2^N bytes. A pipe (cat f.gguf | ... /dev/stdin) cannot be read: the reader\n"       \
+    "needs a seekable file.\n"
+
 /** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */
 int cmd_report(const char *path, const gk_error *err);
+
+/** cmd_error_text() : err as one line for a listing or finding: "FILE: offset N:
+ *  message", FILE when err names the file it is about (err->file), the offset
+ *  when known. @return : buf. */
+const char *cmd_error_text(const gk_error *err, char *buf, size_t size);
 
 /** cmd_open_listing() : opens a file for a read-only listing (info, dump). A file
  *  whose header is fine but whose tensor data is misplaced (misaligned, past the

@@ -56,10 +56,13 @@ static void print_help(FILE *out) {
             "quoted and escaped, arrays as type, length and first elements) and each\n"
             "tensor's index, name, type, shape, data offset and size in bytes.\n"
             "\n"
-            "Warnings about the file (what llama.cpp or the gguf python reader would refuse,\n"
-            "tensor data past the end of the file) go to stderr and do not fail the dump.\n"
-            "Exit status: 0 success, 1 the header is not valid GGUF (the error names the\n"
-            "byte offset), 2 usage error.\n");
+            "Warnings about the file (what llama.cpp or the gguf python reader would refuse)\n"
+            "go to stderr and do not fail the dump. Tensor data that is misplaced (past the\n"
+            "end of the file, as in a partial download; misaligned; overlapping) is listed,\n"
+            "then reported on stderr and fails the dump, since llama.cpp refuses such a file.\n"
+            CMD_STREAM_HELP
+            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
+            "misplaced (the error names the byte offset), 2 usage error.\n");
 }
 
 /* Formats a double as the shortest text that reads back as the same double

@@ -17,7 +17,10 @@ static const char *const usage =
     "tar.zst / zip / 7z archive. Tensor data is never read. Tables files, kv, tensors,\n"
     "models (shard sets grouped), views model_summary and quant_mix: see docs/index.md.\n\n"
     "A file whose size and modification time are unchanged since the last run is not\n"
-    "read again; a broken file is recorded with the reader's error and the run goes on.\n\n"
+    "read again; a broken file is recorded with the reader's error and the run goes on\n"
+    "(an archive or .gguf.zst cut short is broken too). Folders are walked at any depth;\n"
+    "a path left out (a folder that cannot be read, a path longer than PATH_MAX) is\n"
+    "reported on stderr, with why.\n\n"
     "options:\n"
     "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
     "  --jobs N        parse headers in N threads (default: all cores)\n"
@@ -88,7 +91,7 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
               add_count(obj, "broken", s->broken) && add_count(obj, "removed", s->removed) &&
               add_count(obj, "vanished", s->vanished) && add_count(obj, "headers_read", s->headers_read) &&
               add_count(obj, "not_gguf", s->not_gguf) && add_count(obj, "rows", s->rows) &&
-              add_count(obj, "models", s->models) &&
+              add_count(obj, "models", s->models) && add_count(obj, "left_out", s->left_out) &&
               cJSON_AddNumberToObject(obj, "seconds", (double)(int64_t)(seconds * 1000) / 1000.0) != NULL;
     char *text = ok ? cJSON_Print(obj) : NULL;
     cJSON_Delete(obj);
@@ -96,6 +99,12 @@ static bool print_json(const index_args *a, const gk_index_stats *s, double seco
     puts(text);
     cJSON_free(text);
     return true;
+}
+
+/* A path the walk left out: one line on stderr. */
+static void report_left_out(void *ctx, const char *path, const char *why) {
+    (void)ctx;
+    fprintf(stderr, "ggufkit: %s: left out: %s\n", path, why);
 }
 
 int cmd_index(int argc, char **argv) {
@@ -115,7 +124,7 @@ int cmd_index(int argc, char **argv) {
     cmd_progress_start(&bar, "index", 0);
     gk_index_opts opts = {
         .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune,
-        .progress = cmd_write_progress, .progress_ctx = &bar,
+        .progress = cmd_write_progress, .progress_ctx = &bar, .left_out = report_left_out,
     };
     gk_index_stats stats;
     gk_error err;
@@ -139,6 +148,7 @@ int cmd_index(int argc, char **argv) {
                (unsigned long long)stats.removed);
         if (stats.vanished && !a.prune)
             printf(", %llu vanished (kept; --prune removes them)", (unsigned long long)stats.vanished);
+        if (stats.left_out) printf(", %llu paths left out (see above)", (unsigned long long)stats.left_out);
         printf("; %llu files, %llu models in the index (%.2fs)\n", (unsigned long long)stats.rows,
                (unsigned long long)stats.models, seconds);
     }

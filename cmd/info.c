@@ -54,10 +54,13 @@ static void print_help(FILE *out) {
             "  --json      write the same facts as one JSON object\n"
             "  -h, --help  show this help\n"
             "\n"
-            "The reader's warnings (what llama.cpp or the gguf python reader would refuse,\n"
-            "tensor data past the end of the file) are listed too; they do not fail info.\n"
-            "Exit status: 0 success, 1 the header is not valid GGUF (the error names the\n"
-            "byte offset), 2 usage error.\n");
+            "The reader's warnings (what llama.cpp or the gguf python reader would refuse)\n"
+            "are listed too; they do not fail info. Tensor data that is misplaced (past the\n"
+            "end of the file, as in a partial download; misaligned; overlapping) is listed\n"
+            "and then fails info, since llama.cpp refuses to load such a file.\n"
+            CMD_STREAM_HELP
+            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
+            "misplaced (the error names the byte offset), 2 usage error.\n");
 }
 
 /* A string value of key, or {NULL, 0} when absent or of another type. */

@@ -44,7 +44,8 @@ void cmd_split_info_text(FILE *out, const char *path, const gk_model *m) {
     gk_split_set *set;
     gk_error err;
     if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
-        fprintf(out, "  set:         INCOMPLETE OR INCONSISTENT: %s\n", err.message);
+        char text[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX];
+        fprintf(out, "  set:         INCOMPLETE OR INCONSISTENT: %s\n", cmd_error_text(&err, text, sizeof text));
         return;
     }
     fprintf(out, "  prefix:      %s\n", gk_split_set_prefix(set));
@@ -71,7 +72,8 @@ struct cJSON *cmd_split_info_json(const char *path, const gk_model *m) {
     gk_error err;
     if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &err) != GK_OK) {
         cJSON_AddBoolToObject(o, "complete", false);
-        cJSON_AddStringToObject(o, "error", err.message);
+        char text[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX];
+        cJSON_AddStringToObject(o, "error", cmd_error_text(&err, text, sizeof text));
         return o;
     }
     cJSON_AddBoolToObject(o, "complete", true);

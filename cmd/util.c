@@ -16,11 +16,20 @@
 #include "cmd.h"
 
 int cmd_report(const char *path, const gk_error *err) {
+    if (err->file[0]) path = err->file;   /* the library knows better which file */
     fprintf(stderr, "ggufkit: ");
     if (path && *path) fprintf(stderr, "%s: ", path);
     if (err->offset >= 0) fprintf(stderr, "offset %lld: ", (long long)err->offset);
     fprintf(stderr, "%s\n", err->message[0] ? err->message : gk_status_name(err->code));
     return GK_EXIT_FAIL;
+}
+
+const char *cmd_error_text(const gk_error *err, char *buf, size_t size) {
+    char at[32] = "";
+    if (err->offset >= 0) snprintf(at, sizeof at, "offset %lld: ", (long long)err->offset);
+    snprintf(buf, size, "%s%s%s%s", err->file, err->file[0] ? ": " : "", at,
+             err->message[0] ? err->message : gk_status_name(err->code));
+    return buf;
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...) {

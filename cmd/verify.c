@@ -12,12 +12,15 @@
 static const char *const usage =
     "usage: ggufkit verify [--schema] [--json] FILE...\n\n"
     "Validates every byte of each file's header, metadata and tensor directory and the\n"
-    "placement of tensor data. Prints one line per finding:\n"
+    "placement of tensor data, against the bytes really there: a compressed file or an\n"
+    "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
+    "finding:\n"
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
     "  --json     print the findings as JSON (a reader error carries its \"code\",\n"
     "             e.g. \"truncated\", \"duplicate-key\")\n"
+    CMD_STREAM_HELP
     "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
 
 static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
@@ -45,7 +48,8 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
     gk_file *f = NULL;
     gk_error err;
     /* The schema reads tokenizer arrays whole; the reader's own checks need no array kept. */
-    gk_status st = gk_open(path, schema ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW, &f, &err);
+    /* Streams are measured: their data is checked against the bytes really there. */
+    gk_status st = gk_open(path, (schema ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW) | GK_OPEN_MEASURE, &f, &err);
     cJSON *jf = NULL, *jlist = NULL;
     if (json_files) {
         jf = cJSON_CreateObject();
@@ -79,10 +83,10 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
             /* A shard is only loadable with its whole set: check the set too. */
             gk_split_set *set = NULL;
             gk_error serr;
-            char msg[GK_MESSAGE_MAX + 64];
+            char msg[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX + 64], text[GK_ERROR_FILE_MAX + GK_MESSAGE_MAX];
             if (gk_split_set_open(path, GK_OPEN_DEFAULT, &set, &serr) != GK_OK) {
                 ok = false;
-                snprintf(msg, sizeof msg, "shard set: %s", serr.message);
+                snprintf(msg, sizeof msg, "shard set: %s", cmd_error_text(&serr, text, sizeof text));
                 if (jlist) add_json_finding(jlist, -1, "error", GK_RULE_LLAMACPP, gk_status_name(serr.code), msg);
                 else print_finding(path, -1, "error", GK_RULE_LLAMACPP, msg);
             } else if (jlist == NULL) {

@@ -99,12 +99,18 @@ typedef enum gk_rule {
 
 #define GK_MESSAGE_MAX 512
 
-/* A caller-owned error report. offset is a byte offset in the file, or -1. */
+#define GK_ERROR_FILE_MAX 4096
+
+/* A caller-owned error report. offset is a byte offset in the file, or -1.
+ * file names the file the error is about when it is not the one the caller
+ * passed (an input read while writing an output, a missing shard of a set), or
+ * is "" (see gk_error_about). */
 typedef struct gk_error {
     gk_status code;
     gk_rule rule;
     int64_t offset;
     char message[GK_MESSAGE_MAX];
+    char file[GK_ERROR_FILE_MAX];
 } gk_error;
 
 /* A non-fatal observation made while reading (see gk_file_warnings). */
@@ -125,6 +131,11 @@ void gk_error_clear(gk_error *err);
  *  @return : code, so callers can `return gk_error_set(err, ...)`. err may be NULL. */
 gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/** gk_error_about() : records in err (NULL accepted) that the error is about the
+ *  file at path ("" or NULL: the caller's own file). gk_error_set and
+ *  gk_error_clear reset it. */
+void gk_error_about(gk_error *err, const char *path);
 
 /* ======================================================================== */
 /* Type table                                                               */
@@ -372,6 +383,12 @@ enum {
      * file's model is otherwise the same; a vocabulary then costs no memory. Such
      * a model cannot be written (gk_header_serialize refuses it). */
     GK_OPEN_PREVIEW = 1 << 1,
+    /* A compressed file or archive member is read to its end first, so that its
+     * size (and the placement of tensor data) is its real length, not the one its
+     * container records (they differ when the container is cut short; a warning
+     * says so). Costs a full read of such a stream; plain files are always sized
+     * by what they hold. */
+    GK_OPEN_MEASURE = 1 << 2,
 };
 
 /* Elements a preview keeps of each long array (see GK_OPEN_PREVIEW). */
@@ -401,7 +418,9 @@ gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file 
 typedef bool (*gk_member_fn)(void *ctx, const char *member, uint64_t size);
 
 /** gk_archive_list() : lists the GGUF members of the archive at path.
- *  @return : GK_OK, or an error when path cannot be read as an archive. */
+ *  @return : GK_OK, or an error when path cannot be read as an archive to its
+ *            end (unrecognized, cut short, damaged: members listed before the
+ *            damage have been passed to fn). */
 gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err);
 
 /** gk_path_is_archive() : @return : true when path's contents are an archive
@@ -914,6 +933,15 @@ typedef struct gk_split_set gk_split_set;
  *            the error of opening a shard. */
 gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set **out,
                             gk_error *err);
+/* An error of gk_split_set_open (and of every command's shard set: they all open
+ * sets through it) names the shard it is about in err->file: the missing one, the
+ * one that disagrees, the one that cannot be read. */
+
+/** gk_split_set_release() : frees the set but not its shards. @return : the
+ *  array of its n open shards (in set order), which the caller now owns (each
+ *  gk_close'd, the array freed). */
+gk_file **gk_split_set_release(gk_split_set *set, size_t *n);
+
 /** gk_split_set_close() : closes every shard and frees the set (NULL accepted). */
 void gk_split_set_close(gk_split_set *set);
 /** gk_split_set_count() : @return : number of shards. */
@@ -1144,6 +1172,10 @@ typedef struct gk_index_opts {
     unsigned batch_files;     /* files written per transaction (0: 200) */
     gk_progress_fn progress;  /* bytes (on disk) of the files being read; may be NULL */
     void *progress_ctx;
+    /* Told of each path the walk leaves out, and why (a folder that cannot be
+     * read, a path too long to open); may be NULL. */
+    void (*left_out)(void *ctx, const char *path, const char *why);
+    void *left_out_ctx;
 } gk_index_opts;
 
 /* What a run did. Counts of rows are per GGUF (a file, or an archive member). */
@@ -1159,6 +1191,7 @@ typedef struct gk_index_stats {
     uint64_t not_gguf;        /* files holding no GGUF (remembered; not re-read while unchanged) */
     uint64_t rows;            /* rows in the files table after the run */
     uint64_t models;          /* rows in the models table after the run */
+    uint64_t left_out;        /* paths the walk left out (each told to opts->left_out) */
 } gk_index_stats;
 
 /** gk_index_run() : indexes every GGUF under paths (folders walked recursively,

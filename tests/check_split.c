@@ -418,6 +418,26 @@ START_TEST(set_missing_shard) {
     ck_assert_int_eq(gk_split_set_open(tmp_path("s-00001-of-00003.gguf"), GK_OPEN_DEFAULT, &set, &err),
                      GK_E_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(err.message, "shard 2 of 3 is missing"));
+    ck_assert_str_eq(err.file, tmp_path("s-00002-of-00003.gguf"));   /* the error names the missing shard */
+    /* quantize's opener says the same, naming the same shard */
+    gk_file **files = NULL;
+    size_t n = 0;
+    gk_error qerr;
+    ck_assert_int_eq(gk_quant_open_inputs(tmp_path("s-00001-of-00003.gguf"), GK_OPEN_DEFAULT, &files, &n, &qerr),
+                     GK_E_NOT_FOUND);
+    ck_assert_str_eq(qerr.message, err.message);
+    ck_assert_str_eq(qerr.file, err.file);
+    /* a shard there but unreadable is named too, with the reader's offset */
+    FILE *fp = fopen(tmp_path("s-00002-of-00003.gguf"), "wb");
+    ck_assert_ptr_nonnull(fp);
+    fputs("GGUF", fp);
+    fclose(fp);
+    ck_assert_int_eq(gk_split_set_open(tmp_path("s-00003-of-00003.gguf"), GK_OPEN_DEFAULT, &set, &err), GK_E_TRUNCATED);
+    ck_assert_str_eq(err.file, tmp_path("s-00002-of-00003.gguf"));
+    ck_assert_int_eq(gk_quant_open_inputs(tmp_path("s-00001-of-00003.gguf"), GK_OPEN_DEFAULT, &files, &n, &qerr),
+                     GK_E_TRUNCATED);
+    ck_assert_str_eq(qerr.file, err.file);
+    ck_assert_int_eq(unlink(tmp_path("s-00002-of-00003.gguf")), 0);
     /* a file that is no shard, and a shard under a name that does not fit */
     ck_assert_int_eq(gk_split_set_open(tmp_path("in.gguf"), GK_OPEN_DEFAULT, &set, &err), GK_E_NOT_FOUND);
     ck_assert(!gk_model_is_shard(gk_file_model(in)));

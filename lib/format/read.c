@@ -67,15 +67,16 @@ static gk_status pread_full(gk_file *f, uint64_t off, void *buf, size_t len, gk_
 }
 
 gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err) {
+    gk_status st = GK_OK;
     if (off > f->size || len > f->size - off)
-        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off,
-                            "read of %zu bytes runs past end of file (%llu bytes)", len,
-                            (unsigned long long)f->size);
-    if (f->mem) {
+        st = gk_error_set(err, GK_E_TRUNCATED, (int64_t)off, "read of %zu bytes runs past end of file (%llu bytes)",
+                          len, (unsigned long long)f->size);
+    else if (f->mem)
         memcpy(buf, f->mem + off, len);
-        return GK_OK;
-    }
-    return pread_full(f, off, buf, len, err);
+    else
+        st = pread_full(f, off, buf, len, err);
+    if (st != GK_OK) gk_error_about(err, f->path);   /* the caller may be writing another file */
+    return st;
 }
 
 gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, size_t len,
@@ -101,7 +102,9 @@ static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what
     if (r->pos < r->win_start || r->pos + n > r->win_start + r->win_len) {
         size_t len = WINDOW_BYTES;
         if (len > remaining(r)) len = (size_t)remaining(r);
-        gk_status st = pread_full(r->f, r->pos, r->buf, len, r->err);
+        /* A stream cut short may hold the header whole but not the window's end. */
+        gk_status st = r->f->stream ? gk_source_read_some(r->f->stream, r->pos, r->buf, len, n, &len, r->err)
+                                    : pread_full(r->f, r->pos, r->buf, len, r->err);
         if (st != GK_OK) return st;
         r->win = r->buf;
         r->win_start = r->pos;
@@ -959,18 +962,28 @@ static bool collect_member(void *ctx, const char *member, uint64_t size) {
     return true;
 }
 
+/* With GK_OPEN_MEASURE, sizes a stream by its real length; either way, a stream
+ * found shorter than its container records (when measured) gets a warning. */
+static gk_status stream_length(gk_file *f, unsigned flags, gk_status st, gk_error *err) {
+    if (st == GK_OK && (flags & GK_OPEN_MEASURE)) st = gk_source_measure(f->stream, &f->size, err);
+    char msg[GK_MESSAGE_MAX];
+    if (st == GK_OK && gk_source_short(f->stream, msg, sizeof msg))
+        gk_file_add_warning(f, GK_RULE_SPEC, (int64_t)f->size, "%s", msg);
+    return st;
+}
+
 /* Opens the stream behind a compressed file or an archive member, if path names one. */
-static gk_status open_stream(gk_file *f, const char *path, bool *is_stream, gk_error *err) {
+static gk_status open_stream(gk_file *f, const char *path, unsigned flags, bool *is_stream, gk_error *err) {
     char *archive = NULL;
     const char *member = NULL;
     *is_stream = true;
     if (split_member(path, &archive, &member)) {
         gk_status st = gk_source_open_member(archive, member, &f->stream, &f->size, err);
         free(archive);
-        return st;
+        return stream_length(f, flags, st, err);
     }
     switch (gk_source_sniff(path)) {
-    case GK_SOURCE_ZSTD: return gk_source_open_zstd(path, &f->stream, &f->size, err);
+    case GK_SOURCE_ZSTD: return stream_length(f, flags, gk_source_open_zstd(path, &f->stream, &f->size, err), err);
     case GK_SOURCE_ARCHIVE: {
         char names[256] = "";
         gk_archive_list(path, collect_member, names, NULL);
@@ -993,7 +1006,7 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
     bool is_stream;
-    gk_status st = open_stream(f, path, &is_stream, err);
+    gk_status st = open_stream(f, path, flags, &is_stream, err);
     if (st != GK_OK || is_stream) {
         if (st != GK_OK) {
             gk_close(f);
@@ -1038,6 +1051,13 @@ gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **ou
         int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
         gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+        /* A pipe has no size to check counts against, and the reader seeks. */
+        gk_close(f);
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "is a pipe or device, not a file: ggufkit reads seekable files "
+                            "(save the stream to a file first)");
     }
     f->size = (uint64_t)sb.st_size;
     if (!S_ISREG(sb.st_mode)) return open_common(f, flags, out, err);

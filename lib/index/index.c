@@ -852,6 +852,18 @@ static int64_t count_of(ix_db *d, const char *sql) {
     return n;
 }
 
+/* Counts a path the walk leaves out and tells the caller. */
+typedef struct left_out_ctx {
+    const gk_index_opts *o;
+    gk_index_stats *stats;
+} left_out_ctx;
+
+static void count_left_out(void *ctx, const char *path, const char *why) {
+    left_out_ctx *c = ctx;
+    c->stats->left_out++;
+    if (c->o->left_out) c->o->left_out(c->o->left_out_ctx, path, why);
+}
+
 gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths, const gk_index_opts *opts,
                        gk_index_stats *stats, gk_error *err) {
     gk_index_opts defaults = { 0 };
@@ -865,7 +877,9 @@ gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_p
     /* Walk first: a PATH that does not exist is an error before anything is written. */
     ix_found_list found = { 0 };
     gk_status st = GK_OK;
-    for (size_t i = 0; st == GK_OK && i < n_paths; i++) st = ix_walk(paths[i], &found, err);
+    left_out_ctx lc = { o, stats };
+    ix_walk_report rep = { count_left_out, &lc };
+    for (size_t i = 0; st == GK_OK && i < n_paths; i++) st = ix_walk(paths[i], &found, &rep, err);
     if (st != GK_OK) {
         ix_found_list_free(&found);
         return st;

@@ -115,10 +115,18 @@ typedef struct ix_found_list {
     size_t n, cap;
 } ix_found_list;
 
+/* Where the walk reports a path it leaves out (fn may be NULL). */
+typedef struct ix_walk_report {
+    void (*fn)(void *ctx, const char *path, const char *why);
+    void *ctx;
+} ix_walk_report;
+
 /** ix_walk() : appends every regular file under path (or path itself when it is a
- *  file) to list, folders in name order. Symbolic links inside folders are not
- *  followed. @return : GK_OK, GK_E_NOT_FOUND (path does not exist), GK_E_NOMEM. */
-gk_status ix_walk(const char *path, ix_found_list *list, gk_error *err);
+ *  file) to list, folders in name order, at any depth. Symbolic links inside
+ *  folders are not followed. Each folder that cannot be read and each file whose
+ *  path is PATH_MAX bytes or more goes to rep (NULL accepted) instead, with why.
+ *  @return : GK_OK, GK_E_NOT_FOUND (path does not exist), GK_E_NOMEM. */
+gk_status ix_walk(const char *path, ix_found_list *list, const ix_walk_report *rep, gk_error *err);
 
 /** ix_found_list_free() : releases the list's paths and array. */
 void ix_found_list_free(ix_found_list *list);

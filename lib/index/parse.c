@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <zstd.h>
 
 #include "index/index_internal.h"
+#include "io/source.h"
 #include "meta/value.h"   /* gk_value_held */
 
 /* ------------------------------------------------------------------------ */
@@ -431,15 +431,36 @@ static bool fill_derived(ix_row *row, const gk_model *m) {
 }
 
 /* Reads one GGUF (path, or "path::member") into a new row of r. */
-static bool parse_one(ix_result *r, const char *path, const char *member, const ix_parse_opts *o) {
+/* A new empty row of r for path (member NULL for the file itself). @return : NULL when out of memory. */
+static ix_row *new_row(ix_result *r, const char *member) {
     ix_row *grown = realloc(r->rows, (r->n_rows + 1) * sizeof *grown);
-    if (grown == NULL) return false;
+    if (grown == NULL) return NULL;
     r->rows = grown;
     ix_row *row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
     row->file_type_id = row->context_length = row->split_no = row->split_count = -1;
     row->error_offset = -1;
-    if (member && (row->member = strdup(member)) == NULL) return false;
+    if (member && (row->member = strdup(member)) == NULL) return NULL;
+    return row;
+}
+
+/* Makes row a broken file's: err's message (with its offset) and status. @return : false when out of memory. */
+static bool set_error(ix_row *row, const char *path, const char *member, const gk_error *err) {
+    int rc = err->offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": %s", err->offset, err->message)
+                              : asprintf(&row->error, "%s", err->message);
+    if (rc < 0) {
+        row->error = NULL;
+        return false;
+    }
+    row->error_code = gk_status_name(err->code);
+    row->error_offset = err->offset;
+    row->group_key = group_key(path, member, -1, -1);
+    return row->group_key != NULL;
+}
+
+static bool parse_one(ix_result *r, const char *path, const char *member, const ix_parse_opts *o) {
+    ix_row *row = new_row(r, member);
+    if (row == NULL) return false;
 
     char *full = NULL;
     if (member && asprintf(&full, "%s::%s", path, member) < 0) return false;
@@ -454,18 +475,7 @@ static bool parse_one(ix_result *r, const char *path, const char *member, const 
     gk_status st = gk_open(full ? full : path, flags, &f, &err);
     free(full);
     r->mem_bytes += sizeof *row + 256;
-    if (st != GK_OK) {
-        int rc = err.offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": %s", err.offset, err.message)
-                                 : asprintf(&row->error, "%s", err.message);
-        if (rc < 0) {
-            row->error = NULL;
-            return false;
-        }
-        row->error_code = gk_status_name(st);
-        row->error_offset = err.offset;
-        row->group_key = group_key(path, member, -1, -1);
-        return row->group_key != NULL;
-    }
+    if (st != GK_OK) return set_error(row, path, member, &err);
     const gk_model *m = gk_file_model(f);
     row->data_size = gk_file_size(f);
     row->version = gk_model_version(m);
@@ -536,44 +546,46 @@ static size_t read_magic(const char *path, unsigned char magic[4], int *open_err
     return n > 0 ? (size_t)n : 0;
 }
 
-/* The first four decompressed bytes of a zstd file, decompressing as much as
- * that takes (a whole first block may be needed: gk_path_is_archive looks at
- * 512 compressed bytes only, which misses a .tar.zst whose first block is
- * larger). @return : true when four bytes came out. */
-static bool zstd_first_bytes(const char *path, unsigned char out4[4]) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ZSTD_DCtx *dc = ZSTD_createDCtx();
-    size_t cap = ZSTD_DStreamInSize();
-    unsigned char *in_buf = malloc(cap);
-    ZSTD_outBuffer out = { out4, 4, 0 };
-    for (int rounds = 0; dc && in_buf && out.pos < 4 && rounds < 64; rounds++) {
-        ssize_t n = read(fd, in_buf, cap);
-        if (n <= 0) break;
-        ZSTD_inBuffer in = { in_buf, (size_t)n, 0 };
-        while (in.pos < in.size && out.pos < 4)
-            if (ZSTD_isError(ZSTD_decompressStream(dc, &out, &in))) goto done;
-    }
-done:
-    free(in_buf);
-    ZSTD_freeDCtx(dc);
-    close(fd);
-    return out.pos == 4;
-}
-
-/* Indexes every GGUF member of the archive at path into r. @return : false when out of memory. */
+/* Indexes every GGUF member of the archive at path into r. An archive that
+ * cannot be listed to its end (cut short, damaged, not readable at all) is
+ * broken, whatever it still shows: it gets a row of its own (member NULL) with
+ * the error, as a cut GGUF or .gguf.zst does, beside the rows of the members
+ * found before the damage. @return : false when out of memory. */
 static bool parse_archive(ix_result *r, const char *path, const ix_parse_opts *o) {
     member_list l = { 0 };
     gk_error err;
     gk_error_clear(&err);
-    gk_archive_list(path, collect_member, &l, &err);   /* members found before an error still count */
+    gk_status listed = gk_archive_list(path, collect_member, &l, &err);
     r->headers_read++;
     bool ok = !l.nomem;
+    if (ok && listed != GK_OK && listed != GK_E_UNSUPPORTED) {
+        ix_row *row = new_row(r, NULL);
+        ok = row != NULL && set_error(row, path, NULL, &err);
+    }
     for (size_t i = 0; ok && i < l.n; i++) ok = parse_one(r, path, l.names[i], o);
     for (size_t i = 0; i < l.n; i++) free(l.names[i]);
     free(l.names);
     if (ok && r->n_rows == 0) r->not_gguf = true;
     return ok;
+}
+
+/* A .gguf.zst: its header, as any GGUF's; but a compressed file cut short is
+ * broken whatever its first frames hold (its frames are walked, nothing is
+ * decompressed: the index never reads tensor data). @return : false when out of memory. */
+static bool parse_zstd(ix_result *r, const char *path, const ix_parse_opts *o) {
+    gk_error err;
+    if (gk_source_zstd_check_frames(path, &err) == GK_OK || err.code == GK_E_IO) return parse_one(r, path, NULL, o);
+    r->headers_read++;
+    ix_row *row = new_row(r, NULL);
+    return row != NULL && set_error(row, path, NULL, &err);
+}
+
+/* A name that says archive (a tar, compressed or not, a zip, a 7z). */
+static bool named_archive(const char *path) {
+    static const char *const suffixes[] = { ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip", ".7z" };
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (has_suffix(path, suffixes[i])) return true;
+    return false;
 }
 
 static bool is_gguf_magic(const unsigned char m[4]) {
@@ -588,21 +600,23 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     size_t n = read_magic(path, magic, &open_errno);
     bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
     bool ok = true;
-    unsigned char inner[4];
+    uint8_t inner[4];
     if (n == 4 && is_gguf_magic(magic)) {
         ok = parse_one(r, path, NULL, o);
     } else if (n == 4 && memcmp(magic, "\x28\xB5\x2F\xFD", 4) == 0) {
         /* a zstd stream of a GGUF file, or of an archive (.tar.zst) */
-        if (zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
-        else ok = parse_one(r, path, NULL, o);
+        if (gk_source_zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
+        else ok = parse_zstd(r, path, o);
         if (ok && r->not_gguf && named_gguf) {
             r->not_gguf = false;
-            ok = parse_one(r, path, NULL, o);
+            ok = parse_zstd(r, path, o);
         }
     } else if (n == 4 && gk_path_is_archive(path)) {
         ok = parse_archive(r, path, o);
     } else if (named_gguf) {
         ok = parse_one(r, path, NULL, o);   /* broken: the reader says why */
+    } else if (named_archive(path)) {
+        ok = parse_archive(r, path, o);     /* broken too (cut inside its first header) */
     } else {
         (void)open_errno;
         r->not_gguf = true;

@@ -12,12 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#define ZSTD_STATIC_LINKING_ONLY   /* ZSTD_getFrameHeader */
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "io/archive_load.h"
 #include "io/source.h"
 
 #define SCRATCH_BYTES (256 * 1024)
+#define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
 
 struct gk_source {
     gk_source_kind kind;
@@ -35,9 +39,36 @@ struct gk_source {
     /* archive */
     const gk_archive_api *ar_api;
     struct archive *ar;
+    /* a full pass (measure) that ended before the recorded size */
+    uint64_t recorded;         /* the size the container records, or UINT64_MAX */
+    char ended[GK_MESSAGE_MAX];
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
+
+int gk_zstd_window_log_max(void) {
+    const char *e = getenv("GGUFKIT_ZSTD_WINDOW_LOG_MAX");
+    char *end;
+    ZSTD_bounds b = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax);
+    long v = e && *e ? strtol(e, &end, 10) : -1;
+    if (v < b.lowerBound || v > b.upperBound || (e && *e && *end != '\0')) v = b.upperBound;
+    return (int)v;
+}
+
+/* Lets dc decode frames up to the window limit (zstd's own default is 2^27). */
+static void allow_window(ZSTD_DCtx *dc) {
+    ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, gk_zstd_window_log_max());
+}
+
+/* A zstd error as a message; a window over the limit says how to raise it. */
+static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
+    if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+        return gk_error_set(err, GK_E_UNSUPPORTED, at,
+                            "zstd: the stream's window is larger than 2^%d bytes, the limit "
+                            "(GGUFKIT_ZSTD_WINDOW_LOG_MAX; at most %d)",
+                            gk_zstd_window_log_max(), ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound);
+    return gk_error_set(err, GK_E_CORRUPT, at, "zstd: %s", ZSTD_getErrorName(ret));
+}
 
 /* ------------------------------------------------------------------------ */
 /* zstd                                                                     */
@@ -50,6 +81,7 @@ static gk_status zstd_start(gk_source *s, gk_error *err) {
     if (s->ds == NULL && (s->ds = ZSTD_createDStream()) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     ZSTD_initDStream(s->ds);
+    allow_window(s->ds);
     s->in_cap = ZSTD_DStreamInSize();
     if (s->in_buf == NULL && (s->in_buf = malloc(s->in_cap)) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -59,30 +91,98 @@ static gk_status zstd_start(gk_source *s, gk_error *err) {
     return GK_OK;
 }
 
-/* Decompresses up to len bytes into dst; *got < len only at the end of the data. */
 static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
     ZSTD_outBuffer out = { dst, len, 0 };
+    gk_error_clear(err);
     while (out.pos < out.size) {
         if (s->in.pos == s->in.size) {
             ssize_t n = read(s->fd, s->in_buf, s->in_cap);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
+            if (n < 0) {
+                gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
+                break;
+            }
             if (n == 0) {
                 if (s->last_ret != 0)
-                    return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
-                                        "zstd stream ends inside a frame (compressed file truncated)");
+                    gk_error_set(err, GK_E_TRUNCATED, (int64_t)(s->pos + out.pos),
+                                 "zstd stream ends inside a frame (compressed file truncated)");
                 break;
             }
             s->in = (ZSTD_inBuffer){ s->in_buf, (size_t)n, 0 };
         }
         size_t ret = ZSTD_decompressStream(s->ds, &out, &s->in);
-        if (ZSTD_isError(ret))
-            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + out.pos), "zstd: %s",
-                                ZSTD_getErrorName(ret));
+        if (ZSTD_isError(ret)) {
+            zstd_error(err, (int64_t)(s->pos + out.pos), ret);
+            break;
+        }
         s->last_ret = ret;
     }
-    *got = out.pos;
+    *got = out.pos;   /* what came out before an error counts too */
     s->pos += out.pos;
+    return err->code;
+}
+
+/* Reads exactly len bytes at off. @return : false at the end of the file or on an error. */
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return true;
+}
+
+/* Walks the frames of the zstd file fd by their headers (nothing decompressed):
+ * *content gets the sum of the frames' recorded sizes, or UINT64_MAX when one
+ * does not record it. @return : GK_OK, GK_E_TRUNCATED (the file ends inside a
+ * frame), GK_E_CORRUPT, GK_E_IO. */
+static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+    uint64_t size = (uint64_t)sb.st_size, at = 0;
+    *content = 0;
+    while (at < size) {
+        uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
+        size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
+        if (!pread_all(fd, head, n, at)) return gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
+        uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
+        if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
+            at += 8 + ((uint32_t)head[4] | (uint32_t)head[5] << 8 | (uint32_t)head[6] << 16 | (uint32_t)head[7] << 24);
+            continue;
+        }
+        ZSTD_frameHeader fh;
+        size_t hs = ZSTD_getFrameHeader(&fh, head, n);
+        if (ZSTD_isError(hs)) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: not a zstd frame at compressed byte %llu",
+                                                  (unsigned long long)at);
+        if (hs > 0) break;   /* the file ends inside a frame header */
+        if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN || *content == UINT64_MAX) *content = UINT64_MAX;
+        else *content += fh.frameContentSize;
+        at += fh.headerSize;
+        for (bool last = false; !last && at < size;) {   /* block headers: 3 bytes each */
+            uint8_t b[3];
+            if (!pread_all(fd, b, 3, at)) {
+                at = size + 1;
+                break;
+            }
+            uint32_t bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+            unsigned type = (bh >> 1) & 3;
+            last = bh & 1;
+            if (type == 3) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: reserved block type at compressed byte %llu",
+                                               (unsigned long long)at);
+            at += 3 + (type == 1 ? 1 : bh >> 3);   /* an RLE block holds one byte */
+            if (!last && at == size) at = size + 1;   /* more blocks to come */
+        }
+        if (fh.checksumFlag) at += 4;
+        if (at > size) break;
+    }
+    if (at > size || (at < size))
+        return gk_error_set(err, GK_E_TRUNCATED, -1,
+                            "zstd stream ends inside a frame (compressed file truncated: %llu bytes, more needed)",
+                            (unsigned long long)size);
     return GK_OK;
 }
 
@@ -90,12 +190,16 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
 /* Archives                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static struct archive *archive_open_path(const gk_archive_api *A, const char *path) {
+/* Opens path with libarchive; on failure, why gets libarchive's reason. */
+static struct archive *archive_open_path(const gk_archive_api *A, const char *path, char why[GK_MESSAGE_MAX]) {
     struct archive *a = A->read_new();
+    snprintf(why, GK_MESSAGE_MAX, "out of memory");
     if (a == NULL) return NULL;
     A->read_support_filter_all(a);
     A->read_support_format_all(a);
     if (A->read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
+        const char *e = A->error_string(a);
+        snprintf(why, GK_MESSAGE_MAX, "%s", e ? e : "unknown error");
         A->read_free(a);
         return NULL;
     }
@@ -114,8 +218,9 @@ static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err)
     const gk_archive_api *A = s->ar_api;
     if (s->ar) A->read_free(s->ar);
     s->pos = 0;
-    s->ar = archive_open_path(A, s->path);
-    if (s->ar == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot read as an archive");
+    char why[GK_MESSAGE_MAX];
+    s->ar = archive_open_path(A, s->path, why);
+    if (s->ar == NULL) return gk_error_set(err, GK_E_CORRUPT, -1, "cannot read as an archive: %s", why);
     struct archive_entry *e;
     int rc;
     while ((rc = A->read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
@@ -132,17 +237,21 @@ static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err)
 
 static gk_status archive_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
     size_t done = 0;
+    gk_error_clear(err);
     while (done < len) {
-        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, len - done);
-        if (n < 0)
-            return gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s",
-                                s->ar_api->error_string(s->ar));
+        /* In small calls: one that meets damage loses what it had copied. */
+        size_t ask = len - done < ARCHIVE_CALL_BYTES ? len - done : ARCHIVE_CALL_BYTES;
+        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, ask);
+        if (n < 0) {
+            gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s", s->ar_api->error_string(s->ar));
+            break;
+        }
         if (n == 0) break;
         done += (size_t)n;
     }
-    *got = done;
+    *got = done;   /* what came out before an error counts too */
     s->pos += done;
-    return GK_OK;
+    return err->code;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -153,23 +262,62 @@ static gk_status restart(gk_source *s, gk_error *err) {
     return s->kind == GK_SOURCE_ZSTD ? zstd_start(s, err) : archive_start(s, err);
 }
 
+/* Decompresses up to len bytes into dst: *got < len only where the data ends or
+ * an error stops it (then returned, with *got the bytes that came before). */
 static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error *err) {
+    gk_error local;
+    if (err == NULL) err = &local;
     return s->kind == GK_SOURCE_ZSTD ? zstd_pull(s, dst, len, got, err) : archive_pull(s, dst, len, got, err);
 }
 
-/* Counts the decompressed bytes with one full pass, then restarts. */
+/* Counts the decompressed bytes with one full pass, then restarts. A container
+ * that cannot deliver more (it is cut short or damaged there) ends the count:
+ * its bytes so far are the data, and s->ended says why it stopped. */
 static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
     size_t got;
+    gk_error e;
+    if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
     do {
-        gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, err);
-        if (st != GK_OK) return st;
+        gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, &e);
+        if (st == GK_E_TRUNCATED || st == GK_E_CORRUPT) {   /* s->pos counts what came before */
+            snprintf(s->ended, sizeof s->ended, "%s", e.message);
+            break;
+        }
+        if (st != GK_OK) {
+            *err = e;
+            return st;
+        }
     } while (got == SCRATCH_BYTES);
     *size = s->pos;
     return restart(s, err);
 }
 
+gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
+    uint64_t real;
+    gk_status st = measure(s, &real, err);
+    if (st == GK_OK) *size = real < s->recorded ? real : s->recorded;
+    return st;
+}
+
+bool gk_source_short(const gk_source *s, char *msg, size_t size) {
+    if (s->ended[0] == '\0') return false;
+    if (s->recorded != UINT64_MAX)
+        snprintf(msg, size, "the data ends after %llu of the %llu bytes its container records (%s)",
+                 (unsigned long long)s->pos, (unsigned long long)s->recorded, s->ended);
+    else
+        snprintf(msg, size, "the data ends after %llu bytes (%s)", (unsigned long long)s->pos, s->ended);
+    return true;
+}
+
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err) {
+    size_t got;
+    return gk_source_read_some(s, off, buf, len, len, &got, err);
+}
+
+gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                              gk_error *err) {
     gk_status st;
+    *got = 0;
     if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
@@ -177,12 +325,11 @@ gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_e
         if ((st = pull(s, s->scratch, n, &got, err)) != GK_OK) return st;
         if (got < n) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)s->pos, "data ends early");
     }
-    size_t got;
-    if ((st = pull(s, buf, len, &got, err)) != GK_OK) return st;
-    if (got < len)
-        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + got),
-                            "data ends early (%zu of %zu bytes)", got, len);
-    return GK_OK;
+    st = pull(s, buf, len, got, err);
+    if (*got >= min) return GK_OK;   /* enough, even if the data ends (or breaks) after it */
+    if (st != GK_OK) return st;
+    return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
+                        len);
 }
 
 static gk_source *source_new(gk_source_kind kind, const char *path, const char *member) {
@@ -190,6 +337,7 @@ static gk_source *source_new(gk_source_kind kind, const char *path, const char *
     if (s == NULL) return NULL;
     s->kind = kind;
     s->fd = -1;
+    s->recorded = UINT64_MAX;
     s->path = strdup(path);
     s->member = member ? strdup(member) : NULL;
     s->scratch = malloc(SCRATCH_BYTES);
@@ -206,15 +354,18 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
     if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_status st = zstd_start(s, err);
     if (st == GK_OK) {
-        uint8_t head[18];   /* the largest zstd frame header */
-        ssize_t n = pread(s->fd, head, sizeof head, 0);
-        unsigned long long cs = n > 0 ? ZSTD_getFrameContentSize(head, (size_t)n) : ZSTD_CONTENTSIZE_ERROR;
-        if (cs == ZSTD_CONTENTSIZE_ERROR && n > 0 && (size_t)n >= 4 && memcmp(head, zstd_magic, 4) != 0)
+        /* The size is the sum of every frame's (pzstd and concatenated files have
+         * several), when they all record one; else one pass counts the bytes. */
+        uint8_t head[4];
+        uint64_t content = UINT64_MAX;
+        gk_error walk_err;
+        gk_status walked = walk_frames(s->fd, &content, &walk_err);
+        if (pread(s->fd, head, 4, 0) == 4 && memcmp(head, zstd_magic, 4) != 0)
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
-        else if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
-            st = measure(s, size, err);
+        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX)
+            *size = s->recorded = content;   /* a cut file keeps its record: GK_OPEN_MEASURE finds the rest */
         else
-            *size = cs;
+            st = measure(s, size, err);
     }
     if (st != GK_OK) {
         gk_source_close(s);
@@ -234,7 +385,7 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
     s->ar_api = A;
     int64_t recorded;
     gk_status st = archive_seek_member(s, &recorded, err);
-    if (st == GK_OK && recorded >= 0) *size = (uint64_t)recorded;
+    if (st == GK_OK && recorded >= 0) *size = s->recorded = (uint64_t)recorded;
     else if (st == GK_OK) st = measure(s, size, err);
     if (st != GK_OK) {
         gk_source_close(s);
@@ -264,11 +415,11 @@ static bool is_gguf_magic(const uint8_t *p) {
     return memcmp(p, "GGUF", 4) == 0 || memcmp(p, "FUGG", 4) == 0;
 }
 
-/* Decompresses the first 4 bytes of a zstd file (its first block may be large). */
-static bool zstd_first_bytes(const char *path, uint8_t first[4]) {
+bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     ZSTD_DCtx *dc = ZSTD_createDCtx();
+    if (dc) allow_window(dc);
     uint8_t buf[16384];
     ZSTD_outBuffer out = { first, 4, 0 };
     uint64_t fed = 0;
@@ -286,6 +437,15 @@ done:
     return out.pos == 4;
 }
 
+gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    uint64_t content;
+    gk_status st = walk_frames(fd, &content, err);
+    close(fd);
+    return st;
+}
+
 gk_source_kind gk_source_sniff(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return GK_SOURCE_PLAIN;
@@ -296,7 +456,7 @@ gk_source_kind gk_source_sniff(const char *path) {
     if (memcmp(h, zstd_magic, 4) == 0) {
         /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
         uint8_t first[4];
-        return zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
+        return gk_source_zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;
     }
     static const struct { size_t off, len; const char *magic; } archives[] = {
         { 0, 2, "\x1f\x8b" }, { 0, 6, "\xfd" "7zXZ\0" }, { 0, 3, "BZh" }, { 0, 4, "PK\x03\x04" },
@@ -312,8 +472,9 @@ gk_source_kind gk_source_sniff(const char *path) {
 gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err) {
     const gk_archive_api *A = gk_archive_api_load(err);
     if (A == NULL) return GK_E_UNSUPPORTED;
-    struct archive *a = archive_open_path(A, path);
-    if (a == NULL) return gk_error_set(err, GK_E_IO, -1, "%s: cannot read as an archive", path);
+    char why[GK_MESSAGE_MAX];
+    struct archive *a = archive_open_path(A, path, why);
+    if (a == NULL) return gk_error_set(err, GK_E_CORRUPT, -1, "cannot read as an archive: %s", why);
     struct archive_entry *e;
     int rc;
     gk_status st = GK_OK;
@@ -329,7 +490,7 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
         }
     }
     if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-        st = gk_error_set(err, GK_E_CORRUPT, -1, "%s: archive: %s", path, A->error_string(a));
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->error_string(a));
     A->read_free(a);
     return st;
 }

@@ -22,6 +22,24 @@ typedef enum gk_source_kind {
  *  @return : the kind (PLAIN when the file cannot be read: gk_open reports that). */
 gk_source_kind gk_source_sniff(const char *path);
 
+/** gk_source_zstd_first_bytes() : decompresses the first 4 bytes of the zstd file
+ *  at path (as much of it as that takes: a first block may be large).
+ *  @return : true when four bytes came out. */
+bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]);
+
+/** gk_source_zstd_check_frames() : walks the frame and block headers of the zstd
+ *  file at path (seeking from one to the next: nothing is decompressed) to find
+ *  out whether it is whole. @return : GK_OK, GK_E_TRUNCATED (the file ends inside
+ *  a frame: it was cut short), GK_E_CORRUPT, GK_E_IO; the offset is in the
+ *  compressed file. */
+gk_status gk_source_zstd_check_frames(const char *path, gk_error *err);
+
+/** gk_zstd_window_log_max() : @return : log2 of the largest zstd window a reader
+ *  accepts: GGUFKIT_ZSTD_WINDOW_LOG_MAX when set to a valid value (10..31 on a
+ *  64-bit build), else the format's maximum (2^31 bytes). Decoding a stream
+ *  takes about its window in memory, whatever the size of the file. */
+int gk_zstd_window_log_max(void);
+
 /** gk_source_open_zstd() : opens a zstd-compressed file and learns its decompressed
  *  size (from the frame header, or by decompressing once when it is not recorded). */
 gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size, gk_error *err);
@@ -30,9 +48,25 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
 gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
                                 uint64_t *size, gk_error *err);
 
+/** gk_source_measure() : reads the source to its end to learn how many bytes it
+ *  really holds, which can be fewer than its container records (an archive or a
+ *  zstd stream cut short). @return : GK_OK with *size the real length (never more
+ *  than the recorded one), or an error that stopped the count (I/O, memory). */
+gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err);
+
+/** gk_source_short() : after a measurement that ended early (the container is cut
+ *  short or damaged there), writes what happened to msg. @return : true if so. */
+bool gk_source_short(const gk_source *s, char *msg, size_t size);
+
 /** gk_source_read() : reads exactly len bytes at offset off of the decompressed data.
  *  @return : GK_OK, GK_E_TRUNCATED when the data ends first, GK_E_IO otherwise. */
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err);
+
+/** gk_source_read_some() : reads up to len bytes at offset off, at least min.
+ *  @return : GK_OK with *got bytes (min or more: fewer than len where the data
+ *            ends or breaks off), else as gk_source_read. */
+gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                              gk_error *err);
 
 /** gk_source_close() : releases a source (NULL accepted). */
 void gk_source_close(gk_source *s);

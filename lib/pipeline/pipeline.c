@@ -39,7 +39,14 @@ static gk_status advance(progress *p, uint64_t bytes, gk_error *err) {
     return GK_OK;
 }
 
-/* Reads len bytes of a tensor's data. */
+/* A failed copy from src's descriptor: the input ending early (it shrank, or
+ * the sink's reads found less than its size) is about src, not the output. */
+static gk_status from_input(gk_status s, const gk_file *src, gk_error *err) {
+    if (s == GK_E_TRUNCATED && err->file[0] == '\0') gk_error_about(err, gk_file_path(src));
+    return s;
+}
+
+/* Reads len bytes of a tensor's data (a failure names src: gk_file_read). */
 static gk_status read_tensor_bytes(gk_file *src, size_t ti, uint64_t start, void *buf, size_t len,
                                    gk_error *err) {
     return gk_file_tensor_read(src, ti, start, buf, len, err);
@@ -58,7 +65,7 @@ static gk_status copy_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_
         while (left > 0) {
             uint64_t n = left > (64u << 20) ? (64u << 20) : left;
             gk_status s = gk_sink_copy_from(sink, st->src->fd, off, n, err);
-            if (s != GK_OK) return s;
+            if (s != GK_OK) return from_input(s, st->src, err);
             off += n;
             left -= n;
             if ((s = advance(pr, n, err)) != GK_OK) return s;
@@ -97,8 +104,8 @@ static gk_status swap_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_
         while (left > 0) {
             uint64_t n = left > slice ? slice : left;
             gk_status s = gk_sink_copy_swapped(sink, st->src->fd, off, n, ti->block_bytes, ti->byteswap, err);
-            if (s == GK_OK) s = advance(pr, n, err);
-            if (s != GK_OK) return s;
+            if (s != GK_OK) return from_input(s, st->src, err);
+            if ((s = advance(pr, n, err)) != GK_OK) return s;
             off += n;
             left -= n;
         }

@@ -9,6 +9,7 @@
  * writes the first shard's metadata without the split.* keys and every shard's
  * tensors in set order through the pipeline.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,20 @@ static gk_status split_key(const gk_model *m, const char *key, uint64_t *out) {
     return s;
 }
 
+/* An error about the shard at path (named in err->file, not in the message). */
+static gk_status shard_error(gk_error *err, gk_status code, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static gk_status shard_error(gk_error *err, gk_status code, const char *path, const char *fmt, ...) {
+    char msg[GK_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gk_error_set(err, code, -1, "%s", msg);
+    gk_error_about(err, path);
+    return code;
+}
+
 bool gk_model_is_shard(const gk_model *m) {
     uint64_t count;
     return split_key(m, GK_SPLIT_KEY_COUNT, &count) == GK_OK && count >= 1;
@@ -48,17 +63,17 @@ static gk_status shard_keys(const gk_model *m, const char *path, uint64_t *no, u
     for (int i = 0; i < 3; i++) {
         gk_status s = split_key(m, keys[i], outs[i]);
         if (s == GK_E_NOT_FOUND)
-            return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: not a shard (no %s)", path, keys[i]);
+            return shard_error(err, GK_E_NOT_FOUND, path, "not a shard (no %s)", keys[i]);
         if (s != GK_OK)
-            return gk_error_set(err, GK_E_CORRUPT, -1, "%s: %s is not a non-negative integer", path, keys[i]);
+            return shard_error(err, GK_E_CORRUPT, path, "%s is not a non-negative integer", keys[i]);
     }
     if (*count == 0)   /* the reference's mark on a merged file */
-        return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: not a shard (split.count 0)", path);
+        return shard_error(err, GK_E_NOT_FOUND, path, "not a shard (split.count 0)");
     if (*count > GK_SPLIT_MAX_SHARDS)
-        return gk_error_set(err, GK_E_CORRUPT, -1, "%s: split.count %llu is not a shard count", path,
+        return shard_error(err, GK_E_CORRUPT, path, "split.count %llu is not a shard count",
                             (unsigned long long)*count);
     if (*no >= *count)
-        return gk_error_set(err, GK_E_CORRUPT, -1, "%s: split.no %llu is not below split.count %llu", path,
+        return shard_error(err, GK_E_CORRUPT, path, "split.no %llu is not below split.count %llu",
                             (unsigned long long)*no, (unsigned long long)*count);
     return GK_OK;
 }
@@ -89,11 +104,9 @@ static gk_status open_sibling(gk_split_set *set, size_t k, unsigned flags, const
     gk_status s = gk_open(path, flags, &set->files[k], err);
     if (s != GK_OK) {
         if (s == GK_E_IO && access(path, F_OK) != 0) {
-            s = gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: shard %zu of %zu is missing", path, k + 1, set->n);
+            s = shard_error(err, GK_E_NOT_FOUND, path, "shard %zu of %zu is missing", k + 1, set->n);
         } else {
-            char msg[GK_MESSAGE_MAX];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            gk_error_set(err, s, err->offset, "%s: %s", path, msg);
+            gk_error_about(err, path);
         }
         free(path);
         return s;
@@ -101,26 +114,21 @@ static gk_status open_sibling(gk_split_set *set, size_t k, unsigned flags, const
     const gk_model *m = set->files[k]->model;
     uint64_t no, count, tensors;
     s = shard_keys(m, path, &no, &count, &tensors, err);
-    if (s == GK_E_NOT_FOUND) {   /* a sibling that is no shard breaks the set */
-        char msg[GK_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%s", err->message);
-        s = gk_error_set(err, GK_E_CORRUPT, -1, "%s", msg);
-    }
+    if (s == GK_E_NOT_FOUND) s = err->code = GK_E_CORRUPT;   /* a sibling that is no shard breaks the set */
     if (s == GK_OK && (no != k || count != set->n))
-        s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: says it is shard %llu of %llu, its name says %zu of %zu",
-                         path, (unsigned long long)no + 1, (unsigned long long)count, k + 1, set->n);
+        s = shard_error(err, GK_E_CORRUPT, path, "says it is shard %llu of %llu, its name says %zu of %zu", (unsigned long long)no + 1, (unsigned long long)count, k + 1, set->n);
     if (s == GK_OK && tensors != ref_tensors)
-        s = gk_error_set(err, GK_E_CORRUPT, -1,
-                         "%s: split.tensors.count %llu, other shards say %llu (a shard of another set?)", path,
-                         (unsigned long long)tensors, (unsigned long long)ref_tensors);
+        s = shard_error(err, GK_E_CORRUPT, path,
+                        "split.tensors.count %llu, other shards say %llu (a shard of another set?)",
+                        (unsigned long long)tensors, (unsigned long long)ref_tensors);
     if (s == GK_OK && gk_model_alignment(m) != gk_model_alignment(ref))
-        s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: alignment %u, other shards %u", path,
+        s = shard_error(err, GK_E_CORRUPT, path, "alignment %u, other shards %u",
                          gk_model_alignment(m), gk_model_alignment(ref));
     if (s == GK_OK && m->big_endian != ref->big_endian)
-        s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: %s-endian, other shards %s-endian", path,
+        s = shard_error(err, GK_E_CORRUPT, path, "%s-endian, other shards %s-endian",
                          m->big_endian ? "big" : "little", ref->big_endian ? "big" : "little");
     if (s == GK_OK && m->version != ref->version)
-        s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: GGUF version %u, other shards %u", path, m->version,
+        s = shard_error(err, GK_E_CORRUPT, path, "GGUF version %u, other shards %u", m->version,
                          ref->version);
     free(path);
     return s;
@@ -137,8 +145,7 @@ static gk_status check_tensors(gk_split_set *set, uint64_t expected, gk_error *e
             int r = gk_strset_insert(&seen, t->name.ptr, t->name.len);
             if (r < 0) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             else if (r == 0)
-                s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: tensor '%s' is also in an earlier shard",
-                                 set->files[k]->path, t->name.ptr);
+                s = shard_error(err, GK_E_CORRUPT, set->files[k]->path, "tensor '%s' is also in an earlier shard", t->name.ptr);
             set->n_tensors++;
             set->tensor_bytes += t->nbytes;
         }
@@ -156,7 +163,10 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
     *out = NULL;
     gk_file *given;
     gk_status s = gk_open(shard_path, flags, &given, err);
-    if (s != GK_OK) return s;
+    if (s != GK_OK) {
+        gk_error_about(err, shard_path);
+        return s;
+    }
     uint64_t no, count, tensors;
     s = shard_keys(given->model, shard_path, &no, &count, &tensors, err);
     gk_split_set *set = NULL;
@@ -173,8 +183,7 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
         set->n = (size_t)count;
         set->prefix = prefix_of(shard_path, no, count);
         if (set->prefix == NULL)
-            s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: shard %llu of %llu must be named PREFIX-%05llu-of-%05llu.gguf",
-                             shard_path, (unsigned long long)no + 1, (unsigned long long)count,
+            s = shard_error(err, GK_E_CORRUPT, shard_path, "shard %llu of %llu must be named PREFIX-%05llu-of-%05llu.gguf", (unsigned long long)no + 1, (unsigned long long)count,
                              (unsigned long long)no + 1, (unsigned long long)count);
     }
     for (size_t k = 0; k < (set ? set->n : 0) && s == GK_OK; k++)
@@ -187,6 +196,15 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
     }
     *out = set;
     return GK_OK;
+}
+
+gk_file **gk_split_set_release(gk_split_set *set, size_t *n) {
+    gk_file **files = set->files;
+    *n = set->n;
+    set->files = NULL;
+    set->n = 0;
+    gk_split_set_close(set);
+    return files;
 }
 
 size_t gk_split_set_count(const gk_split_set *set) { return set->n; }

@@ -58,6 +58,11 @@ void gk_error_clear(gk_error *err) {
     err->rule = GK_RULE_SPEC;
     err->offset = -1;
     err->message[0] = '\0';
+    err->file[0] = '\0';
+}
+
+void gk_error_about(gk_error *err, const char *path) {
+    if (err != NULL) snprintf(err->file, sizeof err->file, "%s", path ? path : "");
 }
 
 gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...) {
@@ -65,6 +70,7 @@ gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char
     err->code = code;
     err->rule = GK_RULE_SPEC;
     err->offset = offset;
+    err->file[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# test_containers.sh - CLI tests of reading through containers and of the messages
+# every reading command gives (issue 21, items 4-7, 13, 14).
+#
+# usage: test_containers.sh PATH/TO/ggufkit
+#
+# Checks, for every container (plain .gguf, .gguf.zst, tar, tar.gz, zip):
+#  - a model cut short inside its tensor data: `verify` fails naming the data
+#    past the end; `repack` and `quantize` fail naming the input, leave no output;
+#    the whole container verifies;
+#  - `index` gives every cut container (cut early, in its first header, or late,
+#    in the tensor data) a row in the documented "which files are broken" query,
+#    and none to the whole ones.
+# Plus: the index walks folders 300 deep and reports a path longer than PATH_MAX
+# as left out (never silently); a .gguf.zst with a window larger than zstd's
+# default limit reads, and GGUFKIT_ZSTD_WINDOW_LOG_MAX caps it with a message
+# naming the variable; a shard set missing shard 3 (or with a broken shard 3) is
+# reported naming shard 3 by quantize, merge, verify, info and dump; info/dump
+# fail on misplaced tensor data as their help says; a pipe is refused with a
+# message saying a seekable file is needed (info, dump, verify).
+set -u
+
+BIN=${1:?usage: test_containers.sh PATH/TO/ggufkit}
+HERE=$(cd "$(dirname "$0")" && pwd)
+DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export GGUFKIT_NO_PROGRESS=1
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*"
+}
+
+# run CMD... : stdout to $TMP/out, stderr to $TMP/err, status in $rc (a signal fails).
+run() {
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -ge 128 ]; then bad "$*: crashed (exit $rc)"; fi
+}
+expect_rc() {   # NAME WANT
+    if [ "$rc" -eq "$2" ]; then ok; else
+        bad "$1: exit $rc, expected $2"
+        sed 's/^/    out: /' "$TMP/out" | head -3
+        sed 's/^/    err: /' "$TMP/err" | head -3
+    fi
+}
+expect_in() {   # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then ok; else
+        bad "$1: '$3' not in $(basename "$2"): $(head -c 400 "$2")"
+    fi
+}
+expect_not_in() {   # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then bad "$1: '$3' in $(basename "$2"): $(head -c 400 "$2")"; else ok; fi
+}
+
+for tool in zstd tar gzip python3 sqlite3; do
+    command -v "$tool" >/dev/null || { echo "SKIPPED: test_containers needs $tool"; exit 77; }
+done
+
+M=$TMP/m
+mkdir -p "$M"
+"$BIN" synth --seed 2 "$M/b.gguf" >/dev/null || bad "synth"
+
+# ---- item 4: a member cut inside its tensor data -------------------------------
+# Each container holds b.gguf whole (WHOLE) and cut at 60% of its bytes (CUT):
+# the header survives, most tensor data does not.
+W=$TMP/whole C=$TMP/cut
+mkdir -p "$W" "$C"
+cp "$M/b.gguf" "$W/b.gguf"
+zstd -q -o "$W/b.gguf.zst" "$M/b.gguf"
+(cd "$M" && tar -cf "$W/b.tar" b.gguf && tar -czf "$W/b.tar.gz" b.gguf)
+python3 - "$W/b.zip" "$M/b.gguf" <<'EOF' || bad "zip"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.write(sys.argv[2], "b.gguf")
+EOF
+for f in "$W"/*; do
+    n=$(stat -c %s "$f")
+    head -c $((n * 6 / 10)) "$f" >"$C/$(basename "$f")"
+done
+# name DIR FILE: what a command is given for FILE in DIR (archives: the member)
+name() {
+    case $2 in *.tar | *.tar.gz | *.zip) echo "$1/$2::b.gguf" ;; *) echo "$1/$2" ;; esac
+}
+for k in b.gguf b.gguf.zst b.tar b.tar.gz b.zip; do
+    whole=$(name "$W" "$k") cut=$(name "$C" "$k")
+    run "$BIN" verify "$whole"
+    expect_rc "verify whole $k" 0
+    run "$BIN" verify "$cut"
+    expect_rc "verify cut $k" 1
+    expect_in "verify cut $k" "$TMP/out" "run past the end of the file"
+    run "$BIN" verify --json "$cut"
+    expect_in "verify --json cut $k" "$TMP/out" '"data-past-eof"'
+    for cmd in repack quantize; do
+        rm -f "$TMP/o.gguf"
+        if [ $cmd = repack ]; then run "$BIN" repack "$cut" "$TMP/o.gguf"; else
+            run "$BIN" quantize "$cut" "$TMP/o.gguf" Q8_0
+        fi
+        expect_rc "$cmd cut $k" 1
+        expect_in "$cmd cut $k: names the input" "$TMP/err" "ggufkit: $cut: "
+        expect_not_in "$cmd cut $k: names the output" "$TMP/err" "o.gguf"
+        if [ -e "$TMP/o.gguf" ]; then bad "$cmd cut $k: left an output"; else ok; fi
+    done
+done
+
+# ---- item 5: index files every cut container as broken -------------------------
+I=$TMP/ix
+mkdir -p "$I/whole" "$I/cut"
+cp "$W"/* "$I/whole/"
+cp "$C"/* "$I/cut/"
+for f in "$W"/*; do   # cut early: inside the container's first header (or the GGUF's)
+    b=$(basename "$f")
+    head -c 100 "$f" >"$I/cut/early100-$b"
+    head -c 2000 "$f" >"$I/cut/early2000-$b"
+done
+run "$BIN" index --db "$TMP/ix.sqlite" "$I"
+expect_rc "index of cut containers" 0
+# the query of docs/index.md: "Which files are broken, and why?"
+sqlite3 "$TMP/ix.sqlite" \
+    "SELECT path, member, error_code, error FROM files WHERE error IS NOT NULL ORDER BY path, member;" \
+    >"$TMP/broken.txt" || bad "broken-files query"
+for f in "$I"/cut/*; do
+    if grep -q "^$f|" "$TMP/broken.txt"; then ok; else bad "index: $(basename "$f") has no broken row"; fi
+done
+if grep -q "^$I/whole/" "$TMP/broken.txt"; then bad "index: a whole container has a broken row"; else ok; fi
+n_whole=$(sqlite3 "$TMP/ix.sqlite" "SELECT count(*) FROM files WHERE path LIKE '$I/whole/%' AND error IS NULL")
+if [ "$n_whole" = 5 ]; then ok; else bad "index: $n_whole good rows for the 5 whole containers"; fi
+
+# ---- item 6: any depth; a path longer than PATH_MAX is reported ----------------
+D=$TMP/deep
+mkdir -p "$D"
+python3 - "$D" "$DATA/good/canonical.gguf" <<'EOF' || bad "deep tree"
+import os, sys
+root, src = sys.argv[1], open(sys.argv[2], "rb").read()
+def put(fd, name):
+    f = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(f, src)
+    os.close(f)
+def descend(fd, name):
+    os.mkdir(name, dir_fd=fd)
+    n = os.open(name, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    return n
+fd = os.open(root, os.O_RDONLY)
+for _ in range(300):
+    fd = descend(fd, "d")
+put(fd, "deep300.gguf")           # 300 folders down, path well under PATH_MAX
+os.close(fd)
+fd = os.open(root, os.O_RDONLY)
+for _ in range(22):
+    fd = descend(fd, "L" * 200)
+put(fd, "long.gguf")              # a path of more than 4400 bytes
+os.close(fd)
+EOF
+run "$BIN" index --json --db "$TMP/deep.sqlite" "$D"
+expect_rc "index of a deep tree" 0
+n=$(sqlite3 "$TMP/deep.sqlite" "SELECT count(*) FROM files WHERE path LIKE '%/deep300.gguf' AND error IS NULL")
+if [ "$n" = 1 ]; then ok; else bad "index: the file 300 folders deep is missing"; fi
+expect_in "index: long path reported" "$TMP/err" "/long.gguf: left out: its path is"
+expect_in "index: left_out counted" "$TMP/out" '"left_out":	1'
+
+# ---- item 7: a zstd window above the default 2^27 limit ------------------------
+# From a pipe zstd records no size, so the frame declares the whole 2^28 window.
+cat "$DATA/good/canonical.gguf" | zstd -q --long=28 -c >"$TMP/long.gguf.zst" || bad "zstd --long"
+run "$BIN" info "$TMP/long.gguf.zst"
+expect_rc "info of a --long=28 .zst" 0
+run "$BIN" verify "$TMP/long.gguf.zst"
+expect_rc "verify of a --long=28 .zst" 0
+GGUFKIT_ZSTD_WINDOW_LOG_MAX=27 run "$BIN" info "$TMP/long.gguf.zst"
+expect_rc "info, window capped at 2^27" 1
+expect_in "info, window capped at 2^27" "$TMP/err" "GGUFKIT_ZSTD_WINDOW_LOG_MAX"
+for cmd in info dump verify; do
+    run "$BIN" $cmd --help
+    expect_in "$cmd --help: window" "$TMP/out" "GGUFKIT_ZSTD_WINDOW_LOG_MAX"
+done
+
+# ---- item 13: one message naming the missing (or broken) shard -----------------
+S=$TMP/set
+mkdir -p "$S"
+"$BIN" split --split-max-tensors 5 "$M/b.gguf" "$S/s" >/dev/null || bad "split"
+first=$S/s-00001-of-00005.gguf third=$S/s-00003-of-00005.gguf
+mv "$third" "$TMP/third.gguf"
+for damage in missing broken; do
+    if [ $damage = missing ]; then want="$third: shard 3 of 5 is missing"; else
+        head -c 200 "$TMP/third.gguf" >"$third"
+        want="$third: offset"
+    fi
+    run "$BIN" quantize "$first" "$TMP/q.gguf" Q8_0
+    expect_rc "quantize, shard 3 $damage" 1
+    expect_in "quantize, shard 3 $damage" "$TMP/err" "ggufkit: $want"
+    run "$BIN" merge "$first" "$TMP/merged.gguf"
+    expect_rc "merge, shard 3 $damage" 1
+    expect_in "merge, shard 3 $damage" "$TMP/err" "ggufkit: $want"
+    run "$BIN" verify "$S/s-00002-of-00005.gguf"
+    expect_rc "verify, shard 3 $damage" 1
+    expect_in "verify, shard 3 $damage" "$TMP/out" "shard set: $want"
+    run "$BIN" info "$S/s-00002-of-00005.gguf"
+    expect_in "info, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
+    run "$BIN" info --json "$S/s-00002-of-00005.gguf"
+    expect_in "info --json, shard 3 $damage" "$TMP/out" "\"error\":	\"$want"
+    run "$BIN" dump "$first"
+    expect_in "dump, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
+done
+
+# ---- item 14: misplaced data fails info/dump, as their help says; pipes ---------
+for cmd in info dump; do
+    run "$BIN" $cmd --help
+    expect_not_in "$cmd --help" "$TMP/out" "past the end of the file) are listed too; they do not fail"
+    expect_not_in "$cmd --help" "$TMP/out" "past the end of the file) go to stderr and do not fail"
+    expect_in "$cmd --help" "$TMP/out" "misplaced (past the"
+    run "$BIN" $cmd "$C/b.gguf"
+    expect_rc "$cmd of a cut file" 1
+    expect_in "$cmd of a cut file: still listed" "$TMP/out" "b.gguf"
+    expect_in "$cmd of a cut file: reported" "$TMP/err" "run past the end of the file"
+done
+for cmd in info dump verify; do
+    cat "$M/b.gguf" | "$BIN" $cmd /dev/stdin >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    expect_rc "$cmd of a pipe" 1
+    cat "$TMP/out" "$TMP/err" >"$TMP/all"   # verify reports on stdout
+    expect_in "$cmd of a pipe" "$TMP/all" "ggufkit reads seekable files"
+done
+
+echo "test_containers: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
