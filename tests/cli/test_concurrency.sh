@@ -13,6 +13,8 @@
 #     file is left in the folder;
 #   - each key holds the value of its editor's last successful edit: no edit was
 #     lost (edits of one file are serialized by its lock, a rewrite included).
+# Then, with an edit lock held by the test itself, editors give up (--wait 0)
+# with exit 1 and a reason while readers go on.
 # Nothing here depends on timing: whatever the interleaving, these must hold.
 # GK_CONCURRENCY_ROUNDS overrides the iterations per process (default 12).
 set -u
@@ -122,6 +124,29 @@ done
 [ "$(tensor_sha "$F")" = "$SHA" ] && pass || fail "tensor bytes changed"
 left=$(ls -A "$W/m" | grep -v '^model\.gguf$')
 [ -z "$left" ] && pass || fail "left in the model's folder: $(echo $left)"
+
+# A held edit lock (taken here by python): an in-place editor and a rewriting one
+# give up at once with --wait 0, exit 1 naming the reason and change nothing;
+# readers are not kept out; once the lock is gone, the edit goes through.
+python3 - "$G" "$F" <<'EOF' && pass || fail "a held edit lock: see above"
+import fcntl, os, struct, subprocess, sys
+g, path = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 1, 1, 0))
+before = open(path, "rb").read()
+def run(*args):
+    return subprocess.run([g, *args], capture_output=True, text=True)
+for mode, value in (("--in-place", "held"), ("--in-place=auto", "h" * 5000)):
+    r = run("edit", "--wait", "0", "--set", "test.held=" + value, mode, path)
+    assert r.returncode == 1 and "being edited or replaced by another process" in r.stderr, (mode, r)
+    assert open(path, "rb").read() == before, mode + ": the file changed"
+for reader in ("info", "verify"):
+    r = run(reader, path)
+    assert r.returncode == 0, (reader, r)
+os.close(fd)
+r = run("edit", "--wait", "0", "--set", "test.held=free", "--in-place", path)
+assert r.returncode == 0, r
+EOF
 
 echo "cli_concurrency: $ROUNDS rounds per editor, $((ROUNDS * 2)) reads per reader;$summary $((SECONDS - T0)) s"
 echo "cli_concurrency: $checks checks passed, $fails failed"
