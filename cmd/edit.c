@@ -41,7 +41,11 @@ static const char *const usage =
     "  -o OUT                   write a new file (atomic; tensor bytes copied unchanged)\n"
     "  --in-place               rewrite FILE's header where it is; fails (exit 1) when the new\n"
     "                           header does not fit before the data section\n"
-    "  --in-place=auto          in place when it fits, else rewrite FILE (atomic replace)\n"
+    "  --in-place=auto          in place when it fits, else rewrite FILE (atomic replace; a\n"
+    "                           compressed FILE stays compressed)\n"
+    "A FILE that is a symbolic link: the file it names is edited, the link stays. A\n"
+    "member of an archive (ARCHIVE::MEMBER) is only read: write it out with -o OUT.\n"
+    "An edit that changes nothing writes nothing (\"unchanged\").\n"
     "Options:\n"
     "  --reserve BYTES          leave BYTES of room (a ggufkit.padding pair) in a written\n"
     "                           file for later in-place edits (500K, 1M: decimal units)\n"
@@ -405,6 +409,7 @@ static int open_input(const edit_args *a, gk_file **f) {
 static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest) {
     gk_error err;
     if (a->has_reserve && gk_model_set_padding(m, a->reserve, &err) != GK_OK) return cmd_report(a->path, &err);
+    if (dest == NULL && gk_edit_replace_check(f, &err) != GK_OK) return cmd_report(a->path, &err);
     if (a->dry_run) {
         printf("would write %s: a new file (header %" PRIu64 " bytes)\n", dest ? dest : a->path,
                gk_model_data_start(m));
@@ -438,8 +443,8 @@ static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
             printf("in place: no (%s)\n", plan.reason);
             return GK_EXIT_OK;
         }
-        fprintf(stderr, "ggufkit: %s: the edit does not fit in place: %s (use --in-place=auto or -o OUT)\n", a->path,
-                plan.reason);
+        fprintf(stderr, "ggufkit: %s: the edit does not fit in place: %s (use %s)\n", a->path, plan.reason,
+                gk_edit_replace_check(f, &err) == GK_OK ? "--in-place=auto or -o OUT" : "-o OUT");
         return GK_EXIT_FAIL;
     }
     if (a->dry_run) {

@@ -10,12 +10,13 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--json] PATH...\n\n"
+    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--hash] [--json] PATH...\n\n"
     "Records the header of every GGUF file under each PATH (folders are walked\n"
     "recursively) in a SQLite database: plain .gguf files (any file starting with the\n"
     "GGUF magic), .gguf.zst streams, and each GGUF member of a tar / tar.gz / tar.xz /\n"
-    "tar.zst / zip / 7z archive. Tensor data is never read. Tables files, kv, tensors,\n"
-    "models (shard sets grouped), views model_summary and quant_mix: see docs/index.md.\n\n"
+    "tar.zst / zip / 7z archive. Tensor data is read only with --hash. Tables files, kv,\n"
+    "tensors, models (shard sets grouped), views model_summary, quant_mix and\n"
+    "same_weights: see docs/index.md.\n\n"
     "A file whose size and modification time are unchanged since the last run is not\n"
     "read again; a broken file is recorded with the reader's error and the run goes on\n"
     "(an archive or .gguf.zst cut short is broken too). Folders are walked at any depth;\n"
@@ -26,6 +27,10 @@ static const char *const usage =
     "  --jobs N        parse headers in N threads (default: all cores)\n"
     "  --full-arrays   store metadata arrays whole (default: their first 8 elements)\n"
     "  --prune         remove the rows of files that no longer exist\n"
+    "  --hash          also read the tensor data: each tensor's xxh64, the file's content\n"
+    "                  hash (`ggufkit hash`'s model line) and each model's weight digest,\n"
+    "                  so the view same_weights finds files holding the same weights;\n"
+    "                  files recorded without them are read again\n"
     "  --json          print the counts as JSON instead of a one-line summary\n"
     "  -h, --help      show this help\n\n"
     "Exit status: 0 success (broken files are data, not failures), 1 the database\n"
@@ -34,7 +39,7 @@ static const char *const usage =
 typedef struct index_args {
     const char *db;
     int jobs;
-    bool full_arrays, prune, json;
+    bool full_arrays, prune, json, hash;
     const char **paths;
     size_t n_paths;
 } index_args;
@@ -62,6 +67,8 @@ static int parse_args(int argc, char **argv, index_args *a) {
                 a->jobs = (int)n;
             } else if (strcmp(s, "--full-arrays") == 0) {
                 a->full_arrays = true;
+            } else if (strcmp(s, "--hash") == 0) {
+                a->hash = true;
             } else if (strcmp(s, "--prune") == 0) {
                 a->prune = true;
             } else if (strcmp(s, "--json") == 0) {
@@ -123,7 +130,7 @@ int cmd_index(int argc, char **argv) {
     cmd_progress bar;
     cmd_progress_start(&bar, "index", 0);
     gk_index_opts opts = {
-        .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune,
+        .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune, .hash = a.hash,
         .progress = cmd_write_progress, .progress_ctx = &bar, .left_out = report_left_out,
     };
     gk_index_stats stats;

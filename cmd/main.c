@@ -19,6 +19,7 @@ static const cmd_entry commands[] = {
     { "endian", cmd_endian, "convert a file to big- or little-endian (header, metadata, tensors)" },
     { "synth", cmd_synth, "write a deterministic synthetic llama-shaped model" },
     { "edit", cmd_edit, "edit metadata: set, delete, rename, patch (in place when it fits)" },
+    { "hash", cmd_hash, "per-tensor and whole-model digests (llama-gguf-hash compatible), --check" },
     { "index", cmd_index, "catalogue GGUF files (folders, .zst, archives) in a SQLite database" },
 };
 

@@ -15,7 +15,10 @@ static const char *const usage =
     "every shard present and valid, split.no in sequence, split.count and\n"
     "split.tensors.count agreeing with the shards, no tensor twice, one alignment, byte\n"
     "order and version. Merging the shards of a file `ggufkit split` made gives that\n"
-    "file back byte for byte (when it was laid out canonically).\n"
+    "file back byte for byte when it was laid out canonically as GGUF v3. What else\n"
+    "comes back: a v1 or v2 file as v3 (the version field), and a file whose last\n"
+    "tensor was not padded to the alignment with that tensor padded with zeros (up to\n"
+    "alignment-1 bytes: every ggufkit output ends so, as ggml's reader expects).\n"
     "  --force   replace OUT if it exists (never one of the shards)\n"
     "OUT is written atomically: it is complete or absent.\n"
     "Exit status: 0 success, 1 failure (bad set, write error), 2 usage error.\n";

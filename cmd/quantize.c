@@ -44,6 +44,7 @@ static const char *const usage =
     "  --exclude-weights NAME     ignore matrix entries whose name contains NAME (repeatable;\n"
     "                             not together with --include-weights)\n"
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
+    "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
     "  --threads N                worker threads (default: all cores)\n"
     "  --dry-run                  print the per-tensor plan and the sizes; write nothing\n"
     "  --json                     with --dry-run: the plan as JSON\n"
@@ -263,15 +264,18 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
 /* Output names                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* The path of output k: OUT, or with --keep-split OUT-0000k-of-0000n.gguf. */
+/* The path of output k: OUT, or with --keep-split PREFIX-0000k-of-0000n.gguf where
+ * PREFIX is OUT without a final ".gguf", as llama-quantize names them. */
 static char *output_path(const quant_args *a, size_t k, size_t n) {
     if (!a->qo.keep_split) return strdup(a->out);
-    size_t len = strlen(a->out) + 32;
-    char *p = malloc(len);
-    if (p && !gk_quant_shard_path(p, len, a->out, (unsigned)k, (unsigned)n)) {
+    size_t len = strlen(a->out) + 32, plen = strlen(a->out);
+    if (plen > 5 && strcmp(a->out + plen - 5, ".gguf") == 0) plen -= 5;
+    char *p = malloc(len), *prefix = strndup(a->out, plen);
+    if (p && (prefix == NULL || !gk_quant_shard_path(p, len, prefix, (unsigned)k, (unsigned)n))) {
         free(p);
         p = NULL;
     }
+    free(prefix);
     return p;
 }
 

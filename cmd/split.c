@@ -27,6 +27,8 @@ static const char *const usage =
     "                           a shard of its own.\n"
     "  --no-tensor-first-split  the first shard holds the metadata only\n"
     "  --dry-run                print the plan, write nothing\n"
+    "Shards are GGUF v3, as llama-gguf-split writes them: a v1 or v2 input gives v3\n"
+    "shards (v2 and v3 differ only in the version field), and merging them gives v3.\n"
     "Existing shard names are refused before anything is written; when writing fails\n"
     "the shards already written are removed. `ggufkit merge` joins a set again.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";

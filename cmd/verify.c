@@ -10,7 +10,7 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit verify [--schema] [--json] FILE...\n\n"
+    "usage: ggufkit verify [--schema] [--data] [--json] FILE...\n\n"
     "Validates every byte of each file's header, metadata and tensor directory and the\n"
     "placement of tensor data, against the bytes really there: a compressed file or an\n"
     "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
@@ -18,6 +18,10 @@ static const char *const usage =
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
+    "  --data     also read every tensor: its byte span must be its type times its shape,\n"
+    "             F32/F16/BF16/F64 values and the scale fields of quantized blocks finite\n"
+    "             (and in range where the format bounds them); each finding names the\n"
+    "             tensor, the block or element and the byte offset\n"
     "  --json     print the findings as JSON (a reader error carries its \"code\",\n"
     "             e.g. \"truncated\", \"duplicate-key\")\n"
     CMD_STREAM_HELP
@@ -43,8 +47,46 @@ static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_
     cJSON_AddItemToArray(list, o);
 }
 
+/* Where the findings of verify --data go. */
+typedef struct data_out {
+    const char *path;
+    cJSON *list;               /* JSON findings, or NULL for text */
+    const gk_model *m;
+} data_out;
+
+static bool on_data_finding(void *ctx, const gk_data_finding *d) {
+    data_out *o = ctx;
+    const char *level = d->is_error ? "error" : "warning";
+    if (o->list == NULL) {
+        print_finding(o->path, d->offset, level, GK_RULE_LLAMACPP, d->message);
+        return true;
+    }
+    add_json_finding(o->list, d->offset, level, GK_RULE_LLAMACPP, NULL, d->message);
+    cJSON *last = cJSON_GetArrayItem(o->list, cJSON_GetArraySize(o->list) - 1);
+    cJSON_AddStringToObject(last, "tensor", gk_tensor_at(o->m, d->tensor)->name.ptr);
+    if (d->block >= 0) cJSON_AddNumberToObject(last, "block", (double)d->block);
+    return true;
+}
+
+/* verify --data on an opened file. @return : true when no error was found. */
+static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
+    data_out o = { path, jlist, gk_file_model(f) };
+    cmd_progress bar;
+    cmd_progress_start(&bar, "verify", 0);
+    size_t n_errors = 0;
+    gk_error err;
+    gk_status st = gk_verify_data(f, on_data_finding, &o, cmd_write_progress, &bar, &n_errors, &err);
+    cmd_progress_finish(&bar);
+    if (st != GK_OK) {
+        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
+        else print_finding(path, err.offset, "error", err.rule, err.message);
+        return false;
+    }
+    return n_errors == 0;
+}
+
 /* Verifies one file; @return : true when it is valid. */
-static bool verify_one(const char *path, bool schema, cJSON *json_files) {
+static bool verify_one(const char *path, bool schema, bool data, cJSON *json_files) {
     gk_file *f = NULL;
     gk_error err;
     /* The schema reads tokenizer arrays whole; the reader's own checks need no array kept. */
@@ -79,6 +121,7 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
             }
             gk_findings_free(findings);
         }
+        if (data && !verify_data(path, f, jlist)) ok = false;
         if (gk_model_is_shard(gk_file_model(f))) {
             /* A shard is only loadable with its whole set: check the set too. */
             gk_split_set *set = NULL;
@@ -104,7 +147,7 @@ static bool verify_one(const char *path, bool schema, cJSON *json_files) {
 }
 
 int cmd_verify(int argc, char **argv) {
-    bool schema = false, json = false;
+    bool schema = false, json = false, data = false;
     int first = 1;
     for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
         const char *a = argv[first];
@@ -112,13 +155,14 @@ int cmd_verify(int argc, char **argv) {
         if (strcmp(a, "--") == 0) { first++; break; }
         if (strcmp(a, "--schema") == 0) schema = true;
         else if (strcmp(a, "--json") == 0) json = true;
+        else if (strcmp(a, "--data") == 0) data = true;
         else return cmd_usage_error("verify", "unknown option '%s'", a);
     }
     if (first >= argc) return cmd_usage_error("verify", "no file given");
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *files = root ? cJSON_AddArrayToObject(root, "files") : NULL;
     bool all_ok = true;
-    for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, files);
+    for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, data, files);
     if (root) {
         cJSON_AddBoolToObject(root, "valid", all_ok);
         char *text = cJSON_Print(root);

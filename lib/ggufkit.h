@@ -171,6 +171,20 @@ typedef void (*gk_dequantize_fn)(const void *src, float *dst, int64_t n);
  * own inverse: it turns the little-endian layout into the big-endian one and back). */
 typedef void (*gk_byteswap_fn)(void *blocks, int64_t nblocks);
 
+/* A value a block holds that its format cannot mean: a scale or value that is
+ * not finite, or a field outside the range the format bounds it to. */
+typedef struct gk_block_fault {
+    int64_t block;             /* block index in the run checked (element, for plain types) */
+    uint32_t byte;             /* offset of the field in its block */
+    char field[24];            /* "d", "dmin", "value", "bsums[3]" */
+    double value;              /* the field's value */
+    char why[64];              /* "not finite", "0xff is NaN in E8M0", ... */
+} gk_block_fault;
+/* Called for each fault; returning false stops the check. */
+typedef bool (*gk_block_fault_fn)(void *ctx, const gk_block_fault *fault);
+/* Checks nblocks consecutive blocks in host byte order. @return : false when fn stopped it. */
+typedef bool (*gk_check_fn)(const void *blocks, int64_t nblocks, gk_block_fault_fn fn, void *ctx);
+
 /* Facts of one tensor type. Retired and unknown ids have name == NULL. */
 typedef struct gk_type_info {
     uint32_t id;
@@ -183,6 +197,7 @@ typedef struct gk_type_info {
     gk_quantize_fn quantize;      /* NULL when not available */
     gk_byteswap_fn byteswap;      /* NULL when not available */
     bool needs_imatrix;        /* quantizing without an importance matrix is refused */
+    gk_check_fn check;         /* finds values the format cannot mean; NULL for integers */
 } gk_type_info;
 
 /** gk_type_get() :
@@ -446,7 +461,7 @@ int gk_file_fd(const gk_file *f);
 /** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
  *  (or, without tensors, past its header) up to the next multiple of the
  *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
- *  file's shape when rewriting it. */
+ *  tensorless file's shape when rewriting it (with tensors every output pads). */
 bool gk_file_pads_end(gk_file *f);
 
 /** gk_file_warning_count() / gk_file_warning_at() : the warnings found while reading. */
@@ -495,7 +510,8 @@ enum {
     GK_SINK_DEFAULT = 0,
     GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
     GK_SINK_BUFFERED = 1 << 1,    /* write through the page cache (no O_DIRECT) */
-    GK_SINK_REPLACE_HELD = 1 << 2,/* dest is a file the caller holds with gk_open_exclusive and
+    GK_SINK_ZSTD = 1 << 2,        /* compress (zstd) whatever the name (a name ending in .zst always is) */
+    GK_SINK_REPLACE_HELD = 1 << 3,/* dest is a file the caller holds with gk_open_exclusive and
                                      replaces on purpose (with GK_SINK_OVERWRITE) */
 };
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
@@ -509,7 +525,9 @@ enum {
 bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
 
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
- *  gk_sink_dest_ok refuses. A dest ending in ".zst" is written zstd-compressed. */
+ *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
+ *  written zstd-compressed. A dest that is a symbolic link is followed: the file
+ *  it names is replaced and the link stays (a link to nothing is refused). */
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
 /** gk_sink_write() : appends bytes. */
 gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
@@ -559,7 +577,8 @@ typedef bool (*gk_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 typedef struct gk_write_opts {
     unsigned sink_flags;      /* GK_SINK_* */
-    bool pad_end;             /* pad after the last tensor (ggml's writer does) */
+    bool pad_end;             /* without tensors: pad the header to the alignment (with
+                                 tensors the last one is always padded, as ggml reads it) */
     int threads;              /* worker threads for conversions (<= 0: all cores) */
     gk_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
@@ -568,8 +587,10 @@ typedef struct gk_write_opts {
 
 /** gk_write_model() : lays out `out` canonically (gk_model_layout) and writes it
  *  to dest atomically: header, then each tensor's bytes from steps[i] (one step
- *  per output tensor, same order), zero padding between tensors and, with
- *  pad_end, after the last. Memory stays bounded whatever the model size.
+ *  per output tensor, same order), zero padding between tensors and after the
+ *  last up to the alignment (ggml's reader reads every tensor padded); a file
+ *  without tensors ends with its header, padded with pad_end. Memory stays
+ *  bounded whatever the model size.
  *  @return : GK_OK, or an error with nothing left at dest. */
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
@@ -1091,8 +1112,10 @@ typedef struct gk_inplace_fit {
 /** gk_inplace_fit() : decides whether m (f's model after edits; same tensors)
  *  can replace f's header in place, and when it can, adjusts (adds, resizes or
  *  removes) m's GK_PADDING_KEY so its header ends exactly where f's data section
- *  starts. A file without tensors always fits (it may grow or shrink). When it
- *  does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
+ *  starts. A header that already ends there keeps its pair as it is (an edit
+ *  that changes nothing changes no byte), and a pair the edit deleted is not
+ *  put back. A file without tensors always fits (it may grow or shrink). When
+ *  it does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
 gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
 
 /* Called before every low-level write, truncate, fsync and unlink of an in-place
@@ -1150,14 +1173,150 @@ gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *wh
 gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,
                             gk_file **out, gk_error *err);
 
+/** gk_edit_replace_check() : @return : GK_OK when gk_edit_rewrite can replace f's
+ *  own file (dest NULL): a plain or zstd-compressed file; GK_E_UNSUPPORTED with a
+ *  message for an archive member or a model in memory. */
+gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
+
 /** gk_edit_rewrite() : writes m (f's model after edits; same tensors) as a whole
  *  new file through gk_write_model: tensor bytes copied, data laid out
- *  canonically, padded at the end as f is, v1 written as v3. dest NULL replaces
- *  f's own file atomically (a new file renamed over it, mode kept); f must then
- *  come from gk_open_exclusive, so no in-place edit can slip in between.
+ *  canonically (the last tensor padded), v1 written as v3. dest NULL replaces
+ *  f's own file atomically (a new file renamed over it, mode kept): through a
+ *  symbolic link the file it names (the link stays), a compressed file
+ *  compressed again; an archive member is refused (gk_edit_replace_check); f
+ *  must then come from gk_open_exclusive, so no in-place edit can slip in between.
  *  opts: sink_flags, threads, progress (pad_end is taken from f). */
 gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err);
+
+/* ======================================================================== */
+/* Hashes and data checks (ggufkit hash, verify --data)                     */
+/* ======================================================================== */
+
+/* The digests of llama.cpp's gguf-hash, in the order it prints them. */
+typedef enum gk_hash_kind {
+    GK_HASH_XXH64 = 0, GK_HASH_SHA1, GK_HASH_SHA256,
+    GK_HASH_UUID,              /* UUIDv5 of the whole model (no per-tensor value) */
+    GK_HASH_KINDS
+} gk_hash_kind;
+#define GK_HASH_BIT(k) (1u << (k))
+#define GK_HASH_HEX_MAX 68     /* longest hex text of a digest, NUL included */
+
+/* A digest's bytes (8 for xxh64, 20 for sha1, 32 for sha256, 16 for uuid). */
+typedef struct gk_hash_value {
+    uint8_t len;
+    uint8_t bytes[32];
+} gk_hash_value;
+
+/** gk_hash_kind_name() : @return : "xxh64", "sha1", "sha256", "uuid", or NULL. */
+const char *gk_hash_kind_name(gk_hash_kind k);
+/** gk_hash_kind_lookup() : @return : the kind named name, or -1. */
+int gk_hash_kind_lookup(const char *name);
+/** gk_hash_hex() : lowercase hex of v as gguf-hash prints it (uuid as 8-4-4-4-12)
+ *  into out, which holds 2 * v->len + 5 bytes (GK_HASH_HEX_MAX always do). */
+void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
+
+typedef struct gk_hash_opts {
+    unsigned kinds;            /* GK_HASH_BIT(...) of the digests wanted (0: xxh64) */
+    bool no_tensors;           /* whole-model digests only (--no-layer) */
+    bool canonical;            /* hash big-endian files' blocks as their little-endian form */
+    gk_progress_fn progress;   /* tensor bytes read so far; may be NULL */
+    void *progress_ctx;
+} gk_hash_opts;
+
+/* The digests of a model: each tensor's bytes, and all tensors' bytes one after
+ * the other in directory order (padding and metadata excluded), so a metadata
+ * edit changes neither. Only the kinds asked for are filled. */
+typedef struct gk_hash_result {
+    size_t n_tensors;
+    const char **names;        /* tensor names (owned by the opened files) */
+    gk_hash_value (*tensors)[GK_HASH_KINDS];   /* per tensor, unless no_tensors */
+    gk_hash_value model[GK_HASH_KINDS];
+    unsigned kinds;
+    uint64_t bytes;            /* tensor bytes hashed */
+} gk_hash_result;
+
+/** gk_hash_file() : reads every tensor of f in large sequential chunks and
+ *  computes the digests asked for, several digests in parallel threads.
+ *  @return : GK_OK, or a read error naming its offset (result left empty). */
+gk_status gk_hash_file(gk_file *f, const gk_hash_opts *opts, gk_hash_result *out, gk_error *err);
+
+/** gk_hash_set() : like gk_hash_file over a whole shard set as one model: every
+ *  shard's tensors in set order, so the model digests equal the merged file's. */
+gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_hash_result *out,
+                      gk_error *err);
+
+/** gk_hash_result_free() : releases a result's arrays (the struct is the caller's). */
+void gk_hash_result_free(gk_hash_result *r);
+
+/* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]". */
+typedef struct gk_manifest gk_manifest;
+
+/** gk_manifest_load() : reads a manifest (lines it cannot parse are skipped, as
+ *  gguf-hash does). @return : GK_OK, GK_E_IO (cannot be read), GK_E_CORRUPT (a
+ *  line longer than 64 KiB), GK_E_NOT_FOUND (no line of a known kind). */
+gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err);
+/** gk_manifest_free() : releases a manifest (NULL accepted). */
+void gk_manifest_free(gk_manifest *m);
+/** gk_manifest_kinds() : @return : GK_HASH_BIT of every kind the manifest holds. */
+unsigned gk_manifest_kinds(const gk_manifest *m);
+/** gk_manifest_strongest() : @return : the strongest kind it holds (sha256, sha1,
+ *  xxh64, uuid), the one --check uses when none is asked for. */
+gk_hash_kind gk_manifest_strongest(const gk_manifest *m);
+
+/* One line of hash output: a tensor's or the model's digest of one kind, and,
+ * after gk_hash_check, its verdict against a manifest. */
+typedef enum gk_verdict { GK_VERDICT_NONE = 0, GK_VERDICT_OK, GK_VERDICT_MISMATCH, GK_VERDICT_NOT_FOUND } gk_verdict;
+typedef struct gk_hash_line {
+    gk_hash_kind kind;
+    int64_t tensor;            /* index in the result, or -1 for the whole model */
+    gk_verdict verdict;
+} gk_hash_line;
+
+/** gk_hash_lines() : the lines gguf-hash prints for r, in its order: for each
+ *  tensor its xxh64, sha1, sha256 (those in r->kinds; none with no_tensors),
+ *  then the model's xxh64, sha1, sha256, uuid. *out (free) receives *n lines. */
+gk_status gk_hash_lines(const gk_hash_result *r, bool no_tensors, gk_hash_line **out, size_t *n,
+                        gk_error *err);
+
+/* The outcome of checking one model against a manifest. */
+typedef struct gk_check_summary {
+    size_t ok, mismatch, not_found;
+    const char **absent;       /* manifest entries "LABEL:TENSOR" naming no tensor of the model */
+    size_t n_absent;
+    bool passed;               /* every line found and equal, nothing absent */
+    bool nothing_found;        /* no line of the model is in the manifest */
+} gk_check_summary;
+
+/** gk_hash_check() : sets each line's verdict by the manifest entry of its kind
+ *  whose name is label (the model lines) or "label:TENSOR". When the manifest
+ *  holds tensor entries for label, every tensor must be found and every such
+ *  entry must name a tensor of the model. s->absent (free) lists those that do not.
+ *  @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_result *r,
+                        gk_hash_line *lines, size_t n, gk_check_summary *s, gk_error *err);
+
+/* One problem verify --data found in tensor data. */
+typedef struct gk_data_finding {
+    bool is_error;
+    size_t tensor;             /* index in the file's model */
+    int64_t block;             /* block (element, for plain types) index in the tensor, or -1 */
+    int64_t offset;            /* byte offset in the file */
+    char message[GK_MESSAGE_MAX];
+} gk_data_finding;
+
+/* Called for each finding; returning false stops the check. */
+typedef bool (*gk_data_finding_fn)(void *ctx, const gk_data_finding *finding);
+
+/** gk_verify_data() : reads every tensor of f in bounded memory and checks what
+ *  the header cannot say: each tensor's byte span is its type's size for its
+ *  shape (no unexplained bytes before the next tensor), F32/F16/BF16/F64 values
+ *  are finite, and so are the scale fields of every quantized block, within
+ *  range where the format bounds them (the type table's check kernels).
+ *  findings go to fn. *n_errors receives the number of error findings.
+ *  @return : GK_OK (findings or not), or a read error. */
+gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk_progress_fn progress,
+                         void *progress_ctx, size_t *n_errors, gk_error *err);
 
 /* ======================================================================== */
 /* Index: a SQLite catalogue of GGUF collections (ggufkit index)            */
@@ -1176,6 +1335,8 @@ typedef struct gk_index_opts {
      * read, a path too long to open); may be NULL. */
     void (*left_out)(void *ctx, const char *path, const char *why);
     void *left_out_ctx;
+    bool hash;                /* also read the tensor data: per-tensor and whole-model xxh64
+                                 (files already recorded without them are read again) */
 } gk_index_opts;
 
 /* What a run did. Counts of rows are per GGUF (a file, or an archive member). */

@@ -1,7 +1,9 @@
 /*
  * check_pipeline.c - gk_write_model: canonical layout, copies, conversions with
  * and without importance weights (one set per expert for 3-D tensors), thread
- * invariance, and nothing left behind on failure.
+ * invariance, and nothing left behind on failure; the rules every writer shares
+ * (the last tensor padded whatever pad_end says, no header the reader refuses,
+ * layout-key overrides refused).
  */
 #include <check.h>
 #include <dirent.h>
@@ -219,6 +221,107 @@ START_TEST(test_failure_leaves_nothing) {
 }
 END_TEST
 
+/* A model with one F32 tensor of 3 elements (12 bytes) and the given metadata. */
+static gk_model *small_model(const char *key, const gk_value *v) {
+    gk_model *m = gk_model_new();
+    uint64_t ne = 3;
+    ck_assert_int_eq(gk_tensor_add(m, "w", GK_TYPE_F32, 1, &ne, NULL), GK_OK);
+    if (key) ck_assert_int_eq(gk_kv_set(m, key, v, NULL), GK_OK);
+    return m;
+}
+
+/* The source of every step: a file holding small_model's 12 bytes. */
+static gk_file *small_source(uint8_t **bytes) {
+    gk_model *m = small_model(NULL, NULL);
+    uint64_t data = gk_model_layout(m);
+    uint8_t *hdr;
+    size_t hlen;
+    ck_assert_int_eq(gk_header_serialize(m, &hdr, &hlen, NULL), GK_OK);
+    *bytes = calloc(1, hlen + data);
+    memcpy(*bytes, hdr, hlen);
+    free(hdr);
+    gk_file *f;
+    ck_assert_int_eq(gk_open_memory(*bytes, hlen + data, 0, &f, NULL), GK_OK);
+    gk_model_free(m);
+    return f;
+}
+
+START_TEST(test_last_tensor_always_padded) {
+    uint8_t *bytes;
+    gk_file *f = small_source(&bytes);
+    make_tmpdir();
+    char dest[300];
+    const uint32_t aligns[] = { 32, 64, 4096, 65536 };
+    for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+        gk_value a = { .type = GK_V_U32, .u = aligns[i] };
+        gk_model *out = small_model("general.alignment", &a);
+        gk_step steps[1] = { { f, 0, NULL } };
+        gk_write_opts o = { .pad_end = false };   /* only a tensorless file may end unpadded */
+        snprintf(dest, sizeof dest, "%s/a%u.gguf", tmpdir, aligns[i]);
+        ck_assert_int_eq(gk_write_model(dest, out, steps, &o, NULL), GK_OK);
+        struct stat sb;
+        ck_assert_int_eq(stat(dest, &sb), 0);
+        ck_assert_uint_eq((uint64_t)sb.st_size, gk_model_data_start(out) + aligns[i]);
+        gk_model_free(out);
+    }
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+START_TEST(test_no_header_the_reader_refuses) {
+    uint8_t *bytes;
+    gk_file *f = small_source(&bytes);
+    make_tmpdir();
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/bad.gguf", tmpdir);
+    const gk_value bad[] = { { .type = GK_V_I32, .i = 64 }, { .type = GK_V_U32, .u = 0 },
+                             { .type = GK_V_U32, .u = 12 }, { .type = GK_V_STR, .s = { "x", 1 } } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gk_model *out = small_model("general.alignment", &bad[i]);
+        gk_step steps[1] = { { f, 0, NULL } };
+        gk_error err;
+        uint8_t *hdr = NULL;
+        size_t hlen;
+        ck_assert_int_ne(gk_header_serialize(out, &hdr, &hlen, &err), GK_OK);
+        ck_assert_ptr_null(hdr);
+        ck_assert_ptr_nonnull(strstr(err.message, "general.alignment"));
+        ck_assert_int_ne(gk_write_model(dest, out, steps, NULL, &err), GK_OK);
+        ck_assert_uint_eq(count_entries(), 0);
+        gk_model_free(out);
+    }
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
+START_TEST(test_layout_overrides_refused) {
+    const char *bad[] = { "general.alignment=int:64", "general.alignment=str:x", "split.count=int:2",
+                          "split.no=float:1", "split.tensors.count=bool:true" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gk_model *m = small_model(NULL, NULL);
+        gk_kv_override o;
+        gk_error err;
+        ck_assert_int_eq(gk_kv_override_parse(bad[i], &o, &err), GK_OK);
+        ck_assert_int_ne(gk_kv_override_apply(m, &o, &err), GK_OK);
+        ck_assert_int_lt(gk_kv_find(m, o.key), 0);
+        gk_model_free(m);
+    }
+    /* An existing u32 general.alignment keeps its type: a power of two is taken, 48 is not. */
+    gk_value a = { .type = GK_V_U32, .u = 32 };
+    gk_model *m = small_model("general.alignment", &a);
+    gk_kv_override o;
+    ck_assert_int_eq(gk_kv_override_parse("general.alignment=int:64", &o, NULL), GK_OK);
+    ck_assert_int_eq(gk_kv_override_apply(m, &o, NULL), GK_OK);
+    ck_assert_uint_eq(gk_model_alignment(m), 64);
+    ck_assert_int_eq(gk_kv_override_parse("general.alignment=int:48", &o, NULL), GK_OK);
+    ck_assert_int_ne(gk_kv_override_apply(m, &o, NULL), GK_OK);
+    gk_model_free(m);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("write_model");
@@ -226,6 +329,9 @@ int main(void) {
     tcase_add_test(tc, test_expert_weights_per_slice);
     tcase_add_test(tc, test_threads_do_not_change_bytes);
     tcase_add_test(tc, test_failure_leaves_nothing);
+    tcase_add_test(tc, test_last_tensor_always_padded);
+    tcase_add_test(tc, test_no_header_the_reader_refuses);
+    tcase_add_test(tc, test_layout_overrides_refused);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

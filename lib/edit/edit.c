@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "edit/edit_internal.h"
+#include "meta/model.h"
 
 typedef enum op_kind {
     OP_SET_TEXT,     /* a: key; text/len; type */
@@ -378,14 +379,6 @@ static gk_status check_type(const char *key, const gk_value *v, bool force, gk_e
                         or_array ? " (or one per layer)" : "", got);
 }
 
-/* general.alignment, even when forced, must be a value every reader takes: a
- * UINT32 power of two. */
-static gk_status check_alignment_value(const char *key, const gk_value *v, gk_error *err) {
-    if (strcmp(key, "general.alignment") != 0) return GK_OK;
-    if (v->type == GK_V_U32 && v->u != 0 && (v->u & (v->u - 1)) == 0) return GK_OK;
-    return gk_error_set(err, GK_E_ALIGN_VALUE, -1, "%s: must be a u32 power of two", key);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Applying                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -496,7 +489,7 @@ static gk_status apply_set(gk_model *m, const edit_op *op, bool force, gk_edit_r
     }
     if (st == GK_OK) st = check_writable(m, op->a, force, res, err);
     if (st == GK_OK) st = check_type(op->a, &v, force, res, err);
-    if (st == GK_OK) st = check_alignment_value(op->a, &v, err);
+    if (st == GK_OK) st = gk_layout_value_check(op->a, &v, err);
     if (st == GK_OK) st = gk_kv_set(m, op->a, &v, err);
     if (st == GK_OK) res->n_set++;
     gk_value_free(&v);
@@ -537,7 +530,7 @@ static gk_status apply_rename(gk_model *m, const edit_op *op, bool force, gk_edi
     if (gk_kv_find(m, op->b) >= 0) return gk_error_set(err, GK_E_EXISTS, -1, "%s: key already exists", op->b);
     gk_status st = check_writable(m, op->b, force, res, err);
     if (st == GK_OK) st = check_type(op->b, gk_kv_get(m, op->a), force, res, err);
-    if (st == GK_OK) st = check_alignment_value(op->b, gk_kv_get(m, op->a), err);
+    if (st == GK_OK) st = gk_layout_value_check(op->b, gk_kv_get(m, op->a), err);
     if (st == GK_OK) st = gk_kv_rename(m, op->a, op->b, err);
     if (st == GK_OK) res->n_renamed++;
     return st;

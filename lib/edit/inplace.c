@@ -7,11 +7,13 @@
  * alignment padding must end exactly at the old data offset. The new header
  * either fits in the alignment slack by itself, or gets a GK_PADDING_KEY pair sized
  * so the header ends within one alignment of the data offset: an array of zero
- * UINT8 when there are 39 bytes for it, a short string or a scalar below that. Only
- * the bytes that differ are rewritten, under the journal (journal.c) and the
- * exclusive header lock (io/lock.h), by a process holding the file's edit lock
- * (gk_open_exclusive). A file without tensors has nothing to keep in place: its
- * header may grow or shrink.
+ * UINT8 when there are 39 bytes for it, a short string or a scalar below that. A
+ * header that already ends there (no change, or a change within the alignment
+ * slack) keeps its pair as it is, and a pair the edit deleted is not put back, so
+ * an edit that changes nothing changes no byte. Only the bytes that differ are
+ * rewritten, under the journal (journal.c) and the exclusive header lock
+ * (io/lock.h), by a process holding the file's edit lock (gk_open_exclusive). A
+ * file without tensors has nothing to keep in place: its header may grow or shrink.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "edit/journal.h"
 #include "format/file.h"
 #include "io/lock.h"
+#include "io/source.h"
 
 gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
     gk_value v = { .type = GK_V_ARR };
@@ -78,6 +81,15 @@ static uint64_t padding_pair_for(uint64_t slack, uint64_t align) {
     return 0;
 }
 
+/* The bytes a padding pair of value v takes in the header (0 for the forms that
+ * ggufkit does not write: arrays of strings or arrays). */
+static uint64_t pair_bytes(const gk_value *v) {
+    if (v->type == GK_V_STR) return PAIR_BASE + 8 + v->s.len;
+    if (v->type != GK_V_ARR) return PAIR_BASE + gk_vtype_size(v->type);
+    if (v->arr.elem == GK_V_STR || v->arr.elem == GK_V_ARR) return 0;
+    return GK_PADDING_OVERHEAD + v->arr.n * gk_vtype_size(v->arr.elem);
+}
+
 static bool tensors_aligned(const gk_model *m, uint64_t data_offset, uint64_t align) {
     if (data_offset % align != 0) return false;
     for (size_t i = 0; i < m->n_tensors; i++)
@@ -92,7 +104,10 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
         return GK_OK;
     }
     if (f->fd < 0 || f->mem != NULL || f->stream != NULL) {
-        snprintf(out->reason, sizeof out->reason, "not a plain file (compressed, in an archive or in memory)");
+        snprintf(out->reason, sizeof out->reason, "%s",
+                 f->stream == NULL                                    ? "not a file (in memory)"
+                 : gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE ? "a member of an archive cannot be edited in place"
+                                                                      : "a compressed file cannot be edited in place");
         return GK_OK;
     }
     if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
@@ -106,13 +121,22 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     uint64_t data = f->data_offset, align = gk_model_alignment(m);
     out->room = data;
     out->new_size = f->size;
+    const gk_value *had = gk_kv_get(m, GK_PADDING_KEY);
+    if (align == gk_model_alignment(f->model) && gk_align_up(gk_model_header_size(m), align) == data) {
+        /* Ends where the data starts as it is: nothing to adjust. */
+        out->fits = true;
+        out->needed = gk_model_header_size(m) - (had ? pair_bytes(had) : 0);
+        out->padded = had != NULL && pair_bytes(had) > 0;
+        out->padding = out->padded ? data - out->needed : 0;
+        return GK_OK;
+    }
+    bool deleted = had == NULL && gk_kv_get(f->model, GK_PADDING_KEY) != NULL;
     if (!tensors_aligned(m, data, align)) {
         out->needed = gk_model_header_size(m);
         snprintf(out->reason, sizeof out->reason, "the data is not laid out for alignment %llu", (unsigned long long)align);
         return GK_OK;
     }
     /* Measure with an empty padding pair in its place (kept, or appended). */
-    const gk_value *had = gk_kv_get(m, GK_PADDING_KEY);
     gk_value saved;
     memset(&saved, 0, sizeof saved);
     if (had && gk_value_copy(&saved, had) != GK_OK) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -127,7 +151,7 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     if (gk_align_up(bare, align) == data) {
         gk_kv_delete(m, GK_PADDING_KEY);
         out->fits = true;
-    } else if (bare <= data && padding_pair_for(data - bare, align) != 0) {
+    } else if (!deleted && bare <= data && padding_pair_for(data - bare, align) != 0) {
         uint64_t pair = padding_pair_for(data - bare, align);
         out->fits = true;
         out->padded = true;
@@ -136,7 +160,11 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     } else {
         if (had) st = gk_kv_set(m, GK_PADDING_KEY, &saved, err);
         else gk_kv_delete(m, GK_PADDING_KEY);
-        if (bare > data)
+        if (deleted)
+            snprintf(out->reason, sizeof out->reason,
+                     "without %s (deleted) the header ends at %llu, not where the data section starts (%llu)",
+                     GK_PADDING_KEY, (unsigned long long)gk_align_up(bare, align), (unsigned long long)data);
+        else if (bare > data)
             snprintf(out->reason, sizeof out->reason,
                      "the new header needs %llu bytes, %llu are available before the data section",
                      (unsigned long long)bare, (unsigned long long)data);
@@ -263,8 +291,19 @@ done:
     return st;
 }
 
+gk_status gk_edit_replace_check(const gk_file *f, gk_error *err) {
+    if (f->mem != NULL || f->path == NULL || f->path[0] == '\0')
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "a model in memory has no file to replace (name an output)");
+    if (f->stream != NULL && gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a member of an archive cannot be edited in place or replaced (write it out with -o OUT)");
+    return GK_OK;
+}
+
 gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err) {
+    gk_status ok = dest ? GK_OK : gk_edit_replace_check(f, err);
+    if (ok != GK_OK) return ok;
     if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
     if (m->version == 1) gk_model_set_version(m, 3, NULL);
     gk_step *steps = calloc(m->n_tensors + 1, sizeof *steps);
@@ -290,6 +329,7 @@ gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_wr
         return gk_error_set(err, GK_E_ARG, -1, "%s: not opened to be replaced (gk_open_exclusive)", f->path);
     }
     o.sink_flags |= GK_SINK_OVERWRITE | GK_SINK_REPLACE_HELD;
+    if (f->stream != NULL) o.sink_flags |= GK_SINK_ZSTD;   /* archives were refused: a .zst stays one */
     st = gk_write_model(f->path, m, steps, &o, err);
     free(steps);
     return st;

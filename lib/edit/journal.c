@@ -28,12 +28,13 @@
 
 #include "edit/journal.h"
 #include "format/file.h"
+#include "hash/digest.h"
 #include "io/lock.h"
 #include "io/source.h"
-#include "util/sha256.h"
 
 #define JOURNAL_MAGIC "GGUFKJ01"
 #define JOURNAL_HEAD 48
+#define JOURNAL_SUM 32        /* SHA-256 of head and old bytes */
 #define IO_CHUNK (1u << 20)
 
 bool io_step(io_ctx *io, const char *what) {
@@ -105,12 +106,13 @@ gk_status journal_write(io_ctx *io, const char *jpath, const journal_info *info,
     put_le64(head + 24, info->new_size);
     put_le64(head + 32, info->off);
     put_le64(head + 40, info->len);
-    uint8_t sum[GK_SHA256_DIGEST_SIZE];
-    gk_sha256 h;
-    gk_sha256_init(&h);
-    gk_sha256_update(&h, head, sizeof head);
-    gk_sha256_update(&h, info->old, info->len);
-    gk_sha256_final(&h, sum);
+    gk_hash_value sum;
+    gk_digest h;
+    if (gk_digest_init(&h, GK_HASH_SHA256, err) != GK_OK) return err->code;
+    gk_digest_update(&h, head, sizeof head);
+    gk_digest_update(&h, info->old, info->len);
+    gk_digest_final(&h, &sum);
+    gk_digest_free(&h);
 
     int fd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
@@ -120,7 +122,7 @@ gk_status journal_write(io_ctx *io, const char *jpath, const journal_info *info,
     }
     gk_status st = io_pwrite_all(io, fd, head, sizeof head, 0, "journal write", err);
     if (st == GK_OK) st = io_pwrite_all(io, fd, info->old, info->len, JOURNAL_HEAD, "journal write", err);
-    if (st == GK_OK) st = io_pwrite_all(io, fd, sum, sizeof sum, JOURNAL_HEAD + info->len, "journal write", err);
+    if (st == GK_OK) st = io_pwrite_all(io, fd, sum.bytes, JOURNAL_SUM, JOURNAL_HEAD + info->len, "journal write", err);
     if (st == GK_OK && !io_step(io, "journal fsync")) st = interrupted(err, "journal fsync");
     if (st == GK_OK && fdatasync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", jpath, strerror(errno));
     close(fd);
@@ -151,19 +153,16 @@ static uint8_t *read_all(const char *path, size_t *len) {
 
 /* A complete journal's contents. @return : true when buf is one. */
 static bool journal_parse(const uint8_t *buf, size_t len, journal_info *info) {
-    if (len < JOURNAL_HEAD + GK_SHA256_DIGEST_SIZE || memcmp(buf, JOURNAL_MAGIC, 8) != 0) return false;
+    if (len < JOURNAL_HEAD + JOURNAL_SUM || memcmp(buf, JOURNAL_MAGIC, 8) != 0) return false;
     info->ino = get_le64(buf + 8);
     info->old_size = get_le64(buf + 16);
     info->new_size = get_le64(buf + 24);
     info->off = get_le64(buf + 32);
     uint64_t n = get_le64(buf + 40);
-    if (n != len - JOURNAL_HEAD - GK_SHA256_DIGEST_SIZE) return false;
-    uint8_t sum[GK_SHA256_DIGEST_SIZE];
-    gk_sha256 h;
-    gk_sha256_init(&h);
-    gk_sha256_update(&h, buf, JOURNAL_HEAD + (size_t)n);
-    gk_sha256_final(&h, sum);
-    if (memcmp(sum, buf + JOURNAL_HEAD + n, sizeof sum) != 0) return false;
+    if (n != len - JOURNAL_HEAD - JOURNAL_SUM) return false;
+    gk_hash_value sum;
+    if (gk_digest_once(GK_HASH_SHA256, buf, JOURNAL_HEAD + (size_t)n, &sum, NULL) != GK_OK) return false;
+    if (memcmp(sum.bytes, buf + JOURNAL_HEAD + n, JOURNAL_SUM) != 0) return false;
     info->len = (size_t)n;
     info->old = buf + JOURNAL_HEAD;
     return info->off + n <= info->old_size;

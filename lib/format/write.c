@@ -5,6 +5,8 @@
  *
  * Sizes are computed by the same code that writes (a counting pass), so the
  * header size the planner uses and the bytes the writer emits cannot disagree.
+ * Every header is read back by the reader before it is handed out, so no writer
+ * (rewrites, in-place edits, synth) can publish a header that `verify` refuses.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +160,15 @@ gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len,
                   .swap = m->big_endian == host_is_little() };
     if (o.data == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory for the header");
     put_header(&o, m);
+    /* Read back as any reader will (data placement aside: the data is not here). */
+    gk_file *back;
+    gk_error why;
+    if (gk_open_memory(o.data, (size_t)padded, GK_OPEN_LENIENT | GK_OPEN_PREVIEW, &back, &why) != GK_OK) {
+        free(o.data);
+        return gk_error_set(err, why.code, -1, "refusing to write a header ggufkit's reader rejects: %s",
+                            why.message);
+    }
+    gk_close(back);
     *out = o.data;
     *out_len = (size_t)padded;
     return GK_OK;

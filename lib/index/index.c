@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hash/digest.h"
 #include "index/index_internal.h"
 
 #define IX_SCHEMA_VERSION 1
@@ -38,7 +39,8 @@ static const char *const schema_sql =
     " mtime_ns INTEGER, data_size INTEGER, file_type_id INTEGER, context_length INTEGER,"
     " has_chat_template INTEGER, quantized_by TEXT, source_hint TEXT, base_model TEXT,"
     " imatrix_file TEXT, imatrix_dataset TEXT, split_no INTEGER, split_count INTEGER,"
-    " group_key TEXT, shape_sig INTEGER, n_warnings INTEGER, error_code TEXT, error_offset INTEGER);"
+    " group_key TEXT, shape_sig INTEGER, n_warnings INTEGER, error_code TEXT, error_offset INTEGER,"
+    " content_xxh64 TEXT);"
     "CREATE INDEX IF NOT EXISTS files_path ON files(path);"
     "CREATE INDEX IF NOT EXISTS files_model ON files(model_id);"
     "CREATE TABLE IF NOT EXISTS kv("
@@ -49,7 +51,7 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS tensors("
     " file_id INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT, type TEXT, ne0 INTEGER,"
     " ne1 INTEGER, ne2 INTEGER, ne3 INTEGER, n_elements INTEGER, offset INTEGER, nbytes INTEGER,"
-    " type_id INTEGER, n_dims INTEGER, info_offset INTEGER,"
+    " type_id INTEGER, n_dims INTEGER, info_offset INTEGER, xxh64 TEXT,"
     " PRIMARY KEY(file_id, idx)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS warnings("
     " file_id INTEGER NOT NULL, idx INTEGER NOT NULL, message TEXT,"
@@ -61,7 +63,8 @@ static const char *const schema_sql =
     " split_count INTEGER, complete INTEGER, file_type TEXT, n_params INTEGER, n_tensors INTEGER,"
     " tensor_bytes INTEGER, total_size INTEGER, context_length INTEGER, has_chat_template INTEGER,"
     " quant_mix TEXT, quantized_by TEXT, source_hint TEXT, base_model TEXT, imatrix_file TEXT,"
-    " shape_sig INTEGER, first_file_id INTEGER, path TEXT, member TEXT, n_broken INTEGER);"
+    " shape_sig INTEGER, first_file_id INTEGER, path TEXT, member TEXT, n_broken INTEGER,"
+    " weights_xxh64 TEXT);"
     "CREATE VIEW IF NOT EXISTS quant_mix AS"
     " SELECT f.model_id AS model_id, m.name AS model_name, t.type AS type, count(*) AS n_tensors,"
     "  sum(t.nbytes) AS bytes,"
@@ -78,6 +81,23 @@ static const char *const schema_sql =
     "  context_length, quant_mix, has_chat_template, total_size, n_files, split_count, complete,"
     "  n_broken, path, member FROM models;";
 
+/* Columns added after the first schema (ALTER TABLE for older databases), and
+ * the view that uses them. */
+static const char *const added_columns[][3] = {
+    { "files", "content_xxh64", "TEXT" },
+    { "tensors", "xxh64", "TEXT" },
+    { "models", "weights_xxh64", "TEXT" },
+};
+static const char *const same_weights_sql =
+    "CREATE VIEW IF NOT EXISTS same_weights AS"
+    " SELECT m.weights_xxh64 AS weights_xxh64, m.id AS model_id, m.name AS name, m.path AS path,"
+    "  m.member AS member, m.n_files AS n_files, m.split_count AS split_count,"
+    "  (SELECT count(*) FROM models o WHERE o.weights_xxh64 = m.weights_xxh64) AS n_same"
+    " FROM models m WHERE m.weights_xxh64 IN"
+    "  (SELECT weights_xxh64 FROM models WHERE weights_xxh64 IS NOT NULL"
+    "   GROUP BY weights_xxh64 HAVING count(*) > 1)"
+    " ORDER BY m.weights_xxh64, m.id;";
+
 /* ------------------------------------------------------------------------ */
 /* Known files: path -> what the database remembers                         */
 /* ------------------------------------------------------------------------ */
@@ -87,6 +107,7 @@ typedef struct known {
     uint64_t size;
     int64_t mtime_ns;
     uint32_t n_rows;          /* rows in files (0 for a remembered non-GGUF) */
+    uint32_t n_unhashed;      /* good rows without content_xxh64 (read again by --hash) */
     bool skipped;             /* remembered in the skipped table */
     bool seen;                /* found by this run's walk */
 } known;
@@ -163,14 +184,14 @@ static const char *const stmt_sql[ST_COUNT] = {
         " alignment, n_kv, n_tensors, data_offset, architecture, name, file_type, n_params,"
         " tensor_bytes, model_id, error, mtime_ns, data_size, file_type_id, context_length,"
         " has_chat_template, quantized_by, source_hint, base_model, imatrix_file, imatrix_dataset,"
-        " split_no, split_count, group_key, shape_sig, n_warnings, error_code, error_offset)"
+        " split_no, split_count, group_key, shape_sig, n_warnings, error_code, error_offset, content_xxh64)"
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, NULL,"
-        " ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
+        " ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
     [ST_INSERT_KV] = "INSERT INTO kv(file_id, idx, key, type, value, array_type, array_len, num, offset)"
                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [ST_INSERT_TENSOR] = "INSERT INTO tensors(file_id, idx, name, type, ne0, ne1, ne2, ne3, n_elements,"
-                         " offset, nbytes, type_id, n_dims, info_offset)"
-                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                         " offset, nbytes, type_id, n_dims, info_offset, xxh64)"
+                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [ST_INSERT_WARNING] = "INSERT INTO warnings(file_id, idx, message) VALUES(?1, ?2, ?3)",
     [ST_DELETE_KV] = "DELETE FROM kv WHERE file_id = ?1",
     [ST_DELETE_TENSORS] = "DELETE FROM tensors WHERE file_id = ?1",
@@ -222,6 +243,17 @@ static gk_status db_open(ix_db *d, const char *path, gk_error *err) {
                               " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;", err);
     if (st == GK_OK) st = db_exec(d, "BEGIN IMMEDIATE", err);
     if (st == GK_OK) st = db_exec(d, schema_sql, err);
+    for (size_t i = 0; st == GK_OK && i < sizeof added_columns / sizeof added_columns[0]; i++) {
+        char sql[160];
+        sqlite3_stmt *probe = NULL;
+        snprintf(sql, sizeof sql, "SELECT %s FROM %s LIMIT 0", added_columns[i][1], added_columns[i][0]);
+        bool present = sqlite3_prepare_v2(d->db, sql, -1, &probe, NULL) == SQLITE_OK;
+        sqlite3_finalize(probe);
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added_columns[i][0], added_columns[i][1],
+                 added_columns[i][2]);
+        if (!present) st = db_exec(d, sql, err);
+    }
+    if (st == GK_OK) st = db_exec(d, same_weights_sql, err);
     if (st == GK_OK) {
         char sql[128];
         snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', %d)",
@@ -262,8 +294,9 @@ static void bind_nonneg(sqlite3_stmt *s, int i, int64_t v) {
 /* Loads the database's files and non-GGUF files into the map. */
 static gk_status load_known(ix_db *d, known_map *m, gk_error *err) {
     static const char *const sql[2] = {
-        "SELECT path, size, mtime_ns, count(*) FROM files GROUP BY path",
-        "SELECT path, size, mtime_ns, 0 FROM skipped",
+        "SELECT path, size, mtime_ns, count(*), sum(content_xxh64 IS NULL AND error IS NULL AND n_tensors > 0)"
+        " FROM files GROUP BY path",
+        "SELECT path, size, mtime_ns, 0, 0 FROM skipped",
     };
     for (int q = 0; q < 2; q++) {
         sqlite3_stmt *s;
@@ -278,6 +311,7 @@ static gk_status load_known(ix_db *d, known_map *m, gk_error *err) {
             k->size = (uint64_t)sqlite3_column_int64(s, 1);
             k->mtime_ns = sqlite3_column_int64(s, 2);
             k->n_rows = (uint32_t)sqlite3_column_int64(s, 3);
+            k->n_unhashed = (uint32_t)sqlite3_column_int64(s, 4);
             k->skipped = q == 1;
         }
         sqlite3_finalize(s);
@@ -337,6 +371,7 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
     bind_text_or_null(s, 31, row->group_key);
     bind_text_or_null(s, 34, row->error_code);
     if (!good) bind_nonneg(s, 35, row->error_offset);
+    bind_text_or_null(s, 36, good && row->content_xxh64[0] ? row->content_xxh64 : NULL);
     if (!step_done(s)) return -1;
     int64_t new_id = sqlite3_last_insert_rowid(d->db);
 
@@ -369,6 +404,7 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
         sqlite3_bind_int64(s, 12, t->type_id);
         sqlite3_bind_int64(s, 13, t->n_dims);
         sqlite3_bind_int64(s, 14, t->info_offset);
+        bind_text_or_null(s, 15, t->xxh64[0] ? t->xxh64 : NULL);
         if (!step_done(s)) return -1;
     }
     s = d->st[ST_INSERT_WARNING];
@@ -574,6 +610,59 @@ static bool fill_quant_mix(ix_db *d) {
     return ok;
 }
 
+/* models.weights_xxh64: the xxh64 of the 8-byte xxh64 digests of the model's
+ * tensors in load order (shards in split order), so a shard set and its merged
+ * file, or a file before and after a metadata edit, share it. NULL unless every
+ * tensor of a complete model was hashed (index --hash). */
+static bool fill_weights(ix_db *d) {
+    sqlite3_stmt *q = NULL, *up = NULL;
+    bool ok = sqlite3_prepare_v2(d->db,
+                                 "SELECT f.model_id, t.xxh64 FROM files f JOIN tensors t ON t.file_id = f.id"
+                                 " JOIN models m ON m.id = f.model_id WHERE m.complete AND m.n_broken = 0"
+                                 " ORDER BY f.model_id, f.split_no IS NULL, f.split_no, f.id, t.idx",
+                                 -1, &q, NULL) == SQLITE_OK &&
+              sqlite3_prepare_v2(d->db, "UPDATE models SET weights_xxh64 = ?2 WHERE id = ?1", -1, &up, NULL) ==
+                  SQLITE_OK;
+    gk_digest dg = { 0 };
+    ok = ok && gk_digest_init(&dg, GK_HASH_XXH64, NULL) == GK_OK;
+    int64_t model = -1;
+    bool whole = false;
+    int rc = SQLITE_DONE;
+    for (;;) {
+        rc = ok ? sqlite3_step(q) : SQLITE_ERROR;
+        int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -2;
+        if (id != model && model >= 0 && whole) {   /* the previous model is complete */
+            gk_hash_value v;
+            char hex[GK_HASH_HEX_MAX];
+            gk_digest_final(&dg, &v);
+            gk_hash_hex(GK_HASH_XXH64, &v, hex);
+            sqlite3_bind_int64(up, 1, model);
+            sqlite3_bind_text(up, 2, hex, -1, SQLITE_TRANSIENT);
+            ok = ok && step_done(up);
+        }
+        if (rc != SQLITE_ROW) break;
+        if (id != model) {
+            model = id;
+            whole = true;
+            gk_digest_reset(&dg);
+        }
+        const char *hex = (const char *)sqlite3_column_text(q, 1);
+        uint8_t bytes[8];
+        if (hex == NULL || strlen(hex) != 16) whole = false;
+        for (int i = 0; whole && i < 8; i++) {
+            unsigned b;
+            if (sscanf(hex + 2 * i, "%2x", &b) != 1) whole = false;
+            bytes[i] = (uint8_t)b;
+        }
+        if (whole) gk_digest_update(&dg, bytes, 8);
+    }
+    if (rc != SQLITE_DONE) ok = false;
+    gk_digest_free(&dg);
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    return ok;
+}
+
 /* Rebuilds the models table: one model per group key (a shard set, or a single
  * file), its sums, its first file's facts, its quant mix; files.model_id. */
 static gk_status rebuild_models(ix_db *d, gk_error *err) {
@@ -633,6 +722,7 @@ static gk_status rebuild_models(ix_db *d, gk_error *err) {
     st = db_exec(d, "UPDATE files SET model_id = (SELECT id FROM models WHERE models.group_key = files.group_key)",
                  err);
     if (st == GK_OK && !fill_quant_mix(d)) st = db_error(d, err, "cannot compute quant mixes");
+    if (st == GK_OK && !fill_weights(d)) st = db_error(d, err, "cannot compute weight digests");
     return st;
 }
 
@@ -745,6 +835,7 @@ static gk_status run_jobs(ix_db *d, const ix_found *jobs, size_t n_jobs, const g
     p.jobs = jobs;
     p.n_jobs = n_jobs;
     p.popts.full_arrays = o->full_arrays;
+    p.popts.hash = o->hash;
     p.popts.array_head = o->array_head ? o->array_head : IX_DEFAULT_HEAD;
     int n_threads = o->jobs > 0 ? o->jobs : gk_default_threads();
     if ((size_t)n_threads > n_jobs) n_threads = (int)n_jobs;
@@ -905,7 +996,7 @@ gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_p
         if (k && k->seen) continue;   /* the same file reached through two PATHs */
         stats->files_seen++;
         if (k) k->seen = true;
-        if (k && k->size == f->size && k->mtime_ns == f->mtime_ns) {
+        if (k && k->size == f->size && k->mtime_ns == f->mtime_ns && !(o->hash && k->n_unhashed > 0)) {
             if (k->skipped) stats->not_gguf++;
             else stats->unchanged += k->n_rows;
             continue;

@@ -34,6 +34,7 @@ typedef struct ix_tensor {
     uint64_t ne[GK_MAX_DIMS];
     uint64_t n_elements, offset, nbytes;
     int64_t info_offset;
+    char xxh64[17];             /* hex digest of the data (index --hash), "" when not read */
 } ix_tensor;
 
 /* One row of the files table: a GGUF file, or a GGUF member of an archive. */
@@ -59,6 +60,7 @@ typedef struct ix_row {
     int64_t split_no, split_count;   /* -1 when not a shard */
     char *group_key;            /* rows with the same key form one model */
     int64_t shape_sig;          /* XOR of per-tensor hashes of name and shape */
+    char content_xxh64[17];     /* xxh64 of all tensor data in order (index --hash), or "" */
     size_t n_warnings;
     char **warnings;
     ix_kv *kvs;
@@ -82,6 +84,7 @@ typedef struct ix_result {
 typedef struct ix_parse_opts {
     bool full_arrays;
     unsigned array_head;        /* elements kept of each array otherwise */
+    bool hash;                  /* read the tensor data for the xxh64 digests */
 } ix_parse_opts;
 
 /** ix_parse_path() : reads the file at path (a GGUF file, a .gguf.zst, or an archive

@@ -430,6 +430,29 @@ static bool fill_derived(ix_row *row, const gk_model *m) {
     return true;
 }
 
+/* index --hash: the tensors' and the model's xxh64 (what `ggufkit hash` prints).
+ * Data that cannot be read makes the row a broken one. @return : false when out of memory. */
+static bool fill_hashes(ix_row *row, gk_file *f) {
+    gk_hash_opts ho = { .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
+    gk_hash_result hr;
+    gk_error err;
+    gk_status st = gk_hash_file(f, &ho, &hr, &err);
+    if (st == GK_E_NOMEM) return false;
+    if (st != GK_OK) {
+        int rc = err.offset >= 0 ? asprintf(&row->error, "offset %" PRId64 ": tensor data: %s", err.offset, err.message)
+                                 : asprintf(&row->error, "tensor data: %s", err.message);
+        if (rc < 0) row->error = NULL;
+        row->error_code = gk_status_name(st);
+        row->error_offset = err.offset;
+        return rc >= 0;
+    }
+    for (size_t i = 0; i < hr.n_tensors && i < row->n_tensor_rows; i++)
+        gk_hash_hex(GK_HASH_XXH64, &hr.tensors[i][GK_HASH_XXH64], row->tensors[i].xxh64);
+    gk_hash_hex(GK_HASH_XXH64, &hr.model[GK_HASH_XXH64], row->content_xxh64);
+    gk_hash_result_free(&hr);
+    return true;
+}
+
 /* Reads one GGUF (path, or "path::member") into a new row of r. */
 /* A new empty row of r for path (member NULL for the file itself). @return : NULL when out of memory. */
 static ix_row *new_row(ix_result *r, const char *member) {
@@ -498,6 +521,7 @@ static bool parse_one(ix_result *r, const char *path, const char *member, const 
             if (ok) row->n_warnings++;
         }
     }
+    if (ok && o->hash) ok = fill_hashes(row, f);
     if (ok) ok = (row->group_key = group_key(path, member, row->split_no, row->split_count)) != NULL;
     gk_close(f);
     return ok;

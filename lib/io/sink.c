@@ -14,6 +14,8 @@
  * compressed on the fly (zstd); offsets then count the uncompressed bytes.
  * The file's bytes go through a stage (stage.c): aligned buffers written by a
  * thread of their own, bypassing the page cache where the filesystem allows.
+ * A destination that is a symbolic link stands for the file it names: that
+ * file is replaced (temporary file in its folder), the link stays a link.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,15 +79,37 @@ bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err) {
     return true;
 }
 
+/* The file a destination names: dest itself, or what the link dest points to.
+ * @return : a malloc'ed path, or NULL with err set. */
+static char *followed(const char *dest, gk_error *err) {
+    struct stat sb;
+    if (lstat(dest, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
+        char *p = strdup(dest);
+        if (p == NULL) gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        return p;
+    }
+    char *p = realpath(dest, NULL);
+    if (p == NULL)
+        gk_error_set(err, GK_E_ARG, -1, "%s: a symbolic link to nothing (%s): name the file to write",
+                     dest, strerror(errno));
+    return p;
+}
+
 gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err) {
     *out = NULL;
     gk_error why;
     if (!gk_sink_dest_ok(dest, flags, &why)) return gk_error_set(err, why.code, -1, "%s", why.message);
+    char *target = followed(dest, &why);
+    if (target == NULL) return gk_error_set(err, why.code, -1, "%s", why.message);
     gk_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    if (s == NULL) {
+        free(target);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
     s->flags = flags;
     s->fd = -1;
-    s->dest = strdup(dest);
+    s->dest = target;
+    dest = target;
     s->dir = dir_of(dest);
     char *copy = strdup(dest);
     if (s->dest == NULL || s->dir == NULL || copy == NULL) {
@@ -123,7 +147,7 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
         return GK_E_NOMEM;
     }
     size_t dl = strlen(dest);
-    if (dl > 4 && strcmp(dest + dl - 4, ".zst") == 0) {
+    if ((flags & GK_SINK_ZSTD) || (dl > 4 && strcmp(dest + dl - 4, ".zst") == 0)) {
         int level = (int)((flags >> 8) & 0xff);
         s->zc = ZSTD_createCCtx();
         s->zcap = ZSTD_CStreamOutSize();

@@ -494,3 +494,5 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
     A->read_free(a);
     return st;
 }
+
+gk_source_kind gk_source_get_kind(const gk_source *s) { return s->kind; }

@@ -62,6 +62,9 @@ bool gk_source_short(const gk_source *s, char *msg, size_t size);
  *  @return : GK_OK, GK_E_TRUNCATED when the data ends first, GK_E_IO otherwise. */
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err);
 
+/** gk_source_get_kind() : @return : GK_SOURCE_ZSTD or GK_SOURCE_ARCHIVE (a member). */
+gk_source_kind gk_source_get_kind(const gk_source *s);
+
 /** gk_source_read_some() : reads up to len bytes at offset off, at least min.
  *  @return : GK_OK with *got bytes (min or more: fewer than len where the data
  *            ends or breaks off), else as gk_source_read. */

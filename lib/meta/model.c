@@ -85,6 +85,22 @@ uint32_t gk_model_alignment(const gk_model *m) {
     return GK_DEFAULT_ALIGNMENT;
 }
 
+gk_status gk_layout_value_check(const char *key, const gk_value *v, gk_error *err) {
+    if (strcmp(key, "general.alignment") == 0) {
+        if (v->type == GK_V_U32 && v->u != 0 && (v->u & (v->u - 1)) == 0 && v->u <= GK_MAX_WRITE_ALIGNMENT)
+            return GK_OK;
+        return gk_error_set(err, GK_E_ALIGN_VALUE, -1, "%s: must be a u32 power of two (at most %u), not %s", key,
+                            GK_MAX_WRITE_ALIGNMENT, v->type == GK_V_U32 ? "that value" : gk_vtype_name(v->type));
+    }
+    gk_vtype want = strcmp(key, GK_SPLIT_KEY_NO) == 0 || strcmp(key, GK_SPLIT_KEY_COUNT) == 0 ? GK_V_U16
+                    : strcmp(key, GK_SPLIT_KEY_TENSORS) == 0                                 ? GK_V_I32
+                                                                                             : GK_V_COUNT;
+    if (want != GK_V_COUNT && v->type != want)
+        return gk_error_set(err, GK_E_ARG, -1, "%s: describes the shard layout and must be %s, not %s", key,
+                            gk_vtype_name(want), gk_vtype_name(v->type));
+    return GK_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Key/value pairs                                                          */
 /* ------------------------------------------------------------------------ */

@@ -29,6 +29,13 @@ gk_status gk_model_append_tensor_owned(gk_model *m, const gk_tensor *t);
  *  @return : GK_OK, GK_E_TENSOR_TYPE, GK_E_ROW_BLOCK or GK_E_DIM_OVERFLOW. */
 gk_status gk_tensor_nbytes(uint32_t type, const uint64_t ne[GK_MAX_DIMS], uint64_t *out);
 
+/** gk_layout_value_check() : the rule every writer applies to a value it is asked
+ *  to store under a layout key, even when forced: general.alignment a UINT32 power
+ *  of two the writer can honor, split.no and split.count UINT16,
+ *  split.tensors.count INT32.
+ *  @return : GK_OK (also for any other key), or GK_E_ALIGN_VALUE / GK_E_ARG naming key. */
+gk_status gk_layout_value_check(const char *key, const gk_value *v, gk_error *err);
+
 /** gk_align_up() : @return : x rounded up to a multiple of a (a > 0). */
 static inline uint64_t gk_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 

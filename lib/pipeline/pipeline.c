@@ -286,7 +286,9 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
         s = gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err);
         if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &pr, err);
     }
-    if (s == GK_OK && opts->pad_end && out->n_tensors > 0) {
+    /* ggml's reader takes the data section as every tensor padded to the
+     * alignment, the last one too, and reads all of it: the end is always padded. */
+    if (s == GK_OK && out->n_tensors > 0) {
         uint64_t end = gk_sink_offset(sink);
         s = gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err);
     }

@@ -202,6 +202,9 @@ gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *e
         v.s.len = strlen(o->s);
         break;
     }
+    gk_error why;
+    if (gk_layout_value_check(o->key, &v, &why) != GK_OK)
+        return gk_error_set(err, why.code, -1, "override %s", why.message);
     return gk_kv_set_last(m, o->key, &v, err);
 }
 

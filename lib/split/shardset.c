@@ -232,7 +232,7 @@ gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step *
         free(steps);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
-    if (m->version == 1) m->version = 3;
+    m->version = 3;   /* as llama-gguf-split --merge writes */
     gk_kv_delete(m, GK_SPLIT_KEY_NO);
     gk_kv_delete(m, GK_SPLIT_KEY_COUNT);
     gk_kv_delete(m, GK_SPLIT_KEY_TENSORS);

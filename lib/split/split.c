@@ -113,7 +113,7 @@ gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, si
         return gk_error_set(err, GK_E_ARG, -1, "%zu tensors do not fit split.tensors.count (i32)", in->n_tensors);
     gk_model *m = k == 0 ? gk_model_clone(in) : gk_model_new();
     if (m == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    m->version = in->version == 1 ? 3 : in->version;
+    m->version = 3;   /* llama-gguf-split writes v3 whatever it read (v2 differs only there) */
     m->big_endian = in->big_endian;
     gk_tensor_clear(m);
     gk_status s = GK_OK;

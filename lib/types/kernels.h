@@ -7,6 +7,8 @@
  *                      const float *imatrix)             whole rows, imatrix may be NULL
  *   gk_dequantize_<t> (const void *src, float *dst, int64_t n)   n a multiple of the block
  *   gk_byteswap_<t>   (void *blocks, int64_t nblocks)            in place, self-inverse
+ * and the data check gk_check_<t> (check.c, every family's in one file: the
+ * fields it reads are the block layouts' scale fields).
  * Nothing outside lib/types calls these directly: callers go through gk_type_get().
  */
 #ifndef GK_TYPES_KERNELS_H
@@ -19,7 +21,8 @@
     void gk_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
                          const float *imatrix);                                       \
     void gk_dequantize_##t(const void *src, float *dst, int64_t n);                  \
-    void gk_byteswap_##t(void *blocks, int64_t nblocks);
+    void gk_byteswap_##t(void *blocks, int64_t nblocks);                             \
+    bool gk_check_##t(const void *blocks, int64_t nblocks, gk_block_fault_fn fn, void *ctx);
 
 /* float.c (plain numbers; integer types dequantize as values and are not quantized) */
 GK_KERNELS(f32)

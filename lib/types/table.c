@@ -12,15 +12,15 @@
 
 #define PLAIN(ID, NAME, BYTES, K)                                                       \
     [ID] = { ID, NAME, 1, BYTES, false, false, gk_dequantize_##K, K##_QUANTIZE,       \
-             gk_byteswap_##K, false }
+             gk_byteswap_##K, false, K##_CHECK }
 #define BLOCK(ID, NAME, ELEMS, BYTES, K, IMAT)                                          \
     [ID] = { ID, NAME, ELEMS, BYTES, true, false, gk_dequantize_##K, gk_quantize_##K, \
-             gk_byteswap_##K, IMAT }
+             gk_byteswap_##K, IMAT, gk_check_##K }
 /* A block type whose kernels are not in the library yet: geometry only. */
 #define GEOMETRY(ID, NAME, ELEMS, BYTES, IMAT)                                          \
     [ID] = { ID, NAME, ELEMS, BYTES, true, false, NULL, NULL, NULL, IMAT }
 /* A block type with dequantize and byteswap but no quantizer yet (imatrix-only I-quants). */
-#define DEQUANT_ONLY(ID, NAME, ELEMS, BYTES, K, IMAT) [ID] = { ID, NAME, ELEMS, BYTES, true, false, gk_dequantize_##K, NULL, gk_byteswap_##K, IMAT }
+#define DEQUANT_ONLY(ID, NAME, ELEMS, BYTES, K, IMAT) [ID] = { ID, NAME, ELEMS, BYTES, true, false, gk_dequantize_##K, NULL, gk_byteswap_##K, IMAT, gk_check_##K }
 #define RETIRED(ID, NAME) [ID] = { ID, NAME, 0, 0, true, true, NULL, NULL, NULL, false }
 
 /* Integer types are stored values, never a quantization target. */
@@ -32,6 +32,15 @@
 #define i16_QUANTIZE NULL
 #define i32_QUANTIZE NULL
 #define i64_QUANTIZE NULL
+/* Floating-point values are checked for finiteness; integers hold any value. */
+#define f32_CHECK gk_check_f32
+#define f16_CHECK gk_check_f16
+#define bf16_CHECK gk_check_bf16
+#define f64_CHECK gk_check_f64
+#define i8_CHECK NULL
+#define i16_CHECK NULL
+#define i32_CHECK NULL
+#define i64_CHECK NULL
 
 static const gk_type_info type_table[GK_TYPE_COUNT] = {
     PLAIN(GK_TYPE_F32, "F32", 4, f32),

@@ -24,38 +24,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export GGUFKIT_NO_PROGRESS=1
 
-passed=0
-failed=0
-skipped=0
-
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# expect_exit CODE NAME CMD... : runs CMD (stdout to $TMP/out, stderr to $TMP/err).
-expect_exit() {
-    local want=$1 name=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-
-# expect_grep NAME FILE TEXT : FILE holds TEXT (fixed string).
-expect_grep() {
-    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3' in $(basename "$2")"; fi
-}
-
-expect_same_file() {
-    if cmp -s "$2" "$3"; then ok; else bad "$1: $(basename "$2") and $(basename "$3") differ"; fi
-}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
 # dumpj FILE OUT : the JSON dump with array values.
 dumpj() { "$BIN" dump --json --json-array "$1" >"$2" 2>/dev/null || bad "dump $1"; }
@@ -450,6 +420,87 @@ for name in b be ben bench benchm; do
     [ "$(stat -c %i "$TMP/slack.gguf")" = "$ino" ] && ok || bad "name '$name': not in place"
     "$BIN" dump "$TMP/slack.gguf" | grep -q "general.name .*\"$name\"" && ok || bad "name '$name' not set"
 done
+
+# --- A rewrite keeps the container it replaces; archive members are refused -----
+"$BIN" synth --preset tiny --layers 1 "$TMP/c0.gguf" >/dev/null 2>&1 || bad "synth for the container tests"
+long=$(head -c 3000 /dev/zero | tr '\0' x)
+is_zstd() { [ "$(od -An -tx1 -N4 "$1" | tr -d ' ')" = 28b52ffd ]; }
+if command -v zstd >/dev/null; then
+    zstd -q "$TMP/c0.gguf" -o "$TMP/c.gguf.zst"
+    zstd -q -c "$TMP/c0.gguf" >"$TMP/cz.gguf"    # zstd inside, whatever the name says
+    for z in "$TMP/c.gguf.zst" "$TMP/cz.gguf"; do
+        n=$(basename "$z")
+        expect_exit 1 "--in-place on compressed $n" "$BIN" edit --in-place --set general.name=z "$z"
+        expect_grep "--in-place on compressed $n says why" "$TMP/err" "a compressed file cannot be edited in place"
+        expect_exit 0 "--in-place=auto on compressed $n" "$BIN" edit --in-place=auto --set "general.name=$long" "$z"
+        expect_grep "--in-place=auto on $n rewrote" "$TMP/out" "rewritten"
+        is_zstd "$z" && ok || bad "--in-place=auto on $n: no longer zstd"
+        zstd -q -t "$z" 2>/dev/null && ok || bad "--in-place=auto on $n: zstd -t fails"
+        expect_exit 0 "verify $n after the rewrite" "$BIN" verify "$z"
+        "$BIN" dump "$z" | grep -q "general.name .*xxxx" && ok || bad "$n: edit not applied"
+        ls -a "$TMP" | grep -q 'ggufkit-edit' && bad "$n: temporary file left" || ok
+    done
+else
+    echo "SKIPPED: .zst in-place rewrites (no zstd tool)"
+    skipped=$((skipped + 1))
+fi
+(cd "$TMP" && cp c0.gguf m.gguf && tar cf a.tar m.gguf && tar czf a.tar.gz m.gguf) || bad "archives"
+for ar in a.tar a.tar.gz; do
+    cp "$TMP/$ar" "$TMP/$ar.orig"
+    for mode in --in-place --in-place=auto "--in-place=auto --dry-run"; do
+        # shellcheck disable=SC2086
+        expect_exit 1 "$mode on $ar::m.gguf" "$BIN" edit $mode --set "general.name=$long" "$TMP/$ar::m.gguf"
+        expect_grep "$mode on $ar::m.gguf says why" "$TMP/err" "a member of an archive cannot be edited in place"
+        grep -q "No such file" "$TMP/err" && bad "$mode on $ar::m.gguf: 'No such file'" || ok
+    done
+    expect_same_file "$ar unchanged" "$TMP/$ar" "$TMP/$ar.orig"
+    expect_exit 0 "-o from $ar::m.gguf" "$BIN" edit --set general.name=out -o "$TMP/from-$ar.gguf" "$TMP/$ar::m.gguf"
+done
+
+# --- Through a symbolic link: the file it names is edited, the link stays -------
+mkdir -p "$TMP/real" "$TMP/links"
+for fits in yes no; do
+    cp "$TMP/c0.gguf" "$TMP/real/t-$fits.gguf"
+    ln -sf "../real/t-$fits.gguf" "$TMP/links/l1-$fits.gguf"
+    ln -sf "l1-$fits.gguf" "$TMP/links/l2-$fits.gguf"     # a link to a link
+    ino=$(stat -c %i "$TMP/real/t-$fits.gguf")
+    [ $fits = yes ] && value=via-link || value=$long
+    expect_exit 0 "--in-place=auto through links (fits: $fits)" "$BIN" edit --in-place=auto --set "general.name=$value" "$TMP/links/l2-$fits.gguf"
+    [ -L "$TMP/links/l2-$fits.gguf" ] && [ -L "$TMP/links/l1-$fits.gguf" ] && ok || bad "links replaced (fits: $fits)"
+    [ "$(readlink "$TMP/links/l1-$fits.gguf")" = "../real/t-$fits.gguf" ] && ok || bad "link retargeted (fits: $fits)"
+    "$BIN" dump "$TMP/real/t-$fits.gguf" | grep -qF "\"${value:0:20}" && ok || bad "target not edited (fits: $fits)"
+    expect_exit 0 "verify the link's file (fits: $fits)" "$BIN" verify "$TMP/real/t-$fits.gguf"
+    if [ $fits = yes ]; then
+        [ "$(stat -c %i "$TMP/real/t-$fits.gguf")" = "$ino" ] && ok || bad "in place through a link: not in place"
+    fi
+    ls -a "$TMP/links" "$TMP/real" | grep -q 'ggufkit' && bad "temporary or journal file left (fits: $fits)" || ok
+done
+
+# --- An edit that changes nothing writes nothing; deleting the pair deletes it --
+# P: files with a ggufkit.padding pair (--reserve) whose header ends short of the
+# data section by 0 to 3 bytes (short by more is the case that used to grow the pair).
+for reserve in 50 51 52 53; do
+rm -f "$TMP/p0.gguf"
+expect_exit 0 "--reserve $reserve" "$BIN" edit --reserve $reserve --set general.name=p -o "$TMP/p0.gguf" "$TMP/c0.gguf"
+"$BIN" dump --json "$TMP/p0.gguf" >"$TMP/p0.json" 2>/dev/null || bad "dump of P"
+for how in "--set general.name=p" "--patch $TMP/p0.json" "--set general.name=p --dry-run"; do
+    cp "$TMP/p0.gguf" "$TMP/p.gguf"
+    # shellcheck disable=SC2086
+    expect_exit 0 "no-op in place ($how)" "$BIN" edit --in-place=auto $how "$TMP/p.gguf"
+    expect_same_file "no-op in place ($how) changes no byte" "$TMP/p0.gguf" "$TMP/p.gguf"
+    case $how in
+    *--dry-run) expect_grep "no-op dry run says so" "$TMP/out" "(no metadata change)" ;;
+    *) expect_grep "no-op in place ($how) says unchanged" "$TMP/out" "unchanged" ;;
+    esac
+done
+done
+cp "$TMP/p0.gguf" "$TMP/p.gguf"
+expect_exit 1 "--delete ggufkit.padding --in-place (the data would move)" "$BIN" edit --in-place --delete ggufkit.padding "$TMP/p.gguf"
+expect_grep "--delete ggufkit.padding --in-place says why" "$TMP/err" "ggufkit.padding (deleted)"
+expect_same_file "--delete ggufkit.padding --in-place refused: unchanged" "$TMP/p0.gguf" "$TMP/p.gguf"
+expect_exit 0 "--delete ggufkit.padding --in-place=auto" "$BIN" edit --in-place=auto --delete ggufkit.padding "$TMP/p.gguf"
+"$BIN" dump "$TMP/p.gguf" | grep -q ggufkit.padding && bad "--delete ggufkit.padding: the pair stays" || ok
+expect_exit 0 "verify after deleting the pair" "$BIN" verify "$TMP/p.gguf"
 
 run_checks
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -237,7 +237,7 @@ for i, q in enumerate(queries):
     except Exception as e:
         fails.append(f"docs query {i + 1} fails: {e}")
         results.append(None)
-check(len(queries) == 10, f"docs/index.md has {len(queries)} queries, the test knows 10")
+check(len(queries) == 11, f"docs/index.md has {len(queries)} queries, the test knows 11")
 if not fails:
     r = results
     n_shards = con.execute("SELECT count(*) FROM files WHERE split_count IS NOT NULL").fetchone()[0]
@@ -254,6 +254,7 @@ if not fails:
     check(any(row[0].endswith("q4km-32k.gguf") for row in r[7]), f"q8 {r[7]}")
     check(len(r[8]) == 6, f"q9 {len(r[8])} rows (5 archive members + 1 .gguf.zst)")
     check(any(r[9]) and any(row[3] >= 2 for row in r[9]), f"q10 {r[9]}")
+    check(r[10] == [], f"q11 (same_weights, no --hash run here; tests/cli/test_hash.sh runs it) {r[10]}")
 print(f"ran {len(queries)} docs queries")
 for f in fails: print("FAIL:", f)
 sys.exit(1 if fails else 0)

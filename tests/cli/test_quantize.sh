@@ -268,6 +268,13 @@ if [[ -n $set_in ]]; then
   expect_status 1 "--keep-split: one existing shard stops all" "$gk" quantize --keep-split "$set_in" "$tmp/ks" Q4_K_M
   expect_absent "$(printf '%s/ks-%05d-of-%05d.gguf' "$tmp" 1 "$n")" "no shard written when one exists"
   rm -f "$tmp"/ks-*.gguf
+  # OUT ending in .gguf: llama-quantize drops it (ks-00001-of-0000N.gguf, not ks.gguf-00001-...)
+  expect_status 0 "--keep-split OUT.gguf" "$gk" quantize --keep-split "$set_in" "$tmp/ks.gguf" Q4_K_M
+  all=true
+  for ((k = 1; k <= n; k++)); do [[ -f $(printf '%s/ks-%05d-of-%05d.gguf' "$tmp" "$k" "$n") ]] || all=false; done
+  $all && pass "--keep-split OUT.gguf names shards OUT-0000k-of-0000N.gguf" || fail "--keep-split OUT.gguf: shards not named as llama-quantize names them: $(cd "$tmp" && ls ks*)"
+  [[ -z $(ls "$tmp" | grep -F 'ks.gguf-') ]] && pass "--keep-split OUT.gguf: no OUT.gguf-0000k names" || fail "--keep-split kept .gguf in the prefix"
+  rm -f "$tmp"/ks-*.gguf "$tmp"/ks.gguf-*
 fi
 # --dry-run text and --json
 expect_status 0 "--dry-run" "$gk" quantize --dry-run "$src" "$o" Q4_K_M

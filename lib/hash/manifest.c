@@ -1,0 +1,212 @@
+/*
+ * manifest.c - hash manifests (the text gguf-hash and ggufkit hash print) and
+ * the check of a model's digests against one (hash --check).
+ *
+ * A line is "KIND HEX NAME" separated by blanks, NAME being FILE (the whole
+ * model) or FILE:TENSOR; lines of other shapes are skipped, and the first line
+ * of a kind and name is the one that counts, as in gguf-hash. Unlike it, a uuid
+ * line is checked against the manifest's uuid lines, and a tensor the manifest
+ * lists for the model but the model lacks fails the check.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggufkit.h"
+#include "util/strset.h"
+
+#define LINE_MAX_BYTES (64u << 10)
+
+typedef struct entry {
+    int kind;
+    char *hex;
+    char *name;
+} entry;
+
+struct gk_manifest {
+    entry *entries;
+    size_t n, cap;
+    size_t *table;             /* open addressing over entries: index + 1, 0 empty */
+    size_t table_cap;          /* power of two */
+    unsigned kinds;
+};
+
+static uint64_t key_hash(int kind, const char *name) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+static const entry *find(const gk_manifest *m, int kind, const char *name) {
+    if (m->table_cap == 0) return NULL;
+    for (size_t i = key_hash(kind, name) & (m->table_cap - 1);; i = (i + 1) & (m->table_cap - 1)) {
+        if (m->table[i] == 0) return NULL;
+        const entry *e = &m->entries[m->table[i] - 1];
+        if (e->kind == kind && strcmp(e->name, name) == 0) return e;
+    }
+}
+
+static bool build_table(gk_manifest *m) {
+    m->table_cap = 16;
+    while (m->table_cap < 2 * m->n) m->table_cap *= 2;
+    m->table = calloc(m->table_cap, sizeof *m->table);
+    if (m->table == NULL) return false;
+    for (size_t k = 0; k < m->n; k++) {
+        const entry *e = &m->entries[k];
+        if (find(m, e->kind, e->name)) continue;   /* the first line counts */
+        size_t i = key_hash(e->kind, e->name) & (m->table_cap - 1);
+        while (m->table[i]) i = (i + 1) & (m->table_cap - 1);
+        m->table[i] = k + 1;
+    }
+    return true;
+}
+
+/* Splits the next blank-separated token off *p (NUL-terminating it). */
+static char *token(char **p) {
+    char *s = *p;
+    while (*s && isspace((unsigned char)*s)) s++;
+    if (*s == '\0') return NULL;
+    char *t = s;
+    while (*s && !isspace((unsigned char)*s)) s++;
+    if (*s) *s++ = '\0';
+    *p = s;
+    return t;
+}
+
+static bool add_line(gk_manifest *m, char *line) {
+    char *p = line, *kind = token(&p), *hex = token(&p), *name = token(&p);
+    int k = gk_hash_kind_lookup(kind);
+    if (k < 0) return true;
+    m->kinds |= GK_HASH_BIT(k);   /* a known kind counts even on a line without a hash */
+    if (hex == NULL || name == NULL) return true;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        entry *e = realloc(m->entries, cap * sizeof *e);
+        if (e == NULL) return false;
+        m->entries = e;
+        m->cap = cap;
+    }
+    entry *e = &m->entries[m->n];
+    e->kind = k;
+    e->hex = strdup(hex);
+    e->name = strdup(name);
+    if (e->hex == NULL || e->name == NULL) {
+        free(e->hex);
+        free(e->name);
+        return false;
+    }
+    m->n++;
+    return true;
+}
+
+void gk_manifest_free(gk_manifest *m) {
+    if (m == NULL) return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->entries[i].hex);
+        free(m->entries[i].name);
+    }
+    free(m->entries);
+    free(m->table);
+    free(m);
+}
+
+gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err) {
+    *out = NULL;
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot open manifest %s", path);
+    gk_manifest *m = calloc(1, sizeof *m);
+    char *line = malloc(LINE_MAX_BYTES + 2);
+    gk_status st = m && line ? GK_OK : gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    uint64_t offset = 0;
+    while (st == GK_OK && fgets(line, LINE_MAX_BYTES + 2, fp)) {
+        size_t len = strlen(line);
+        if (len > LINE_MAX_BYTES && line[len - 1] != '\n')
+            st = gk_error_set(err, GK_E_CORRUPT, (int64_t)offset, "manifest %s: line longer than %u bytes",
+                              path, LINE_MAX_BYTES);
+        else if (!add_line(m, line))
+            st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        offset += len;
+    }
+    if (st == GK_OK && ferror(fp)) st = gk_error_set(err, GK_E_IO, -1, "cannot read manifest %s", path);
+    fclose(fp);
+    free(line);
+    if (st == GK_OK && m->kinds == 0)
+        st = gk_error_set(err, GK_E_NOT_FOUND, -1, "manifest %s has no line of a known hash kind", path);
+    if (st == GK_OK && !build_table(m)) st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    if (st != GK_OK) {
+        gk_manifest_free(m);
+        return st;
+    }
+    *out = m;
+    return GK_OK;
+}
+
+unsigned gk_manifest_kinds(const gk_manifest *m) { return m->kinds; }
+
+gk_hash_kind gk_manifest_strongest(const gk_manifest *m) {
+    static const gk_hash_kind order[GK_HASH_KINDS] = { GK_HASH_SHA256, GK_HASH_SHA1, GK_HASH_XXH64, GK_HASH_UUID };
+    for (int i = 0; i < GK_HASH_KINDS; i++)
+        if (m->kinds & GK_HASH_BIT(order[i])) return order[i];
+    return GK_HASH_XXH64;
+}
+
+/* "label:tensor" in buf (malloc'ed when it does not fit). */
+static char *line_name(const char *label, const char *tensor, char *buf, size_t size) {
+    if (tensor == NULL) return (char *)label;
+    size_t need = strlen(label) + strlen(tensor) + 2;
+    char *p = need <= size ? buf : malloc(need);
+    if (p) snprintf(p, need, "%s:%s", label, tensor);
+    return p;
+}
+
+gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_result *r,
+                        gk_hash_line *lines, size_t n, gk_check_summary *s, gk_error *err) {
+    memset(s, 0, sizeof *s);
+    size_t tensor_not_found = 0;
+    char buf[512];
+    for (size_t i = 0; i < n; i++) {
+        gk_hash_line *l = &lines[i];
+        const gk_hash_value *v = l->tensor < 0 ? &r->model[l->kind] : &r->tensors[l->tensor][l->kind];
+        char *name = line_name(label, l->tensor < 0 ? NULL : r->names[l->tensor], buf, sizeof buf);
+        if (name == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        const entry *e = find(m, l->kind, name);
+        if (name != buf && name != label) free(name);
+        char hex[GK_HASH_HEX_MAX];
+        gk_hash_hex(l->kind, v, hex);
+        l->verdict = e == NULL ? GK_VERDICT_NOT_FOUND : strcmp(e->hex, hex) == 0 ? GK_VERDICT_OK : GK_VERDICT_MISMATCH;
+        if (l->verdict == GK_VERDICT_OK) s->ok++;
+        else if (l->verdict == GK_VERDICT_MISMATCH) s->mismatch++;
+        else {
+            s->not_found++;
+            if (l->tensor >= 0) tensor_not_found++;
+        }
+    }
+    /* Tensor entries of this model that name no tensor of it. */
+    gk_strset names = { 0 };
+    size_t label_len = strlen(label), has_tensor_entries = 0;
+    gk_status st = GK_OK;
+    for (size_t t = 0; t < r->n_tensors && st == GK_OK; t++)
+        if (gk_strset_insert(&names, r->names[t], strlen(r->names[t])) < 0) st = GK_E_NOMEM;
+    for (size_t k = 0; k < m->n && st == GK_OK; k++) {
+        const char *nm = m->entries[k].name;
+        if (strncmp(nm, label, label_len) != 0 || nm[label_len] != ':') continue;
+        has_tensor_entries++;
+        int added = gk_strset_insert(&names, nm + label_len + 1, strlen(nm + label_len + 1));
+        if (added < 0) st = GK_E_NOMEM;
+        if (added != 1) continue;
+        const char **a = realloc(s->absent, (s->n_absent + 1) * sizeof *a);
+        if (a == NULL) st = GK_E_NOMEM;
+        else (s->absent = a)[s->n_absent++] = nm;
+    }
+    gk_strset_free(&names);
+    if (st != GK_OK) {
+        free(s->absent);
+        s->absent = NULL;
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    s->nothing_found = s->ok + s->mismatch == 0;
+    s->passed = !s->nothing_found && s->mismatch == 0 && s->n_absent == 0 &&
+                (tensor_not_found == 0 || has_tensor_entries == 0);
+    return GK_OK;
+}
