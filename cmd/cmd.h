@@ -38,6 +38,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_endian(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* The help paragraph on inputs that are not plain GGUF files (info, dump, verify). */
 #define CMD_STREAM_HELP                                                                        \
@@ -116,6 +117,25 @@ struct cJSON *cmd_json_string(const char *s, uint64_t n);
 /** cmd_utf8_bad_len() : where gk_utf8_char_len is 0, @return : bytes of the
  *  ill-formed part at s (at least 1) that one U+FFFD stands for. */
 size_t cmd_utf8_bad_len(const char *s, uint64_t n);
+
+/* Readable values (cmd/show.c), shared by dump and diff. */
+
+/** cmd_format_double() : the shortest text that reads back as d (NaN, Infinity,
+ *  -Infinity as Python's json writes them; "3.0" rather than "3"). */
+void cmd_format_double(char *buf, size_t size, double d);
+/** cmd_print_quoted() : prints n bytes of s quoted, escaped, cut after max bytes
+ *  ("..." then follows). @return : true if the string was cut. */
+bool cmd_print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max);
+/** cmd_print_element() : prints element i of a packed array of type elem. */
+void cmd_print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i);
+/** cmd_print_value() : prints a scalar, or an array as "N elements [a, b, ...]". */
+void cmd_print_value(FILE *out, const gk_value *v);
+/** cmd_type_label() : "UINT32", "[STRING]", "[[INT32]]". */
+void cmd_type_label(char *buf, size_t size, const gk_value *v);
+/** cmd_tensor_type_name() : @return : the type's name, also for retired and unknown ids. */
+const char *cmd_tensor_type_name(uint32_t id, char *buf, size_t size);
+/** cmd_shape_text() : "[4096, 32000]" (ne[0] first). */
+void cmd_shape_text(char *buf, size_t size, const gk_tensor *t);
 
 /** cmd_now() : @return : monotonic seconds. */
 double cmd_now(void);

@@ -25,13 +25,6 @@
 
 #include "cmd.h"
 
-/* Elements shown of an array in the readable listing. */
-#define SUMMARY_ELEMS 6
-_Static_assert(SUMMARY_ELEMS <= GK_PREVIEW_ELEMS, "a preview holds what the listing shows");
-/* Bytes of a string shown before it is cut, for scalar values and array elements. */
-#define SCALAR_STR_MAX 160
-#define ELEM_STR_MAX 48
-
 typedef struct dump_opts {
     bool json;
     bool json_array;
@@ -65,177 +58,9 @@ static void print_help(FILE *out) {
             "misplaced (the error names the byte offset), 2 usage error.\n");
 }
 
-/* Formats a double as the shortest text that reads back as the same double
- * (NaN and infinities as Python's json module writes them). */
-static void format_double(char *buf, size_t size, double d) {
-    if (isnan(d)) {
-        snprintf(buf, size, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
-        return;
-    }
-    /* The first precision that reads back exactly gives the fewest digits,
-     * correctly rounded (any shorter exact text would round the same way). */
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (prec == 17 || strtod(buf, NULL) == d) break;
-    }
-    /* Keep it a float for readers that tell 3 from 3.0 (Python's json does). */
-    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
-}
-
 /* ------------------------------------------------------------------------ */
 /* Readable listing                                                         */
 /* ------------------------------------------------------------------------ */
-
-/* Length of the longest prefix of s[0..n) that is at most max bytes and does
- * not end inside a UTF-8 sequence. */
-static uint64_t utf8_cut(const char *s, uint64_t n, uint64_t max) {
-    if (n <= max) return n;
-    uint64_t cut = max;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-    return cut;
-}
-
-/* Prints s[0..n) quoted, with backslash escapes for quotes, backslashes,
- * control bytes and bytes that are not UTF-8, cut after max bytes ("..."
- * follows the closing quote then). @return : true if the string was cut. */
-static bool print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max) {
-    uint64_t shown = utf8_cut(s, n, max);
-    fputc('"', out);
-    for (uint64_t i = 0; i < shown; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            size_t len = gk_utf8_char_len(s + i, shown - i);
-            if (len) fwrite(s + i, 1, len, out);
-            else fprintf(out, "\\x%02x", c);
-            i += len ? len - 1 : 0;
-            continue;
-        }
-        switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (c < 0x20 || c == 0x7F) fprintf(out, "\\x%02x", c);
-            else fputc(c, out);
-        }
-    }
-    fputc('"', out);
-    if (shown < n) fputs("...", out);
-    return shown < n;
-}
-
-static void print_summary(FILE *out, const gk_value *v);
-
-/* Prints element i of a packed array of type elem (nested arrays recurse; the
- * reader bounds their depth at GK_MAX_ARRAY_DEPTH). */
-static void print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i) {
-    char num[40];
-    switch (elem) {
-    case GK_V_U8: fprintf(out, "%u", ((const uint8_t *)data)[i]); break;
-    case GK_V_I8: fprintf(out, "%d", ((const int8_t *)data)[i]); break;
-    case GK_V_U16: fprintf(out, "%u", ((const uint16_t *)data)[i]); break;
-    case GK_V_I16: fprintf(out, "%d", ((const int16_t *)data)[i]); break;
-    case GK_V_U32: fprintf(out, "%" PRIu32, ((const uint32_t *)data)[i]); break;
-    case GK_V_I32: fprintf(out, "%" PRId32, ((const int32_t *)data)[i]); break;
-    case GK_V_U64: fprintf(out, "%" PRIu64, ((const uint64_t *)data)[i]); break;
-    case GK_V_I64: fprintf(out, "%" PRId64, ((const int64_t *)data)[i]); break;
-    case GK_V_F32:
-        format_double(num, sizeof num, (double)((const float *)data)[i]);
-        fputs(num, out);
-        break;
-    case GK_V_F64:
-        format_double(num, sizeof num, ((const double *)data)[i]);
-        fputs(num, out);
-        break;
-    case GK_V_BOOL: fputs(((const uint8_t *)data)[i] ? "true" : "false", out); break;
-    case GK_V_STR: {
-        const gk_str *s = &((const gk_str *)data)[i];
-        print_quoted(out, s->ptr, s->len, ELEM_STR_MAX);
-        break;
-    }
-    case GK_V_ARR: print_summary(out, &((const gk_value *)data)[i]); break;
-    default: fputs("?", out); break;
-    }
-}
-
-/* Prints the first elements of an array: [a, b, c, ...]. */
-static void print_summary(FILE *out, const gk_value *v) {
-    uint64_t n = v->arr.n, held = gk_value_held(v);   /* a preview holds GK_PREVIEW_ELEMS */
-    uint64_t shown = held < SUMMARY_ELEMS ? held : SUMMARY_ELEMS;
-    fputc('[', out);
-    for (uint64_t i = 0; i < shown; i++) {
-        if (i) fputs(", ", out);
-        print_element(out, v->arr.elem, v->arr.data, i);
-    }
-    if (shown < n) fputs(shown ? ", ..." : "...", out);
-    fputc(']', out);
-}
-
-/* Writes the type label of v: "UINT32", "[STRING]", "[[INT32]]" (nested arrays
- * are labelled through their first element; an empty inner array shows ARRAY). */
-static void type_label(char *buf, size_t size, const gk_value *v) {
-    int depth = 0;
-    const gk_value *cur = v;
-    gk_vtype leaf = v->type;
-    while (leaf == GK_V_ARR && depth < GK_MAX_ARRAY_DEPTH + 1) {
-        depth++;
-        leaf = cur->arr.elem;
-        if (leaf == GK_V_ARR) {
-            if (cur->arr.n == 0) break;
-            cur = &((const gk_value *)cur->arr.data)[0];
-        }
-    }
-    const char *name = gk_vtype_name(leaf);
-    size_t pos = 0;
-    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = '[';
-    int w = snprintf(buf + pos, size - pos, "%s", name ? name : "?");
-    pos = w < 0 ? pos : pos + (size_t)w;
-    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = ']';
-    buf[pos < size ? pos : size - 1] = '\0';
-}
-
-/* Prints a scalar or an array summary for the readable listing. */
-static void print_value(FILE *out, const gk_value *v) {
-    char num[40];
-    switch (v->type) {
-    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
-        fprintf(out, "%" PRIu64, v->u);
-        break;
-    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
-        fprintf(out, "%" PRId64, v->i);
-        break;
-    case GK_V_F32: case GK_V_F64:
-        format_double(num, sizeof num, v->f);
-        fputs(num, out);
-        break;
-    case GK_V_BOOL: fputs(v->b ? "true" : "false", out); break;
-    case GK_V_STR:
-        if (print_quoted(out, v->s.ptr, v->s.len, SCALAR_STR_MAX))
-            fprintf(out, " (%" PRIu64 " bytes)", v->s.len);
-        break;
-    case GK_V_ARR:
-        fprintf(out, "%" PRIu64 " element%s ", v->arr.n, v->arr.n == 1 ? "" : "s");
-        print_summary(out, v);
-        break;
-    default: fputs("?", out); break;
-    }
-}
-
-/* Name of tensor type id, also for ids the table does not know. */
-static const char *tensor_type_name(uint32_t id, char *buf, size_t size) {
-    const gk_type_info *t = gk_type_get(id);
-    if (t) return t->name;
-    const char *old = gk_type_retired_name(id);
-    if (old) return old;
-    snprintf(buf, size, "type%" PRIu32, id);
-    return buf;
-}
 
 static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     const gk_model *m = gk_file_model(f);
@@ -260,7 +85,7 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     size_t typew = 4;
     for (size_t i = 0; i < nkv; i++) {
         char label[64];
-        type_label(label, sizeof label, &gk_kv_at(m, i)->value);
+        cmd_type_label(label, sizeof label, &gk_kv_at(m, i)->value);
         if (strlen(label) > typew) typew = strlen(label);
     }
 
@@ -269,7 +94,7 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     for (size_t i = 0; i < nkv; i++) {
         const gk_kv *kv = gk_kv_at(m, i);
         char label[64];
-        type_label(label, sizeof label, &kv->value);
+        cmd_type_label(label, sizeof label, &kv->value);
         fprintf(out, "  %5zu  ", i);
         /* Keys are valid UTF-8 but may hold control bytes: escape those only. */
         bool plain = true;
@@ -278,9 +103,9 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
             if (c < 0x20 || c == 0x7F) plain = false;
         }
         if (plain) fprintf(out, "%-*.*s", (int)keyw, (int)kv->key.len, kv->key.ptr);
-        else print_quoted(out, kv->key.ptr, kv->key.len, UINT64_MAX);
+        else cmd_print_quoted(out, kv->key.ptr, kv->key.len, UINT64_MAX);
         fprintf(out, "  %-*s  ", (int)typew, label);
-        print_value(out, &kv->value);
+        cmd_print_value(out, &kv->value);
         fputc('\n', out);
     }
     if (o->no_tensors) return;
@@ -298,13 +123,7 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     for (size_t i = 0; i < nt; i++) {
         const gk_tensor *t = gk_tensor_at(m, i);
         char tbuf[24], shape[128];
-        size_t pos = 0;
-        shape[pos++] = '[';
-        for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
-            int w = snprintf(shape + pos, sizeof shape - pos, "%s%" PRIu64, d ? ", " : "", t->ne[d]);
-            if (w > 0) pos += (size_t)w;
-        }
-        snprintf(shape + pos, sizeof shape - pos, "]");
+        cmd_shape_text(shape, sizeof shape, t);
         fprintf(out, "  %5zu  ", i);
         bool plain = true;
         for (uint64_t j = 0; j < t->name.len; j++) {
@@ -312,9 +131,9 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
             if (c < 0x20 || c == 0x7F) plain = false;
         }
         if (plain) fprintf(out, "%-*.*s", (int)namew, (int)t->name.len, t->name.ptr);
-        else print_quoted(out, t->name.ptr, t->name.len, UINT64_MAX);
+        else cmd_print_quoted(out, t->name.ptr, t->name.len, UINT64_MAX);
         fprintf(out, "  %-8s  %-26s  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
-                tensor_type_name(t->type, tbuf, sizeof tbuf), shape, t->offset, data_off + t->offset,
+                cmd_tensor_type_name(t->type, tbuf, sizeof tbuf), shape, t->offset, data_off + t->offset,
                 t->nbytes);
     }
 }
@@ -466,11 +285,11 @@ static bool write_element(json_writer *w, gk_vtype elem, const void *data, uint6
     case GK_V_U64: put_u64(w->out, ((const uint64_t *)data)[i]); return true;
     case GK_V_I64: put_i64(w->out, ((const int64_t *)data)[i]); return true;
     case GK_V_F32:
-        format_double(num, sizeof num, (double)((const float *)data)[i]);
+        cmd_format_double(num, sizeof num, (double)((const float *)data)[i]);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_F64:
-        format_double(num, sizeof num, ((const double *)data)[i]);
+        cmd_format_double(num, sizeof num, ((const double *)data)[i]);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_BOOL: return write_item(w, cJSON_CreateBool(((const uint8_t *)data)[i] != 0));
@@ -496,7 +315,7 @@ static bool write_value(json_writer *w, const gk_value *v) {
         put_i64(w->out, v->i);
         return true;
     case GK_V_F32: case GK_V_F64:
-        format_double(num, sizeof num, v->f);
+        cmd_format_double(num, sizeof num, v->f);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_BOOL: return write_item(w, cJSON_CreateBool(v->b));
@@ -590,7 +409,7 @@ static cJSON *json_tensor(size_t index, const gk_tensor *t) {
     if (ok) ok = cJSON_AddItemToObject(obj, "shape", shape);
     else cJSON_Delete(shape);
     ok = ok &&
-         cJSON_AddItemToObject(obj, "type", cJSON_CreateString(tensor_type_name(t->type, tbuf, sizeof tbuf))) &&
+         cJSON_AddItemToObject(obj, "type", cJSON_CreateString(cmd_tensor_type_name(t->type, tbuf, sizeof tbuf))) &&
          cJSON_AddItemToObject(obj, "offset", json_i64(t->file_offset));
     if (!ok) {
         cJSON_Delete(obj);

@@ -21,6 +21,7 @@ static const cmd_entry commands[] = {
     { "edit", cmd_edit, "edit metadata: set, delete, rename, patch (in place when it fits)" },
     { "hash", cmd_hash, "per-tensor and whole-model digests (llama-gguf-hash compatible), --check" },
     { "index", cmd_index, "catalogue GGUF files (folders, .zst, archives) in a SQLite database" },
+    { "diff", cmd_diff, "compare models: metadata, tensor directory, per-tensor error of a quantization" },
 };
 
 static void print_usage(FILE *out) {
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("ggufkit %s\n", GK_VERSION_STRING);
+        printf("kernels: %s\n", gk_kernels_name());
         return GK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -219,6 +219,15 @@ const char *gk_type_retired_name(uint32_t id);
  *            number of blocks or the type is unknown. */
 uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
 
+/** gk_kernels_name() : which kernels the type table runs: "scalar", "avx2" or
+ *  "avx512". The best level the processor supports is used unless the environment
+ *  variable GGUFKIT_KERNELS (scalar|avx2|avx512, read once) asks for less; a request
+ *  above the processor, or a value not understood, runs the best supported level
+ *  and the name says so in parentheses ("avx2 (GGUFKIT_KERNELS=avx512: not on this
+ *  processor)"). Every level gives bit-identical results.
+ *  @return : a static string. */
+const char *gk_kernels_name(void);
+
 /** gk_ftype_name() : names llama.cpp's file type numbers (`general.file_type`,
  *  llama.h's enum llama_ftype) the way llama-quantize does: 15 -> "Q4_K_M",
  *  0 -> "F32", 1024 -> "GUESSED". Numbers llama.cpp dropped keep their old names.
@@ -1368,6 +1377,120 @@ typedef struct gk_index_stats {
  *            written stays), GK_E_NOMEM. */
 gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths,
                        const gk_index_opts *opts, gk_index_stats *stats, gk_error *err);
+
+/* ======================================================================== */
+/* Diff: what changed between two models, tensor by tensor (ggufkit diff)   */
+/* ======================================================================== */
+
+/* A model opened for comparing: one file (plain, .zst, archive member, either
+ * byte order) or, when the path is a shard, its whole checked shard set seen as
+ * the merged model (split.* keys removed). */
+typedef struct gk_diff_input gk_diff_input;
+
+/** gk_diff_input_open() : opens path fully (no preview: arrays are compared whole).
+ *  @return : GK_OK and *out set, or the error of gk_open / gk_split_set_open. */
+gk_status gk_diff_input_open(const char *path, gk_diff_input **out, gk_error *err);
+/** gk_diff_input_close() : closes the file(s) and frees the input (NULL accepted). */
+void gk_diff_input_close(gk_diff_input *in);
+/** gk_diff_input_model() : @return : the (merged) model, owned by the input. */
+const gk_model *gk_diff_input_model(const gk_diff_input *in);
+/** gk_diff_input_size() : @return : bytes of the file, or of every shard together. */
+uint64_t gk_diff_input_size(const gk_diff_input *in);
+/** gk_diff_input_shards() : @return : files the input reads (1, or the shard count). */
+size_t gk_diff_input_shards(const gk_diff_input *in);
+
+/* One metadata difference. Keys starting with "GGUF." are never reported. */
+typedef enum gk_meta_change_kind {
+    GK_META_ADDED,            /* only in the other model */
+    GK_META_REMOVED,          /* only in the reference */
+    GK_META_CHANGED,          /* in both, another type or value */
+} gk_meta_change_kind;
+
+typedef struct gk_meta_change {
+    gk_meta_change_kind kind;
+    const char *key;          /* NUL terminated, owned by one of the models */
+    const gk_value *ref;      /* NULL when added */
+    const gk_value *other;    /* NULL when removed */
+    uint64_t first_diff;      /* CHANGED arrays of one element type: the first index
+                                 that differs (gk_value_first_diff); else 0 */
+} gk_meta_change;
+
+/* The layout facts of both sides (header, not metadata). */
+typedef struct gk_diff_layout {
+    uint32_t version[2];      /* [0] reference, [1] other */
+    bool big_endian[2];
+    uint32_t alignment[2];
+} gk_diff_layout;
+
+/* What became of one tensor name. */
+typedef enum gk_tensor_diff_kind {
+    GK_TDIFF_IDENTICAL,       /* same type and shape, the same bytes (in one byte order) */
+    GK_TDIFF_SAME_VALUES,     /* dequantized to F32, every element equal (NaN equals NaN) */
+    GK_TDIFF_DIFFERENT,       /* dequantized to F32, some element differs */
+    GK_TDIFF_SHAPE,           /* in both, shapes differ: not compared */
+    GK_TDIFF_ONLY_REF,        /* only in the reference */
+    GK_TDIFF_ONLY_OTHER,      /* only in the other model */
+} gk_tensor_diff_kind;
+
+typedef struct gk_tensor_diff {
+    const char *name;         /* NUL terminated, owned by one of the models */
+    gk_tensor_diff_kind kind;
+    const gk_tensor *ref;     /* the directory entries (NULL on the side that lacks it) */
+    const gk_tensor *other;
+    /* The numbers, for IDENTICAL, SAME_VALUES and DIFFERENT (zero otherwise). With
+     * e = other - ref over the n elements, all sums in double:
+     *   rmse = sqrt(sum e^2 / n), max_abs_err = max |e|, ref_rms = sqrt(sum ref^2 / n),
+     *   rel_rmse = rmse / ref_rms (0 when both are 0, +inf when only ref_rms is),
+     *   cosine = sum ref*other / sqrt(sum ref^2 * sum other^2) (1 when both sums
+     *   are 0, 0 when one is). IDENTICAL tensors are not dequantized: their
+     *   errors are 0, cosine 1, ref_rms 0 (not computed). */
+    uint64_t n;               /* elements */
+    uint64_t n_diff;          /* elements whose F32 values differ (NaN equals NaN, 0.0 -0.0) */
+    int64_t first_diff_row;   /* first row (over ne[1]*ne[2]*ne[3]) with a difference, or -1 */
+    double rmse, max_abs_err, rel_rmse, cosine, ref_rms;
+} gk_tensor_diff;
+
+/* The one-line verdict of a comparison. */
+typedef enum gk_diff_verdict {
+    GK_DIFF_IDENTICAL,        /* layout, metadata, directory and every tensor's bytes */
+    GK_DIFF_SAME_WEIGHTS,     /* every tensor in both with equal values; metadata,
+                                 layout or tensor types differ */
+    GK_DIFF_DIFFERS,          /* anything else */
+} gk_diff_verdict;
+
+typedef struct gk_diff_result {
+    gk_diff_layout layout;
+    gk_meta_change *meta;     /* removed and changed in the reference's order, then added */
+    size_t n_meta;
+    gk_tensor_diff *tensors;  /* the reference's directory order, then tensors only in other */
+    size_t n_tensors;
+    gk_diff_verdict verdict;
+    /* Over the tensors with numbers: element count, and the relative RMSE
+     * averaged with each tensor weighted by its element count. */
+    uint64_t n_compared_elems;
+    double rel_rmse_weighted;
+} gk_diff_result;
+
+typedef struct gk_diff_opts {
+    int threads;              /* worker threads (<= 0: all cores) */
+    gk_progress_fn progress;  /* bytes of tensor data read (both sides), may be NULL */
+    void *progress_ctx;
+} gk_diff_opts;
+
+/** gk_diff_run() : compares other with ref: layout facts, metadata (typed,
+ *  GGUF.* ignored), tensor directory, and every common tensor of the same shape:
+ *  byte-compared when both have one type, otherwise (or when the bytes differ)
+ *  dequantized to F32 on both sides through the type table's kernels, in row
+ *  chunks of bounded size split between worker threads. The numbers do not
+ *  depend on the thread count. res (gk_diff_result_free) points into both
+ *  inputs' models: keep them open while using it.
+ *  @return : GK_OK, or an error naming the tensor (read failure, a type that
+ *            cannot be read as F32 or byte-swapped), GK_E_INTERRUPTED. */
+gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_opts *opts,
+                      gk_diff_result *res, gk_error *err);
+
+/** gk_diff_result_free() : releases what gk_diff_run allocated in res. */
+void gk_diff_result_free(gk_diff_result *res);
 
 #ifdef __cplusplus
 }

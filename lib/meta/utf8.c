@@ -78,8 +78,9 @@ static bool utf8_valid_scalar(const char *str, uint64_t n) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <tmmintrin.h>
+
+#include "types/cpu.h"
 
 /* What a pair of bytes (previous, current) can be wrong about; a pair is bad
  * when all three tables agree on some bit. */
@@ -172,21 +173,8 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
     return _mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) == 0xFFFF;
 }
 
-/* One CPUID query, on first need (libgcc's feature probe asks many more, each
- * a costly exit under a hypervisor). @return : whether SSSE3 is there. */
-static bool have_ssse3(void) {
-    static int known = -1;   /* -1 not asked yet, else 0 or 1; racing first callers agree */
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v < 0) {
-        unsigned a, b, c, d;
-        v = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSSE3) ? 1 : 0;
-        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    }
-    return v == 1;
-}
-
 bool gk_utf8_valid(const char *s, uint64_t n) {
-    if (n >= 32 && have_ssse3()) return utf8_valid_ssse3((const unsigned char *)s, n);
+    if (n >= 32 && gk_cpu_has_ssse3()) return utf8_valid_ssse3((const unsigned char *)s, n);
     return utf8_valid_scalar(s, n);
 }
 #else

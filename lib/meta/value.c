@@ -1,5 +1,5 @@
 /*
- * value.c - metadata value types: names, sizes, deep copy, release.
+ * value.c - metadata value types: names, sizes, deep copy, release, comparison.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,4 +112,38 @@ void gk_value_free(gk_value *v) {
         free((void *)v->arr.data);
     }
     memset(v, 0, sizeof *v);
+}
+
+/* Element i of packed array data of type elem equals element j of other? */
+static bool elem_equal(gk_vtype elem, const void *a, const void *b, uint64_t i) {
+    if (elem == GK_V_STR) {
+        const gk_str *x = &((const gk_str *)a)[i], *y = &((const gk_str *)b)[i];
+        return x->len == y->len && (x->len == 0 || memcmp(x->ptr, y->ptr, x->len) == 0);
+    }
+    if (elem == GK_V_ARR) return gk_value_equal(&((const gk_value *)a)[i], &((const gk_value *)b)[i]);
+    size_t es = gk_vtype_elem_size(elem);
+    return memcmp((const uint8_t *)a + i * es, (const uint8_t *)b + i * es, es) == 0;
+}
+
+uint64_t gk_value_first_diff(const gk_value *a, const gk_value *b) {
+    if (a->type != GK_V_ARR || b->type != GK_V_ARR) return gk_value_equal(a, b) ? UINT64_MAX : 0;
+    if (a->arr.elem != b->arr.elem) return 0;
+    uint64_t ha = gk_value_held(a), hb = gk_value_held(b);
+    uint64_t n = ha < hb ? ha : hb;
+    for (uint64_t i = 0; i < n; i++)
+        if (!elem_equal(a->arr.elem, a->arr.data, b->arr.data, i)) return i;
+    return a->arr.n == b->arr.n && ha == a->arr.n && hb == b->arr.n ? UINT64_MAX : n;
+}
+
+bool gk_value_equal(const gk_value *a, const gk_value *b) {
+    if (a->type != b->type) return false;
+    switch (a->type) {
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return a->u == b->u;
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return a->i == b->i;
+    case GK_V_F32: case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case GK_V_BOOL: return a->b == b->b;
+    case GK_V_STR: return a->s.len == b->s.len && (a->s.len == 0 || memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0);
+    case GK_V_ARR: return gk_value_first_diff(a, b) == UINT64_MAX;
+    default: return false;
+    }
 }

@@ -26,6 +26,20 @@ gk_status gk_value_copy(gk_value *dst, const gk_value *src);
 /** gk_value_free() : releases what v owns and leaves it an empty U8. */
 void gk_value_free(gk_value *v);
 
+/** gk_value_equal() : @return : true when a and b have the same type and the same
+ *  contents: numbers bit for bit (so NaN equals the same NaN, and 0.0 differs from
+ *  -0.0, as their bytes in a file do), strings byte for byte, arrays element by
+ *  element, nested arrays recursively. */
+bool gk_value_equal(const gk_value *a, const gk_value *b);
+
+/** gk_value_first_diff() : for two arrays of the same element type, @return : the
+ *  first index at which they differ (an element, or the end of the shorter one),
+ *  or UINT64_MAX when they are equal. Arrays of other element types, and
+ *  non-arrays, give 0 when they differ and UINT64_MAX when they are equal. Of a
+ *  preview only the held elements are compared (a difference past them is
+ *  reported at the first unread index). */
+uint64_t gk_value_first_diff(const gk_value *a, const gk_value *b);
+
 /** gk_str_array_pack() : builds the single-block form of a string array from n
  *  strings. @return : the block (free with free()) or NULL when out of memory. */
 gk_str *gk_str_array_pack(const gk_str *items, uint64_t n);

@@ -8,7 +8,10 @@
  * Conversions read a chunk of whole rows, split it between worker threads (each
  * dequantizes its rows to F32 and quantizes them to the output type), and append
  * the result; the bytes do not depend on the thread count because every row is
- * converted alone.
+ * converted alone. While the other workers convert a chunk, the calling thread
+ * appends the previous chunk's output and reads the next chunk (two sets of
+ * buffers) before it converts its own share; the sink's writer thread takes the
+ * bytes to the disk meanwhile.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,7 +21,7 @@
 #include "format/file.h"
 #include "meta/model.h"
 
-#define CHUNK_F32_BYTES (8u << 20)   /* F32 working set of one chunk, all threads */
+#define CHUNK_F32_BYTES (4u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
 #define SWAP_CHUNK_BYTES (4u << 20)
 #define MAX_THREADS 64
 
@@ -156,8 +159,87 @@ static void *convert_rows(void *arg) {
     return NULL;
 }
 
+/* One chunk of rows on its way through a conversion. */
+typedef struct chunk {
+    uint8_t *src;             /* rows in the source format */
+    float *f32;               /* scratch */
+    uint8_t *dst;             /* rows in the output format */
+    int64_t row, rows;        /* first row and count */
+    const float *imatrix;     /* weights for these rows, or NULL */
+} chunk;
+
+/* The two chunk buffer sets, kept from one tensor to the next: giving them back
+ * and faulting fresh pages in for every tensor cost more than the conversion of
+ * the fast types (page faults are dear under a hypervisor). */
+typedef struct scratch {
+    chunk bufs[2];
+    size_t src_cap, f32_cap, dst_cap;
+} scratch;
+
+static void scratch_free(scratch *sc) {
+    for (int k = 0; k < 2; k++) {
+        free(sc->bufs[k].src);
+        free(sc->bufs[k].f32);
+        free(sc->bufs[k].dst);
+    }
+    memset(sc, 0, sizeof *sc);
+}
+
+/* Room for chunks of src, f32 and dst bytes in both sets. */
+static gk_status scratch_reserve(scratch *sc, size_t src, size_t f32, size_t dst, gk_error *err) {
+    if (src <= sc->src_cap && f32 <= sc->f32_cap && dst <= sc->dst_cap) return GK_OK;
+    if (src < sc->src_cap) src = sc->src_cap;
+    if (f32 < sc->f32_cap) f32 = sc->f32_cap;
+    if (dst < sc->dst_cap) dst = sc->dst_cap;
+    scratch_free(sc);
+    for (int k = 0; k < 2; k++) {
+        sc->bufs[k].src = malloc(src);
+        sc->bufs[k].f32 = malloc(f32);
+        sc->bufs[k].dst = malloc(dst);
+        if (sc->bufs[k].src == NULL || sc->bufs[k].f32 == NULL || sc->bufs[k].dst == NULL) {
+            scratch_free(sc);
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        }
+    }
+    sc->src_cap = src;
+    sc->f32_cap = f32;
+    sc->dst_cap = dst;
+    return GK_OK;
+}
+
+/* How a tensor's rows are cut into chunks. */
+typedef struct chunk_plan {
+    const gk_step *st;
+    const gk_tensor *t;
+    int64_t nrows, chunk_rows, slice_rows, n_per_row;
+    uint64_t src_row;
+} chunk_plan;
+
+/* Reads the chunk starting at row into c (as many rows as fit, inside one
+ * importance-matrix slice). */
+static gk_status read_chunk(const chunk_plan *p, int64_t row, chunk *c, gk_error *err) {
+    int64_t rows = p->nrows - row < p->chunk_rows ? p->nrows - row : p->chunk_rows;
+    int64_t slice_left = p->slice_rows - row % p->slice_rows;
+    if (rows > slice_left) rows = slice_left;
+    c->row = row;
+    c->rows = rows;
+    c->imatrix = p->st->imatrix
+                     ? p->st->imatrix + (row / p->slice_rows) % (int64_t)p->t->ne[2] * p->n_per_row
+                     : NULL;
+    return read_tensor_bytes(p->st->src, p->st->src_tensor, (uint64_t)row * p->src_row, c->src,
+                             (size_t)(p->src_row * (uint64_t)rows), err);
+}
+
+/* Hands a converted chunk to the sink. */
+static gk_status emit_chunk(gk_sink *sink, const chunk *c, uint64_t dst_row, uint64_t src_row,
+                            progress *pr, gk_error *err) {
+    gk_status s = gk_sink_write(sink, c->dst, (size_t)(dst_row * (uint64_t)c->rows), err);
+    if (s == GK_OK) s = advance(pr, src_row * (uint64_t)c->rows, err);
+    return s;
+}
+
 static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tensor *out_t,
-                                bool out_big, int threads, progress *pr, gk_error *err) {
+                                bool out_big, int threads, scratch *sc, progress *pr, gk_error *err) {
     const gk_tensor *t = gk_tensor_at(st->src->model, st->src_tensor);
     const gk_type_info *from = gk_type_get(t->type), *to = gk_type_get(out_t->type);
     bool swap_in = st->src->model->big_endian != false;
@@ -181,47 +263,49 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
     int64_t chunk_rows = (int64_t)(CHUNK_F32_BYTES / ((uint64_t)n_per_row * 4));
     if (chunk_rows < threads) chunk_rows = threads;
     if (chunk_rows > nrows) chunk_rows = nrows;
-    uint8_t *src = malloc((size_t)(src_row * (uint64_t)chunk_rows));
-    float *f32 = malloc((size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows));
-    uint8_t *dst = malloc((size_t)(dst_row * (uint64_t)chunk_rows));
-    gk_status s = GK_OK;
-    if (src == NULL || f32 == NULL || dst == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    /* Two sets of buffers: while the other workers convert one chunk, this
+     * thread hands the previous chunk's output to the sink and reads the next
+     * one, then converts its own share (no extra thread: every hand-over to a
+     * thread waits for the scheduler, which on a busy machine costs more than
+     * the copy it would hide). */
+    gk_status s = scratch_reserve(sc, (size_t)(src_row * (uint64_t)chunk_rows),
+                                  (size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows),
+                                  (size_t)(dst_row * (uint64_t)chunk_rows), err);
+    chunk *bufs = sc->bufs;
     /* With an importance matrix, a 3-D tensor (experts) has one set of weights per
      * ne[2] slice: a chunk then stays inside one slice. */
-    int64_t slice_rows = st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows;
-    for (int64_t row = 0, rows; row < nrows && s == GK_OK; row += rows) {
-        rows = nrows - row < chunk_rows ? nrows - row : chunk_rows;
-        int64_t slice_left = slice_rows - row % slice_rows;
-        if (rows > slice_left) rows = slice_left;
-        const float *imatrix = st->imatrix
-                                   ? st->imatrix + (row / slice_rows) % (int64_t)t->ne[2] * n_per_row
-                                   : NULL;
-        s = read_tensor_bytes(st->src, st->src_tensor, (uint64_t)row * src_row, src,
-                              (size_t)(src_row * (uint64_t)rows), err);
-        if (s != GK_OK) break;
-        int nt = threads > rows ? (int)rows : threads;
+    const chunk_plan plan = { st, t, nrows, chunk_rows,
+                              st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows, n_per_row, src_row };
+    chunk *cur = &bufs[0], *prev = NULL;
+    if (s == GK_OK) s = read_chunk(&plan, 0, cur, err);
+    while (s == GK_OK && cur != NULL) {
+        const int nt = threads > cur->rows ? (int)cur->rows : threads;
         convert_job jobs[MAX_THREADS];
         pthread_t tids[MAX_THREADS];
         bool started[MAX_THREADS] = { false };
-        int64_t per = rows / nt, extra = rows % nt, at = 0;
+        int64_t per = cur->rows / nt, extra = cur->rows % nt, at = 0;
         for (int k = 0; k < nt; k++) {
             int64_t r = per + (k < extra ? 1 : 0);
-            jobs[k] = (convert_job){ from, to, swap_in, swap_out, src + (uint64_t)at * src_row,
-                                     f32 + at * n_per_row, dst + (uint64_t)at * dst_row, r, n_per_row,
-                                     src_row, dst_row, imatrix };
+            jobs[k] = (convert_job){ from, to, swap_in, swap_out, cur->src + (uint64_t)at * src_row,
+                                     cur->f32 + at * n_per_row, cur->dst + (uint64_t)at * dst_row, r,
+                                     n_per_row, src_row, dst_row, cur->imatrix };
             at += r;
             if (k > 0) started[k] = pthread_create(&tids[k], NULL, convert_rows, &jobs[k]) == 0;
             if (k > 0 && !started[k]) convert_rows(&jobs[k]);
         }
+        if (prev != NULL) s = emit_chunk(sink, prev, dst_row, src_row, pr, err);
+        chunk *next = cur == &bufs[0] ? &bufs[1] : &bufs[0];
+        const int64_t next_row = cur->row + cur->rows;
+        gk_status rs = GK_OK;
+        if (s == GK_OK && next_row < nrows) rs = read_chunk(&plan, next_row, next, err);
         convert_rows(&jobs[0]);
         for (int k = 1; k < nt; k++)
             if (started[k]) pthread_join(tids[k], NULL);
-        s = gk_sink_write(sink, dst, (size_t)(dst_row * (uint64_t)rows), err);
-        if (s == GK_OK) s = advance(pr, src_row * (uint64_t)rows, err);
+        if (s == GK_OK) s = rs;
+        prev = cur;
+        cur = next_row < nrows ? next : NULL;
     }
-    free(src);
-    free(f32);
-    free(dst);
+    if (s == GK_OK && prev != NULL) s = emit_chunk(sink, prev, dst_row, src_row, pr, err);
     return s;
 }
 
@@ -230,7 +314,7 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
 /* ------------------------------------------------------------------------ */
 
 static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_step *st,
-                              int threads, progress *pr, gk_error *err) {
+                              int threads, scratch *sc, progress *pr, gk_error *err) {
     const gk_tensor *ot = &out->tensors[i];
     const gk_tensor *it = gk_tensor_at(st->src->model, st->src_tensor);
     if (it == NULL)
@@ -242,7 +326,7 @@ static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_s
     bool same_order = st->src->model->big_endian == out->big_endian;
     if (it->type == ot->type && same_order) return copy_tensor(sink, st, pr, err);
     if (it->type == ot->type) return swap_tensor(sink, st, pr, err);
-    return convert_tensor(sink, st, ot, out->big_endian, threads, pr, err);
+    return convert_tensor(sink, st, ot, out->big_endian, threads, sc, pr, err);
 }
 
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
@@ -281,11 +365,13 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
         if (it) pr.total += it->nbytes;
     }
     uint64_t align = gk_model_alignment(out);
+    scratch sc = { 0 };
     for (size_t i = 0; i < out->n_tensors && s == GK_OK; i++) {
         uint64_t want = header_len + out->tensors[i].offset;
         s = gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err);
-        if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &pr, err);
+        if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &sc, &pr, err);
     }
+    scratch_free(&sc);
     /* ggml's reader takes the data section as every tensor padded to the
      * alignment, the last one too, and reads all of it: the end is always padded. */
     if (s == GK_OK && out->n_tensors > 0) {

@@ -10,11 +10,19 @@
  * and the data check gk_check_<t> (check.c, every family's in one file: the
  * fields it reads are the block layouts' scale fields).
  * Nothing outside lib/types calls these directly: callers go through gk_type_get().
+ * (Tests call the scalar kernels by name, as the oracle of the vector ones.)
+ *
+ * Vector kernels live in FAMILY_ISA.c files (kquants_avx2.c, legacy_avx512.c, ...),
+ * built with per-function target attributes so the binary stays portable. Each
+ * defines gk_register_FAMILY_ISA(table), which overwrites the quantize/dequantize
+ * entries of its types in a writable copy of the type table; dispatch.c calls them
+ * for the active level (the AVX-512 level runs the AVX2 registrations first).
  */
 #ifndef GK_TYPES_KERNELS_H
 #define GK_TYPES_KERNELS_H
 
 #include "ggufkit.h"
+#include "types/cpu.h"
 #include "types/fp16.h"
 
 #define GK_KERNELS(t)                                                                 \
@@ -62,5 +70,39 @@ GK_KERNELS(tq1_0)
 GK_KERNELS(tq2_0)
 /* mxfp4.c */
 GK_KERNELS(mxfp4)
+
+/* The block quantizers with their group searches as a parameter (quant_util.h):
+ * gk_quantize_<t> is gk_quantize_<t>_with(&gk_searches_scalar, ...), and the vector
+ * families pass their lane searches. */
+struct gk_searches;
+#define GK_QUANTIZE_WITH(t)                                                            \
+    void gk_quantize_##t##_with(const struct gk_searches *s, const float *src, void *dst, \
+                                int64_t nrows, int64_t n_per_row, const float *imatrix);
+/* A gk_quantize_fn named quantize_<t> that runs gk_quantize_<t>_with(SEARCHES). */
+#define GK_QUANTIZER_USING(t, SEARCHES)                                                \
+    static void quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
+                             const float *imatrix) {                                  \
+        gk_quantize_##t##_with(&(SEARCHES), src, dst, nrows, n_per_row, imatrix);        \
+    }
+GK_QUANTIZE_WITH(q4_0)
+GK_QUANTIZE_WITH(q4_1)
+GK_QUANTIZE_WITH(q5_0)
+GK_QUANTIZE_WITH(q5_1)
+GK_QUANTIZE_WITH(q2_K)
+GK_QUANTIZE_WITH(q3_K)
+GK_QUANTIZE_WITH(q4_K)
+GK_QUANTIZE_WITH(q5_K)
+GK_QUANTIZE_WITH(q6_K)
+
+/* table.c: the scalar table with the kernels of level isa registered over it. */
+void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]);
+/* dispatch.c: every gk_register_* call of level isa, in order. */
+void gk_kernels_register(gk_type_info *table, gk_isa isa);
+
+/* The vector families (x86-64 builds only). */
+void gk_register_float_avx2(gk_type_info *table);
+void gk_register_legacy_avx2(gk_type_info *table);
+void gk_register_kquants_avx2(gk_type_info *table);
+void gk_register_kquants_avx512(gk_type_info *table);
 
 #endif

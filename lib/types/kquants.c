@@ -27,122 +27,17 @@
 #include <string.h>
 
 #include "types/kernels.h"
+#include "types/kquants_blocks.h"
 #include "types/quant_util.h"
 
-#define QK_K 256
-
-typedef struct {
-    uint8_t scales[QK_K / 16]; /* low nibble scale, high nibble min */
-    uint8_t qs[QK_K / 4];
-    uint16_t d;
-    uint16_t dmin;
-} block_q2_K;
-
-typedef struct {
-    uint8_t hmask[QK_K / 8];
-    uint8_t qs[QK_K / 4];
-    uint8_t scales[12]; /* sixteen 6-bit scales */
-    uint16_t d;
-} block_q3_K;
-
-typedef struct {
-    uint16_t d;
-    uint16_t dmin;
-    uint8_t scales[12]; /* eight 6-bit scales and eight 6-bit mins */
-    uint8_t qs[QK_K / 2];
-} block_q4_K;
-
-typedef struct {
-    uint16_t d;
-    uint16_t dmin;
-    uint8_t scales[12];
-    uint8_t qh[QK_K / 8];
-    uint8_t qs[QK_K / 2];
-} block_q5_K;
-
-typedef struct {
-    uint8_t ql[QK_K / 2];
-    uint8_t qh[QK_K / 4];
-    int8_t scales[QK_K / 16];
-    uint16_t d;
-} block_q6_K;
-
-typedef struct {
-    float d;
-    int8_t qs[QK_K];
-    int16_t bsums[QK_K / 16];
-} block_q8_K;
-
-_Static_assert(sizeof(block_q2_K) == 84 && offsetof(block_q2_K, d) == 80, "q2_K layout");
-_Static_assert(sizeof(block_q3_K) == 110 && offsetof(block_q3_K, d) == 108, "q3_K layout");
-_Static_assert(sizeof(block_q4_K) == 144 && offsetof(block_q4_K, qs) == 16, "q4_K layout");
-_Static_assert(sizeof(block_q5_K) == 176 && offsetof(block_q5_K, qs) == 48, "q5_K layout");
-_Static_assert(sizeof(block_q6_K) == 210 && offsetof(block_q6_K, d) == 208, "q6_K layout");
-_Static_assert(sizeof(block_q8_K) == 292 && offsetof(block_q8_K, bsums) == 260, "q8_K layout");
-
 /* ------------------------------------------------------------------------ */
-/* Scale-search helpers only the K-quants use (ggml's make_q3_quants and     */
-/* make_qp_quants, same float order); the shared ones (gk_nearest_int,       */
-/* gk_make_qx_quants, gk_make_qkx2/3_quants) live in quant_util.h.           */
+/* Scale-search helper only the K-quants use (ggml's make_qp_quants, same    */
+/* float order); the shared ones (gk_nearest_int, gk_make_qx_quants,         */
+/* gk_make_qkx2/3_quants, gk_make_q3_quants) live in quant_util.h.           */
 /* ------------------------------------------------------------------------ */
 
 static inline float half_to_float(uint16_t h) { return gk_fp16_to_fp32(h); }
 static inline uint16_t float_to_half(float f) { return gk_fp32_to_fp16(f); }
-
-/* Symmetric 3-bit style quantization (levels -nmax..nmax-1, stored offset by
- * nmax) refined by up to five passes of per-element coordinate descent on the
- * x^2-weighted error. Returns the least-squares scale. */
-static float fit_symmetric_refined(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < GK_GROUP_MAX_EPS) {
-        memset(L, 0, (size_t)n);
-        return 0.f;
-    }
-    float iscale = -nmax / max;
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        int l = gk_nearest_int(iscale * x[i]);
-        l = GK_MAX(-nmax, GK_MIN(nmax - 1, l));
-        L[i] = (int8_t)l;
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int pass = 0; pass < 5; ++pass) {
-        int changed = 0;
-        for (int i = 0; i < n; ++i) {
-            float w = x[i] * x[i];
-            float slx = sumlx - w * x[i] * L[i];
-            if (slx > 0) {
-                float sl2 = suml2 - w * L[i] * L[i];
-                int new_l = gk_nearest_int(x[i] * sl2 / slx);
-                new_l = GK_MAX(-nmax, GK_MIN(nmax - 1, new_l));
-                if (new_l != L[i]) {
-                    slx += w * x[i] * new_l;
-                    sl2 += w * new_l * new_l;
-                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = (int8_t)new_l;
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++changed;
-                    }
-                }
-            }
-        }
-        if (!changed) break;
-    }
-    for (int i = 0; i < n; ++i) L[i] = (int8_t)(L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
 
 /* Quantize non-negative x (sub-block scales or mins) to L in [0, nmax] under
  * weights qw: tries 8 scales around nmax/max by weighted error, then refines L by
@@ -243,16 +138,6 @@ static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *sca
     }
 }
 
-static inline void unpack_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-    }
-}
-
 /* Q3_K 12-byte scale field: sixteen 6-bit values (already offset by 32). Low
  * nibbles in bytes 0..7 (j < 8 low half, j >= 8 high half), top two bits in
  * bytes 8..11. */
@@ -270,11 +155,21 @@ static void pack_scales_q3(const int *l6, uint8_t *scales) {
     }
 }
 
-/* Signed sub-block scale j of a Q3_K block (-32..31). */
-static inline int unpack_scale_q3(const uint8_t *scales, int j) {
-    int sc = j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4;
-    sc |= ((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
-    return sc - 32;
+/* Weights of ggml's weighted K-quant paths for one block: w = qw * sqrt(sigma2 +
+ * x^2), sigma2 = factor * (sum of x^2) / 256; sw[j] sums the weights of group j
+ * of n values. */
+static void importance_weights(const float *x, const float *qw, float factor, int n, float *w,
+                               float *sw) {
+    float sum_x2 = 0;
+    for (int l = 0; l < QK_K; ++l) sum_x2 += x[l] * x[l];
+    const float sigma2 = factor * sum_x2 / QK_K;
+    for (int j = 0; j < QK_K / n; ++j) {
+        float *wj = w + n * j;
+        for (int l = 0; l < n; ++l) wj[l] = qw[n * j + l] * sqrtf(sigma2 + x[n * j + l] * x[n * j + l]);
+        float sumw = 0;
+        for (int l = 0; l < n; ++l) sumw += wj[l];
+        sw[j] = sumw;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -282,34 +177,30 @@ static inline int unpack_scale_q3(const uint8_t *scales, int j) {
 /* ------------------------------------------------------------------------ */
 
 /* Final 2-bit levels from the stored (fp16-rounded) scales and mins. */
-static void requantize_q2_K(const float *x, const block_q2_K *b, uint8_t *L) {
+static void requantize_q2_K(const gk_searches *s, const float *x, const block_q2_K *b,
+                            uint8_t *L) {
     const float dall = half_to_float(b->d);
     const float mall = half_to_float(b->dmin);
+    float d[QK_K / 16], dm[QK_K / 16];
     for (int j = 0; j < QK_K / 16; ++j) {
-        const float d = dall * (b->scales[j] & 0xF);
-        if (!d) continue;
-        const float dm = mall * (b->scales[j] >> 4);
-        for (int ii = 0; ii < 16; ++ii) {
-            int l = gk_nearest_int((x[16 * j + ii] + dm) / d);
-            L[16 * j + ii] = (uint8_t)GK_MAX(0, GK_MIN(3, l));
-        }
+        d[j] = dall * (b->scales[j] & 0xF);
+        dm[j] = mall * (b->scales[j] >> 4);
     }
+    s->requant(QK_K / 16, 16, x, d, dm, 0, 3, 0, L);
 }
 
-static void quantize_block_q2_K_ref(const float *x, block_q2_K *b) {
+static void quantize_block_q2_K_ref(const gk_searches *s, const float *x, block_q2_K *b) {
     uint8_t L[QK_K];
-    uint8_t Laux[16];
-    float weights[16];
+    float weights[QK_K];
     float mins[QK_K / 16];
     float scales[QK_K / 16];
     const float q4scale = 15.f;
 
+    for (int l = 0; l < QK_K; ++l) weights[l] = fabsf(x[l]);
+    s->qkx2(QK_K / 16, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
     float max_scale = 0;
     float max_min = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
-        for (int l = 0; l < 16; ++l) weights[l] = fabsf(x[16 * j + l]);
-        scales[j] = gk_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
-                                        -0.5f, 0.1f, 15, true);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -333,31 +224,21 @@ static void quantize_block_q2_K_ref(const float *x, block_q2_K *b) {
     } else {
         b->dmin = float_to_half(0.f);
     }
-    requantize_q2_K(x, b, L);
+    requantize_q2_K(s, x, b, L);
     pack_2bit(L, b->qs);
 }
 
-static void quantize_block_q2_K_weighted(const float *x, block_q2_K *b, const float *qw) {
+static void quantize_block_q2_K_weighted(const gk_searches *s, const float *x, block_q2_K *b,
+                                         const float *qw) {
     uint8_t L[QK_K];
-    uint8_t Laux[16];
     float mins[QK_K / 16];
     float scales[QK_K / 16];
     float sw[QK_K / 16];
-    float weight[16];
+    float weight[QK_K];
     uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
-    float sumx2 = 0;
-    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
-    float sigma2 = sumx2 / QK_K;
-    for (int j = 0; j < QK_K / 16; ++j) {
-        for (int l = 0; l < 16; ++l)
-            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += weight[l];
-        sw[j] = sumw;
-        scales[j] = gk_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux,
-                                        -0.9f, 0.05f, 36, false);
-    }
+    importance_weights(x, qw, 1, 16, weight, sw);
+    s->qkx3(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);
 
     float dm = fit_positive_scale(QK_K / 16, 15, scales, Ls, sw);
     float mm = fit_positive_scale(QK_K / 16, 15, mins, Lm, sw);
@@ -365,7 +246,7 @@ static void quantize_block_q2_K_weighted(const float *x, block_q2_K *b, const fl
     b->dmin = float_to_half(mm);
     for (int j = 0; j < QK_K / 16; ++j) b->scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
 
-    requantize_q2_K(x, b, L);
+    requantize_q2_K(s, x, b, L);
     pack_2bit(L, b->qs);
 }
 
@@ -394,18 +275,11 @@ static void dequantize_block_q2_K(const block_q2_K *b, float *y) {
 /* ------------------------------------------------------------------------ */
 
 /* Final levels from the stored scales, then split into hmask and 2-bit qs. */
-static void finish_block_q3_K(const float *x, block_q3_K *b, int8_t *L) {
+static void finish_block_q3_K(const gk_searches *s, const float *x, block_q3_K *b, int8_t *L) {
     const float dall = half_to_float(b->d);
-    for (int j = 0; j < QK_K / 16; ++j) {
-        int8_t sc = (int8_t)unpack_scale_q3(b->scales, j);
-        float d = dall * sc;
-        if (!d) continue;
-        for (int ii = 0; ii < 16; ++ii) {
-            int l = gk_nearest_int(x[16 * j + ii] / d);
-            l = GK_MAX(-4, GK_MIN(3, l));
-            L[16 * j + ii] = (int8_t)(l + 4);
-        }
-    }
+    float d[QK_K / 16];
+    for (int j = 0; j < QK_K / 16; ++j) d[j] = dall * (int8_t)unpack_scale_q3(b->scales, j);
+    s->requant(QK_K / 16, 16, x, d, NULL, -4, 3, 4, (uint8_t *)L);
     /* High bit of element j goes to bit j/32 of hmask[j%32]. */
     memset(b->hmask, 0, sizeof b->hmask);
     uint8_t L2[QK_K];
@@ -420,14 +294,14 @@ static void finish_block_q3_K(const float *x, block_q3_K *b, int8_t *L) {
     pack_2bit(L2, b->qs);
 }
 
-static void quantize_block_q3_K_ref(const float *x, block_q3_K *b) {
+static void quantize_block_q3_K_ref(const gk_searches *s, const float *x, block_q3_K *b) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
 
+    s->q3(QK_K / 16, 16, 4, x, L, scales);
     float max_scale = 0;
     float amax = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
-        scales[j] = fit_symmetric_refined(16, 4, x + 16 * j, L + 16 * j);
         float scale = fabsf(scales[j]);
         if (scale > amax) {
             amax = scale;
@@ -448,35 +322,26 @@ static void quantize_block_q3_K_ref(const float *x, block_q3_K *b) {
         memset(b->scales, 0, sizeof b->scales);
         b->d = float_to_half(0.f);
     }
-    finish_block_q3_K(x, b, L);
+    finish_block_q3_K(s, x, b, L);
 }
 
-static void quantize_block_q3_K_weighted(const float *x, block_q3_K *b, const float *qw) {
+static void quantize_block_q3_K_weighted(const gk_searches *s, const float *x, block_q3_K *b,
+                                         const float *qw) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
-    float weight[16];
+    float weight[QK_K];
     float sw[QK_K / 16];
     int8_t Ls[QK_K / 16];
 
-    float sumx2 = 0;
-    for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
-    float sigma2 = 2 * sumx2 / QK_K;
-
-    for (int j = 0; j < QK_K / 16; ++j) {
-        for (int l = 0; l < 16; ++l)
-            weight[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 16; ++l) sumw += weight[l];
-        sw[j] = sumw;
-        scales[j] = gk_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
-    }
+    importance_weights(x, qw, 2, 16, weight, sw);
+    s->qx(QK_K / 16, 16, 4, x, weight, L, scales);
 
     float d_block = gk_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
     int l6[QK_K / 16];
     for (int j = 0; j < QK_K / 16; ++j) l6[j] = Ls[j];
     pack_scales_q3(l6, b->scales);
     b->d = float_to_half(d_block);
-    finish_block_q3_K(x, b, L);
+    finish_block_q3_K(s, x, b, L);
 }
 
 static void dequantize_block_q3_K(const block_q3_K *b, float *y) {
@@ -502,25 +367,46 @@ static void dequantize_block_q3_K(const block_q3_K *b, float *y) {
 /* Q4_K / Q5_K: 8 groups of 32, 4- or 5-bit quants, 6-bit scale and min     */
 /* ------------------------------------------------------------------------ */
 
-/* Reference scale/min search for one block: per-group affine fits weighted by
- * rms + |x|, then the group scales and mins quantized to 6 bits against their
- * maxima. Fills scales[12], d, dmin. */
-static void fit_block_k4_ref(const float *x, int nmax, float rmin, float rdelta, int nstep,
-                             uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
-    uint8_t Laux[32];
-    float weights[32];
-    float mins[QK_K / 32];
-    float scales[QK_K / 32];
+/* Q4_K/Q5_K search up to K4_BATCH consecutive blocks of a row in one call of
+ * the group searches (sixteen groups fill an AVX-512 register). */
+#define K4_BATCH 2
 
+/* Per-group weights and scale/min fits of nblk consecutive blocks: without qw
+ * weighted by rms + |x| per group (reference), with qw by the importance
+ * weights times sqrt(sigma2 + x^2) per block (sw receives each group's weight
+ * sum). Fills L, scales[8*nblk], mins[8*nblk]. */
+static void search_blocks_k4(const gk_searches *s, const float *x, const float *qw, int nblk,
+                             int nmax, float rmin, float rdelta, int nstep, uint8_t *L,
+                             float *scales, float *mins, float *sw) {
+    float weights[K4_BATCH * QK_K];
+    for (int k = 0; k < nblk; ++k) {
+        const float *xb = x + QK_K * k;
+        float *wb = weights + QK_K * k;
+        if (qw == NULL) {
+            for (int j = 0; j < QK_K / 32; ++j) {
+                float sum_x2 = 0;
+                for (int l = 0; l < 32; ++l) sum_x2 += xb[32 * j + l] * xb[32 * j + l];
+                float av_x = sqrtf(sum_x2 / 32);
+                for (int l = 0; l < 32; ++l) wb[32 * j + l] = av_x + fabsf(xb[32 * j + l]);
+            }
+            continue;
+        }
+        importance_weights(xb, qw + QK_K * k, 2, 32, wb, sw + QK_K / 32 * k);
+    }
+    const int ngroups = nblk * (QK_K / 32);
+    if (qw == NULL)
+        s->qkx2(ngroups, 32, nmax, x, weights, L, scales, mins, rmin, rdelta, nstep, false);
+    else
+        s->qkx3(ngroups, 32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
+}
+
+/* Reference scales of one block: the group scales and mins quantized to 6 bits
+ * against their maxima. Fills packed[12], d, dmin. */
+static void finish_block_k4_ref(const float *scales, const float *mins, uint16_t *d,
+                                uint16_t *dmin, uint8_t *packed) {
     float max_scale = 0;
     float max_min = 0;
     for (int j = 0; j < QK_K / 32; ++j) {
-        float sum_x2 = 0;
-        for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
-        float av_x = sqrtf(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = gk_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
-                                        Laux, rmin, rdelta, nstep, false);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -539,32 +425,12 @@ static void fit_block_k4_ref(const float *x, int nmax, float rmin, float rdelta,
     *dmin = float_to_half(max_min / 63.f);
 }
 
-/* Weighted scale/min search for one block (imatrix path of Q4_K and Q5_K). Only
- * ggml's Q5_K caps the 6-bit levels at 63 again (clamp63); Q4_K packs them as is. */
-static void fit_block_k4_weighted(const float *x, const float *qw, int nmax, bool clamp63,
-                                  uint8_t *L, uint16_t *d, uint16_t *dmin, uint8_t *packed) {
-    uint8_t Laux[32];
+/* Weighted scales of one block (imatrix path of Q4_K and Q5_K). Only ggml's
+ * Q5_K caps the 6-bit levels at 63 again (clamp63); Q4_K packs them as is. */
+static void finish_block_k4_weighted(float *scales, float *mins, float *sw, bool clamp63,
+                                     uint16_t *d, uint16_t *dmin, uint8_t *packed) {
     uint8_t Ls[QK_K / 32];
     uint8_t Lm[QK_K / 32];
-    float weights[32];
-    float sw[QK_K / 32];
-    float mins[QK_K / 32];
-    float scales[QK_K / 32];
-
-    float sum_x2 = 0;
-    for (int l = 0; l < QK_K; ++l) sum_x2 += x[l] * x[l];
-    float sigma2 = 2 * sum_x2 / QK_K;
-
-    for (int j = 0; j < QK_K / 32; ++j) {
-        for (int l = 0; l < 32; ++l)
-            weights[l] = qw[32 * j + l] * sqrtf(sigma2 + x[32 * j + l] * x[32 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += weights[l];
-        sw[j] = sumw;
-        scales[j] = gk_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
-                                        -0.9f, 0.05f, 36, false);
-    }
-
     float d_block = fit_positive_scale(QK_K / 32, 63, scales, Ls, sw);
     float m_block = fit_positive_scale(QK_K / 32, 63, mins, Lm, sw);
     for (int j = 0; clamp63 && j < QK_K / 32; ++j) {
@@ -577,19 +443,16 @@ static void fit_block_k4_weighted(const float *x, const float *qw, int nmax, boo
 }
 
 /* Final levels 0..nmax from the stored scales and mins. */
-static void requantize_k4(const float *x, int nmax, const uint8_t *packed, uint16_t d16,
-                          uint16_t dmin16, uint8_t *L) {
+static void requantize_k4(const gk_searches *s, const float *x, int nmax, const uint8_t *packed,
+                          uint16_t d16, uint16_t dmin16, uint8_t *L) {
+    float d[QK_K / 32], dm[QK_K / 32];
     for (int j = 0; j < QK_K / 32; ++j) {
         uint8_t sc, m;
         unpack_scale_min_k4(j, packed, &sc, &m);
-        const float d = half_to_float(d16) * sc;
-        if (!d) continue;
-        const float dm = half_to_float(dmin16) * m;
-        for (int ii = 0; ii < 32; ++ii) {
-            int l = gk_nearest_int((x[32 * j + ii] + dm) / d);
-            L[32 * j + ii] = (uint8_t)GK_MAX(0, GK_MIN(nmax, l));
-        }
+        d[j] = half_to_float(d16) * sc;
+        dm[j] = half_to_float(dmin16) * m;
     }
+    s->requant(QK_K / 32, 32, x, d, dm, 0, nmax, 0, L);
 }
 
 static void pack_q4_K(const uint8_t *L, uint8_t *qs) {
@@ -622,26 +485,55 @@ static void pack_q5_K(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
     }
 }
 
-static void quantize_block_q4_K(const float *x, block_q4_K *b, const float *qw) {
-    uint8_t L[QK_K];
-    memset(b->scales, 0, sizeof b->scales);
-    if (qw)
-        fit_block_k4_weighted(x, qw, 15, false, L, &b->d, &b->dmin, b->scales);
+/* Q4_K (q5 false) or Q5_K blocks: nblk consecutive blocks of a row at x (their
+ * importance weights at qw, or NULL) to out. */
+static void quantize_blocks_k4(const gk_searches *s, const float *x, const float *qw, int nblk,
+                               bool q5, uint8_t *out) {
+    const int nmax = q5 ? 31 : 15;
+    uint8_t L[K4_BATCH * QK_K];
+    float scales[K4_BATCH * QK_K / 32], mins[K4_BATCH * QK_K / 32], sw[K4_BATCH * QK_K / 32];
+    if (q5)
+        search_blocks_k4(s, x, qw, nblk, nmax, -0.5f, 0.1f, 15, L, scales, mins, sw);
     else
-        fit_block_k4_ref(x, 15, -1.f, 0.1f, 20, L, &b->d, &b->dmin, b->scales);
-    requantize_k4(x, 15, b->scales, b->d, b->dmin, L);
-    pack_q4_K(L, b->qs);
+        search_blocks_k4(s, x, qw, nblk, nmax, -1.f, 0.1f, 20, L, scales, mins, sw);
+    for (int k = 0; k < nblk; ++k) {
+        const int g = QK_K / 32 * k;
+        const float *xb = x + QK_K * k;
+        uint8_t *Lb = L + QK_K * k;
+        if (q5) {
+            block_q5_K b;
+            memset(&b, 0, sizeof b);
+            if (qw) finish_block_k4_weighted(scales + g, mins + g, sw + g, true, &b.d, &b.dmin, b.scales);
+            else finish_block_k4_ref(scales + g, mins + g, &b.d, &b.dmin, b.scales);
+            requantize_k4(s, xb, nmax, b.scales, b.d, b.dmin, Lb);
+            pack_q5_K(Lb, b.qh, b.qs);
+            memcpy(out + k * sizeof b, &b, sizeof b);
+        } else {
+            block_q4_K b;
+            memset(&b, 0, sizeof b);
+            if (qw) finish_block_k4_weighted(scales + g, mins + g, sw + g, false, &b.d, &b.dmin, b.scales);
+            else finish_block_k4_ref(scales + g, mins + g, &b.d, &b.dmin, b.scales);
+            requantize_k4(s, xb, nmax, b.scales, b.d, b.dmin, Lb);
+            pack_q4_K(Lb, b.qs);
+            memcpy(out + k * sizeof b, &b, sizeof b);
+        }
+    }
 }
 
-static void quantize_block_q5_K(const float *x, block_q5_K *b, const float *qw) {
-    uint8_t L[QK_K];
-    memset(b->scales, 0, sizeof b->scales);
-    if (qw)
-        fit_block_k4_weighted(x, qw, 31, true, L, &b->d, &b->dmin, b->scales);
-    else
-        fit_block_k4_ref(x, 31, -0.5f, 0.1f, 15, L, &b->d, &b->dmin, b->scales);
-    requantize_k4(x, 31, b->scales, b->d, b->dmin, L);
-    pack_q5_K(L, b->qh, b->qs);
+/* Rows of Q4_K or Q5_K, K4_BATCH blocks at a time. */
+static void quantize_rows_k4(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                             int64_t n_per_row, const float *imatrix, bool q5) {
+    const int64_t nb = n_per_row / QK_K;
+    const size_t bytes = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    uint8_t *out = dst;
+    for (int64_t row = 0; row < nrows; ++row) {
+        for (int64_t i = 0; i < nb; i += K4_BATCH) {
+            const int m = nb - i < K4_BATCH ? (int)(nb - i) : K4_BATCH;
+            quantize_blocks_k4(s, src + row * n_per_row + i * QK_K, imatrix ? imatrix + i * QK_K : NULL,
+                               m, q5, out);
+            out += (size_t)m * bytes;
+        }
+    }
 }
 
 static void dequantize_block_q4_K(const block_q4_K *b, float *y) {
@@ -708,16 +600,16 @@ static void pack_q6_K(const int8_t *L, uint8_t *ql, uint8_t *qh) {
 }
 
 /* qw NULL: reference path (x^2 weights); else the raw importance weights. */
-static void quantize_block_q6_K(const float *x, block_q6_K *b, const float *qw) {
+static void quantize_block_q6_K(const gk_searches *s, const float *x, block_q6_K *b,
+                               const float *qw) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
 
+    s->qx(QK_K / 16, 16, 32, x, qw, L, scales);
     float max_scale = 0;
     float max_abs_scale = 0;
     for (int ib = 0; ib < QK_K / 16; ++ib) {
-        const float scale =
-            gk_make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? qw + 16 * ib : NULL);
-        scales[ib] = scale;
+        const float scale = scales[ib];
         const float abs_scale = fabsf(scale);
         if (abs_scale > max_abs_scale) {
             max_abs_scale = abs_scale;
@@ -737,15 +629,9 @@ static void quantize_block_q6_K(const float *x, block_q6_K *b, const float *qw) 
         b->scales[ib] = (int8_t)GK_MIN(127, gk_nearest_int(iscale * scales[ib]));
 
     const float dall = half_to_float(b->d);
-    for (int j = 0; j < QK_K / 16; ++j) {
-        float d = dall * b->scales[j];
-        if (!d) continue;
-        for (int ii = 0; ii < 16; ++ii) {
-            int l = gk_nearest_int(x[16 * j + ii] / d);
-            l = GK_MAX(-32, GK_MIN(31, l));
-            L[16 * j + ii] = (int8_t)(l + 32);
-        }
-    }
+    float d[QK_K / 16];
+    for (int j = 0; j < QK_K / 16; ++j) d[j] = dall * b->scales[j];
+    s->requant(QK_K / 16, 16, x, d, NULL, -32, 31, 32, (uint8_t *)L);
     pack_q6_K(L, b->ql, b->qh);
 }
 
@@ -843,11 +729,17 @@ static void dequantize_block_q8_K(const block_q8_K *b, float *y) {
         }                                                                              \
     } while (0)
 
+/** gk_quantize_q2_K_with() : Q2_K rows with the group searches s. */
+void gk_quantize_q2_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q2_K, qw ? quantize_block_q2_K_weighted(s, x, &blk, qw)
+                                    : quantize_block_q2_K_ref(s, x, &blk));
+}
+
 /** gk_quantize_q2_K() : Q2_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q2_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q2_K, qw ? quantize_block_q2_K_weighted(x, &blk, qw)
-                                    : quantize_block_q2_K_ref(x, &blk));
+    gk_quantize_q2_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q2_K() : n elements of Q2_K blocks to floats. */
@@ -864,11 +756,17 @@ void gk_byteswap_q2_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q3_K_with() : Q3_K rows with the group searches s. */
+void gk_quantize_q3_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q3_K, qw ? quantize_block_q3_K_weighted(s, x, &blk, qw)
+                                    : quantize_block_q3_K_ref(s, x, &blk));
+}
+
 /** gk_quantize_q3_K() : Q3_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q3_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q3_K, qw ? quantize_block_q3_K_weighted(x, &blk, qw)
-                                    : quantize_block_q3_K_ref(x, &blk));
+    gk_quantize_q3_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q3_K() : n elements of Q3_K blocks to floats. */
@@ -883,10 +781,16 @@ void gk_byteswap_q3_K(void *blocks, int64_t nblocks) {
         gk_swap16_run(p + offsetof(block_q3_K, d), 1);
 }
 
+/** gk_quantize_q4_K_with() : Q4_K rows with the group searches s. */
+void gk_quantize_q4_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    quantize_rows_k4(s, src, dst, nrows, n_per_row, imatrix, false);
+}
+
 /** gk_quantize_q4_K() : Q4_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q4_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q4_K, quantize_block_q4_K(x, &blk, qw));
+    gk_quantize_q4_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q4_K() : n elements of Q4_K blocks to floats. */
@@ -903,10 +807,16 @@ void gk_byteswap_q4_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q5_K_with() : Q5_K rows with the group searches s. */
+void gk_quantize_q5_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    quantize_rows_k4(s, src, dst, nrows, n_per_row, imatrix, true);
+}
+
 /** gk_quantize_q5_K() : Q5_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q5_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q5_K, quantize_block_q5_K(x, &blk, qw));
+    gk_quantize_q5_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q5_K() : n elements of Q5_K blocks to floats. */
@@ -923,10 +833,16 @@ void gk_byteswap_q5_K(void *blocks, int64_t nblocks) {
     }
 }
 
+/** gk_quantize_q6_K_with() : Q6_K rows with the group searches s. */
+void gk_quantize_q6_K_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
+    KQ_QUANTIZE_ROWS(block_q6_K, quantize_block_q6_K(s, x, &blk, qw));
+}
+
 /** gk_quantize_q6_K() : Q6_K rows; imatrix selects ggml's weighted algorithm. */
 void gk_quantize_q6_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix) {
-    KQ_QUANTIZE_ROWS(block_q6_K, quantize_block_q6_K(x, &blk, qw));
+    gk_quantize_q6_K_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q6_K() : n elements of Q6_K blocks to floats. */

@@ -96,6 +96,18 @@ static void block_weights(const float *xb, const float *qw, float sigma2, float 
     for (int j = 0; j < QK; ++j) weight[j] = qw[j] * sqrtf(sigma2 + xb[j] * xb[j]);
 }
 
+/* The weighted quantizers search BATCH blocks of a row at once (gk_searches). */
+#define BATCH 64
+
+/* Weights of blocks ib0.. of a row of nb blocks, at most BATCH. @return : how many. */
+static int batch_weights(const float *x, const float *qw, int64_t ib0, int64_t nb, float sigma2,
+                         float *weight) {
+    const int m = nb - ib0 < BATCH ? (int)(nb - ib0) : BATCH;
+    for (int k = 0; k < m; ++k)
+        block_weights(x + QK * (ib0 + k), qw + QK * (ib0 + k), sigma2, weight + QK * k);
+    return m;
+}
+
 /* ---- Q4_0 ---------------------------------------------------------------------------- */
 
 /* ggml's quantize_row_q4_0_ref over nb blocks. */
@@ -118,31 +130,40 @@ static void q4_0_reference(const float *x, uint8_t *out, int64_t nb) {
 }
 
 /* ggml's quantize_row_q4_0_impl with weights: one row. */
-static void q4_0_weighted_row(const float *x, uint8_t *out, int64_t n_per_row, const float *qw) {
-    float weight[QK];
-    int8_t L[QK];
+static void q4_0_weighted_row(const gk_searches *s, const float *x, uint8_t *out, int64_t n_per_row,
+                              const float *qw) {
+    float weight[BATCH * QK], d[BATCH];
+    int8_t L[BATCH * QK];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / QK; ++ib) {
-        const float *xb = x + QK * ib;
-        block_q4_0 b;
-        block_weights(xb, qw + QK * ib, sigma2, weight);
-        const float d = gk_make_qx_quants(QK, 8, xb, L, 1, weight);
-        b.d = gk_fp32_to_fp16(d);
-        for (int j = 0; j < QK / 2; ++j) b.qs[j] = (uint8_t)(L[j] | (L[j + QK / 2] << 4));
-        memcpy(out + ib * sizeof b, &b, sizeof b);
+    for (int64_t ib0 = 0; ib0 < n_per_row / QK; ib0 += BATCH) {
+        const int m = batch_weights(x, qw, ib0, n_per_row / QK, sigma2, weight);
+        s->qx(m, QK, 8, x + QK * ib0, weight, L, d);
+        for (int k = 0; k < m; ++k) {
+            block_q4_0 b;
+            const int8_t *Lk = L + QK * k;
+            b.d = gk_fp32_to_fp16(d[k]);
+            for (int j = 0; j < QK / 2; ++j) b.qs[j] = (uint8_t)(Lk[j] | (Lk[j + QK / 2] << 4));
+            memcpy(out + (ib0 + k) * sizeof b, &b, sizeof b);
+        }
     }
 }
 
-/** gk_quantize_q4_0() : rows of F32 to Q4_0 (weighted by imatrix when given). */
-void gk_quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix) {
+/** gk_quantize_q4_0_with() : as gk_quantize_q4_0, with the group searches s. */
+void gk_quantize_q4_0_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         q4_0_reference(src, dst, nrows * n_per_row / QK);
         return;
     }
     const int64_t row_bytes = n_per_row / QK * (int64_t)sizeof(block_q4_0);
     for (int64_t r = 0; r < nrows; r++)
-        q4_0_weighted_row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+        q4_0_weighted_row(s, src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+}
+
+/** gk_quantize_q4_0() : rows of F32 to Q4_0 (weighted by imatrix when given). */
+void gk_quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    gk_quantize_q4_0_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q4_0() : n values (a multiple of 32) from Q4_0 blocks. */
@@ -193,34 +214,41 @@ static void q4_1_reference(const float *x, uint8_t *out, int64_t nb) {
 }
 
 /* ggml's quantize_row_q4_1_impl with weights: one row. */
-static void q4_1_weighted_row(const float *x, uint8_t *out, int64_t n_per_row, const float *qw) {
-    float weight[QK];
-    uint8_t L[QK], Laux[QK];
+static void q4_1_weighted_row(const gk_searches *s, const float *x, uint8_t *out, int64_t n_per_row,
+                              const float *qw) {
+    float weight[BATCH * QK], d[BATCH], min[BATCH];
+    uint8_t L[BATCH * QK];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / QK; ++ib) {
-        const float *xb = x + QK * ib;
-        block_q4_1 b;
-        float min;
-        block_weights(xb, qw + QK * ib, sigma2, weight);
-        const float d = gk_make_qkx3_quants(QK, 15, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36,
-                                            false);
-        b.d = gk_fp32_to_fp16(d);
-        b.m = gk_fp32_to_fp16(-min);
-        for (int j = 0; j < QK / 2; ++j) b.qs[j] = (uint8_t)(L[j] | (L[j + QK / 2] << 4));
-        memcpy(out + ib * sizeof b, &b, sizeof b);
+    for (int64_t ib0 = 0; ib0 < n_per_row / QK; ib0 += BATCH) {
+        const int m = batch_weights(x, qw, ib0, n_per_row / QK, sigma2, weight);
+        s->qkx3(m, QK, 15, x + QK * ib0, weight, L, d, min, -0.9f, 0.05f, 36, false);
+        for (int k = 0; k < m; ++k) {
+            block_q4_1 b;
+            const uint8_t *Lk = L + QK * k;
+            b.d = gk_fp32_to_fp16(d[k]);
+            b.m = gk_fp32_to_fp16(-min[k]);
+            for (int j = 0; j < QK / 2; ++j) b.qs[j] = (uint8_t)(Lk[j] | (Lk[j + QK / 2] << 4));
+            memcpy(out + (ib0 + k) * sizeof b, &b, sizeof b);
+        }
     }
 }
 
-/** gk_quantize_q4_1() : rows of F32 to Q4_1 (weighted by imatrix when given). */
-void gk_quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix) {
+/** gk_quantize_q4_1_with() : as gk_quantize_q4_1, with the group searches s. */
+void gk_quantize_q4_1_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         q4_1_reference(src, dst, nrows * n_per_row / QK);
         return;
     }
     const int64_t row_bytes = n_per_row / QK * (int64_t)sizeof(block_q4_1);
     for (int64_t r = 0; r < nrows; r++)
-        q4_1_weighted_row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+        q4_1_weighted_row(s, src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+}
+
+/** gk_quantize_q4_1() : rows of F32 to Q4_1 (weighted by imatrix when given). */
+void gk_quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    gk_quantize_q4_1_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q4_1() : n values (a multiple of 32) from Q4_1 blocks. */
@@ -267,33 +295,41 @@ static void q5_0_reference(const float *x, uint8_t *out, int64_t nb) {
 }
 
 /* ggml's quantize_row_q5_0_impl with weights: one row. */
-static void q5_0_weighted_row(const float *x, uint8_t *out, int64_t n_per_row, const float *qw) {
-    float weight[QK];
-    int8_t L[QK];
+static void q5_0_weighted_row(const gk_searches *s, const float *x, uint8_t *out, int64_t n_per_row,
+                              const float *qw) {
+    float weight[BATCH * QK], d[BATCH];
+    int8_t L[BATCH * QK];
     uint8_t level[QK];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / QK; ++ib) {
-        const float *xb = x + QK * ib;
-        block_q5_0 b;
-        block_weights(xb, qw + QK * ib, sigma2, weight);
-        const float d = gk_make_qx_quants(QK, 16, xb, L, 1, weight);
-        b.d = gk_fp32_to_fp16(d);
-        for (int j = 0; j < QK; ++j) level[j] = (uint8_t)L[j];
-        pack_five_bit(level, b.qs, b.qh);
-        memcpy(out + ib * sizeof b, &b, sizeof b);
+    for (int64_t ib0 = 0; ib0 < n_per_row / QK; ib0 += BATCH) {
+        const int m = batch_weights(x, qw, ib0, n_per_row / QK, sigma2, weight);
+        s->qx(m, QK, 16, x + QK * ib0, weight, L, d);
+        for (int k = 0; k < m; ++k) {
+            block_q5_0 b;
+            b.d = gk_fp32_to_fp16(d[k]);
+            for (int j = 0; j < QK; ++j) level[j] = (uint8_t)L[QK * k + j];
+            pack_five_bit(level, b.qs, b.qh);
+            memcpy(out + (ib0 + k) * sizeof b, &b, sizeof b);
+        }
     }
 }
 
-/** gk_quantize_q5_0() : rows of F32 to Q5_0 (weighted by imatrix when given). */
-void gk_quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix) {
+/** gk_quantize_q5_0_with() : as gk_quantize_q5_0, with the group searches s. */
+void gk_quantize_q5_0_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         q5_0_reference(src, dst, nrows * n_per_row / QK);
         return;
     }
     const int64_t row_bytes = n_per_row / QK * (int64_t)sizeof(block_q5_0);
     for (int64_t r = 0; r < nrows; r++)
-        q5_0_weighted_row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+        q5_0_weighted_row(s, src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+}
+
+/** gk_quantize_q5_0() : rows of F32 to Q5_0 (weighted by imatrix when given). */
+void gk_quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    gk_quantize_q5_0_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q5_0() : n values (a multiple of 32) from Q5_0 blocks. */
@@ -342,34 +378,40 @@ static void q5_1_reference(const float *x, uint8_t *out, int64_t nb) {
 }
 
 /* ggml's quantize_row_q5_1_impl with weights: one row. */
-static void q5_1_weighted_row(const float *x, uint8_t *out, int64_t n_per_row, const float *qw) {
-    float weight[QK];
-    uint8_t L[QK], Laux[QK];
+static void q5_1_weighted_row(const gk_searches *s, const float *x, uint8_t *out, int64_t n_per_row,
+                              const float *qw) {
+    float weight[BATCH * QK], d[BATCH], min[BATCH];
+    uint8_t L[BATCH * QK];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / QK; ++ib) {
-        const float *xb = x + QK * ib;
-        block_q5_1 b;
-        float min;
-        block_weights(xb, qw + QK * ib, sigma2, weight);
-        const float d = gk_make_qkx3_quants(QK, 31, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36,
-                                            false);
-        b.d = gk_fp32_to_fp16(d);
-        b.m = gk_fp32_to_fp16(-min);
-        pack_five_bit(L, b.qs, b.qh);
-        memcpy(out + ib * sizeof b, &b, sizeof b);
+    for (int64_t ib0 = 0; ib0 < n_per_row / QK; ib0 += BATCH) {
+        const int m = batch_weights(x, qw, ib0, n_per_row / QK, sigma2, weight);
+        s->qkx3(m, QK, 31, x + QK * ib0, weight, L, d, min, -0.9f, 0.05f, 36, false);
+        for (int k = 0; k < m; ++k) {
+            block_q5_1 b;
+            b.d = gk_fp32_to_fp16(d[k]);
+            b.m = gk_fp32_to_fp16(-min[k]);
+            pack_five_bit(L + QK * k, b.qs, b.qh);
+            memcpy(out + (ib0 + k) * sizeof b, &b, sizeof b);
+        }
     }
 }
 
-/** gk_quantize_q5_1() : rows of F32 to Q5_1 (weighted by imatrix when given). */
-void gk_quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix) {
+/** gk_quantize_q5_1_with() : as gk_quantize_q5_1, with the group searches s. */
+void gk_quantize_q5_1_with(const gk_searches *s, const float *src, void *dst, int64_t nrows,
+                           int64_t n_per_row, const float *imatrix) {
     if (imatrix == NULL) {
         q5_1_reference(src, dst, nrows * n_per_row / QK);
         return;
     }
     const int64_t row_bytes = n_per_row / QK * (int64_t)sizeof(block_q5_1);
     for (int64_t r = 0; r < nrows; r++)
-        q5_1_weighted_row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+        q5_1_weighted_row(s, src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row, imatrix);
+}
+
+/** gk_quantize_q5_1() : rows of F32 to Q5_1 (weighted by imatrix when given). */
+void gk_quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix) {
+    gk_quantize_q5_1_with(&gk_searches_scalar, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** gk_dequantize_q5_1() : n values (a multiple of 32) from Q5_1 blocks. */

@@ -17,6 +17,21 @@ static inline float default_weight(int rmse_type, float xi) {
     return sqrtf(fabsf(xi));
 }
 
+/* The largest |x[i]| (0 for none), and in *max the x[i] that has it (the first
+ * on ties, 0 when all are zero). */
+static float largest_magnitude(int n, const float *x, float *max) {
+    float amax = 0;
+    *max = 0;
+    for (int i = 0; i < n; ++i) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            *max = x[i];
+        }
+    }
+    return amax;
+}
+
 /* Clamp a signed level to [-nmax, nmax-1]. */
 static inline int clamp_signed_level(int l, int nmax) {
     return GK_MAX(-nmax, GK_MIN(nmax - 1, l));
@@ -24,15 +39,8 @@ static inline int clamp_signed_level(int l, int nmax) {
 
 float gk_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type,
                         const float *qw) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float max;
+    const float amax = largest_magnitude(n, x, &max);
     if (amax < GK_GROUP_MAX_EPS) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
@@ -232,3 +240,93 @@ float gk_make_qkx3_quants(int n, int nmax, const float *x, const float *weights,
     *the_min = -min;
     return scale;
 }
+
+float gk_make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
+    float max;
+    const float amax = largest_magnitude(n, x, &max);
+    if (amax < GK_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    float iscale = -nmax / max;
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = gk_nearest_int(iscale * x[i]);
+        l = GK_MAX(-nmax, GK_MIN(nmax - 1, l));
+        L[i] = (int8_t)l;
+        float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * L[i];
+            if (slx > 0) {
+                float sl2 = suml2 - w * L[i] * L[i];
+                int new_l = gk_nearest_int(x[i] * sl2 / slx);
+                new_l = GK_MAX(-nmax, GK_MIN(nmax - 1, new_l));
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (int8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++changed;
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = (int8_t)(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* ---- the scalar group searches ---------------------------------------------------- */
+
+static void qkx2_groups(int ngroups, int n, int nmax, const float *x, const float *w, uint8_t *L,
+                        float *scales, float *mins, float rmin, float rdelta, int nstep,
+                        bool use_mad) {
+    uint8_t Laux[32];
+    for (int g = 0; g < ngroups; ++g)
+        scales[g] = gk_make_qkx2_quants(n, nmax, x + g * n, w + g * n, L + g * n, &mins[g], Laux,
+                                        rmin, rdelta, nstep, use_mad);
+}
+
+static void qkx3_groups(int ngroups, int n, int nmax, const float *x, const float *w, uint8_t *L,
+                        float *scales, float *mins, float rmin, float rdelta, int nstep,
+                        bool use_mad) {
+    uint8_t Laux[32];
+    for (int g = 0; g < ngroups; ++g)
+        scales[g] = gk_make_qkx3_quants(n, nmax, x + g * n, w + g * n, L + g * n, &mins[g], Laux,
+                                        rmin, rdelta, nstep, use_mad);
+}
+
+static void qx_groups(int ngroups, int n, int nmax, const float *x, const float *w, int8_t *L,
+                      float *scales) {
+    for (int g = 0; g < ngroups; ++g)
+        scales[g] = gk_make_qx_quants(n, nmax, x + g * n, L + g * n, 1, w ? w + g * n : NULL);
+}
+
+static void q3_groups(int ngroups, int n, int nmax, const float *x, int8_t *L, float *scales) {
+    for (int g = 0; g < ngroups; ++g) scales[g] = gk_make_q3_quants(n, nmax, x + g * n, L + g * n);
+}
+
+static void requant_groups(int ngroups, int n, const float *x, const float *d, const float *dm,
+                           int lo, int hi, int offset, uint8_t *L) {
+    for (int g = 0; g < ngroups; ++g) {
+        if (!d[g]) continue;
+        for (int i = 0; i < n; ++i) {
+            const float xi = x[g * n + i];
+            const int l = gk_nearest_int(dm ? (xi + dm[g]) / d[g] : xi / d[g]);
+            L[g * n + i] = (uint8_t)(offset + GK_MAX(lo, GK_MIN(hi, l)));
+        }
+    }
+}
+
+const gk_searches gk_searches_scalar = { qkx2_groups, qkx3_groups, qx_groups, q3_groups,
+                                         requant_groups };

@@ -55,4 +55,44 @@ float gk_make_qkx3_quants(int n, int nmax, const float *x, const float *weights,
                           float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                           bool use_mad);
 
+/** gk_make_q3_quants() : symmetric quantization of n values to [-nmax, nmax-1]
+ *  (stored offset by nmax) with x^2 weights, refined by up to five passes of
+ *  per-value coordinate descent (ggml's make_q3_quants). @return : the scale. */
+float gk_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
+
+/* ------------------------------------------------------------------------ */
+/* Group searches: the scale searches above over many independent groups.    */
+/* ------------------------------------------------------------------------ */
+
+/* ngroups groups of n values each (n <= 32), group g at x + g*n (weights at
+ * w + g*n, levels at L + g*n); results per group in scales[g] (and mins[g]).
+ * The block quantizers call the searches only through this table, so vector
+ * versions (quant_util_avx2.c, ...) that run groups in lanes slot in; every
+ * version gives bit-identical results. */
+typedef struct gk_searches {
+    /* gk_make_qkx2_quants per group (weights required) */
+    void (*qkx2)(int ngroups, int n, int nmax, const float *x, const float *w, uint8_t *L,
+                 float *scales, float *mins, float rmin, float rdelta, int nstep, bool use_mad);
+    /* gk_make_qkx3_quants per group (weights required) */
+    void (*qkx3)(int ngroups, int n, int nmax, const float *x, const float *w, uint8_t *L,
+                 float *scales, float *mins, float rmin, float rdelta, int nstep, bool use_mad);
+    /* gk_make_qx_quants with rmse_type 1 per group (w NULL: x^2 weights) */
+    void (*qx)(int ngroups, int n, int nmax, const float *x, const float *w, int8_t *L,
+               float *scales);
+    /* gk_make_q3_quants per group */
+    void (*q3)(int ngroups, int n, int nmax, const float *x, int8_t *L, float *scales);
+    /* Final levels from the stored scales: for each group with d[g] != 0,
+     * L = offset + clamp(nearest_int((x + dm[g]) / d[g]), lo, hi), or
+     * nearest_int(x / d[g]) when dm is NULL; groups with d[g] == 0 keep L.
+     * L holds bytes (the caller's int8_t or uint8_t levels). */
+    void (*requant)(int ngroups, int n, const float *x, const float *d, const float *dm, int lo,
+                    int hi, int offset, uint8_t *L);
+} gk_searches;
+
+/* The scalar reference searches (quant_util.c) and the lane versions (NULL-free
+ * tables for the levels the build has; quant_util_avx2.c, quant_util_avx512.c). */
+extern const gk_searches gk_searches_scalar;
+extern const gk_searches gk_searches_avx2;
+extern const gk_searches gk_searches_avx512;
+
 #endif

@@ -4,10 +4,17 @@
  * Every fact about a tensor type (name, block geometry, kernels) lives here; the
  * rest of the library asks gk_type_get() instead of switching on type ids. Ids
  * that ggml retired stay in the table, marked, so readers can say so.
+ *
+ * The table below names the scalar kernels. What callers get is a copy made
+ * once, in which the vector kernels of the active level (gk_isa_active(),
+ * dispatch.c) have replaced the quantize/dequantize entries they cover.
  */
+#include <pthread.h>
+#include <string.h>
 #include <strings.h>
 
 #include "ggufkit.h"
+#include "types/cpu.h"
 #include "types/kernels.h"
 
 #define PLAIN(ID, NAME, BYTES, K)                                                       \
@@ -85,9 +92,20 @@ static const gk_type_info type_table[GK_TYPE_COUNT] = {
     BLOCK(GK_TYPE_MXFP4, "MXFP4", 32, 17, mxfp4, false),
 };
 
+void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]) {
+    memcpy(out, type_table, sizeof type_table);
+    gk_kernels_register(out, isa);
+}
+
+static gk_type_info active_table[GK_TYPE_COUNT];
+static pthread_once_t active_once = PTHREAD_ONCE_INIT;
+
+static void build_active_table(void) { gk_type_table_for(gk_isa_active(), active_table); }
+
 const gk_type_info *gk_type_get(uint32_t id) {
     if (id >= GK_TYPE_COUNT) return NULL;
-    const gk_type_info *t = &type_table[id];
+    pthread_once(&active_once, build_active_table);
+    const gk_type_info *t = &active_table[id];
     if (t->name == NULL || t->retired) return NULL;
     return t;
 }
@@ -104,7 +122,7 @@ const gk_type_info *gk_type_lookup(const char *name) {
     if (name == NULL) return NULL;
     for (uint32_t id = 0; id < GK_TYPE_COUNT; id++) {
         const gk_type_info *t = &type_table[id];
-        if (t->name != NULL && !t->retired && strcasecmp(t->name, name) == 0) return t;
+        if (t->name != NULL && !t->retired && strcasecmp(t->name, name) == 0) return gk_type_get(id);
     }
     return NULL;
 }

@@ -1,0 +1,255 @@
+/*
+ * legacy_avx2.c - Q8_0 and Q4_0 quantizers (reference algorithms) and the
+ * Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 dequantizers with AVX2.
+ *
+ * Bit-identical to legacy.c: the block maxima are order-free (max of absolute
+ * values; the first index of the largest for Q4_0's signed maximum), the per
+ * value work is the scalar expression lane by lane, and the float to integer
+ * conversions reproduce what the scalar code compiles to (truncation to 32 bits,
+ * then the low byte). A block holding NaN or infinity, where the scalar
+ * maximum's order matters, goes through the scalar kernel. The weighted
+ * (imatrix) quantizers of Q4_0, Q4_1, Q5_0 and Q5_1 are legacy.c's with the
+ * AVX2 group searches (eight blocks per register pass).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "types/kernels.h"
+#include "types/quant_util.h"
+
+#define AVX2 __attribute__((target("avx2,f16c")))
+#define QK 32
+
+/* Whether any of the 32 values is NaN or infinite. */
+AVX2 static inline bool nonfinite32(const __m256 *v) {
+    const __m256i expo = _mm256_set1_epi32(0x7F800000);
+    __m256i m = _mm256_setzero_si256();
+    for (int k = 0; k < 4; k++)
+        m = _mm256_or_si256(m, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(v[k]), expo), expo));
+    return !_mm256_testz_si256(m, m);
+}
+
+AVX2 static inline __m256 absv(__m256 x) {
+    return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+}
+
+AVX2 static inline float hmax(__m256 m) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+/* (int8_t) of a float as the scalar code computes it: 32-bit truncation (NaN and
+ * overflow give INT_MIN), low byte, sign-extended. */
+AVX2 static inline __m256i to_int8_lanes(__m256 f) {
+    const __m256i t = _mm256_cvttps_epi32(f);
+    return _mm256_srai_epi32(_mm256_slli_epi32(t, 24), 24);
+}
+
+/* Four vectors of int32 (each -128..255 as bytes) to 32 bytes in order. */
+AVX2 static inline __m256i pack_bytes(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i mask = _mm256_set1_epi32(0xFF);
+    const __m256i ab = _mm256_packus_epi32(_mm256_and_si256(a, mask), _mm256_and_si256(b, mask));
+    const __m256i cd = _mm256_packus_epi32(_mm256_and_si256(c, mask), _mm256_and_si256(d, mask));
+    const __m256i abcd = _mm256_packus_epi16(ab, cd);
+    return _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+/* roundf (half away from zero) of each lane, exactly: truncate, then step away
+ * from zero when the dropped fraction is at least one half. */
+AVX2 static inline __m256 round_away(__m256 v) {
+    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 frac = absv(_mm256_sub_ps(v, t));
+    const __m256 step = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ),
+                                      _mm256_or_ps(_mm256_set1_ps(1.0f),
+                                                   _mm256_and_ps(v, _mm256_set1_ps(-0.0f))));
+    return _mm256_add_ps(t, step);
+}
+
+AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix) {
+    (void)imatrix;
+    uint8_t *out = dst;
+    const int64_t nb = nrows * n_per_row / QK;
+    for (int64_t i = 0; i < nb; i++, out += 34) {
+        const float *x = src + i * QK;
+        __m256 v[4];
+        for (int k = 0; k < 4; k++) v[k] = _mm256_loadu_ps(x + 8 * k);
+        if (nonfinite32(v)) {
+            gk_quantize_q8_0(x, out, 1, QK, NULL);
+            continue;
+        }
+        __m256 m = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
+        const float d = hmax(m) / ((1 << 7) - 1);
+        const float id = d ? 1.0f / d : 0.0f;
+        const uint16_t h = gk_fp32_to_fp16(d);
+        memcpy(out, &h, 2);
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int k = 0; k < 4; k++) q[k] = to_int8_lanes(round_away(_mm256_mul_ps(v[k], vid)));
+        _mm256_storeu_si256((__m256i *)(out + 2), pack_bytes(q[0], q[1], q[2], q[3]));
+    }
+}
+
+AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix) {
+    if (imatrix != NULL) {
+        gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
+        return;
+    }
+    uint8_t *out = dst;
+    const int64_t nb = nrows * n_per_row / QK;
+    for (int64_t i = 0; i < nb; i++, out += 18) {
+        const float *x = src + i * QK;
+        __m256 v[4];
+        for (int k = 0; k < 4; k++) v[k] = _mm256_loadu_ps(x + 8 * k);
+        if (nonfinite32(v)) {
+            gk_quantize_q4_0(x, out, 1, QK, NULL);
+            continue;
+        }
+        /* the signed value of largest magnitude, the first one on ties */
+        __m256 m = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
+        const float amax = hmax(m);
+        float max = 0.0f;
+        if (amax > 0) {
+            const __m256 va = _mm256_set1_ps(amax);
+            uint32_t hit = 0;
+            for (int k = 0; k < 4; k++)
+                hit |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(absv(v[k]), va, _CMP_EQ_OQ)) << (8 * k);
+            max = x[__builtin_ctz(hit)];
+        }
+        const float d = max / -8;
+        const float id = d ? 1.0f / d : 0.0f;
+        const uint16_t h = gk_fp32_to_fp16(d);
+        memcpy(out, &h, 2);
+        const __m256 vid = _mm256_set1_ps(id), bias = _mm256_set1_ps(8.5f);
+        __m256i q[4];
+        for (int k = 0; k < 4; k++) {
+            const __m256i l = to_int8_lanes(_mm256_add_ps(_mm256_mul_ps(v[k], vid), bias));
+            q[k] = _mm256_and_si256(_mm256_min_epi32(l, _mm256_set1_epi32(15)), _mm256_set1_epi32(0xFF));
+        }
+        /* low nibble from element j, high from j + 16 (as bytes, wrapping like uint8_t) */
+        const __m256i lo = _mm256_permutevar8x32_epi32(
+            _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_setzero_si256()),
+            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        const __m256i hi = _mm256_permutevar8x32_epi32(
+            _mm256_packus_epi16(_mm256_packus_epi32(q[2], q[3]), _mm256_setzero_si256()),
+            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        const __m128i packed = _mm_or_si128(_mm256_castsi256_si128(lo),
+                                            _mm_and_si128(_mm_slli_epi16(_mm256_castsi256_si128(hi), 4),
+                                                          _mm_set1_epi8((char)0xF0)));
+        _mm_storeu_si128((__m128i *)(out + 2), packed);
+    }
+}
+
+AVX2 static inline float load_half(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return gk_fp16_to_fp32(h);
+}
+
+AVX2 static void dequantize_q8_0(const void *src, float *dst, int64_t n) {
+    const uint8_t *in = src;
+    for (int64_t i = 0; i < n / QK; i++, in += 34, dst += QK) {
+        const __m256 d = _mm256_set1_ps(load_half(in));
+        for (int k = 0; k < 4; k++) {
+            const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(in + 2 + 8 * k)));
+            _mm256_storeu_ps(dst + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(q), d));
+        }
+    }
+}
+
+/* The 32 four-bit values of qs (low nibbles are elements 0..15, high 16..31) as
+ * four vectors of eight int32, minus offset. */
+AVX2 static inline void nibbles(const uint8_t *qs, int offset, __m256i out[4]) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)qs);
+    const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+    const __m256i off = _mm256_set1_epi32(offset);
+    out[0] = _mm256_sub_epi32(_mm256_cvtepu8_epi32(lo), off);
+    out[1] = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)), off);
+    out[2] = _mm256_sub_epi32(_mm256_cvtepu8_epi32(hi), off);
+    out[3] = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)), off);
+}
+
+/* Bits 0..31 of qh as 0 or 16 in four vectors of eight int32. */
+AVX2 static inline void fifth_bits(const uint8_t *qhp, __m256i out[4]) {
+    uint32_t qh;
+    memcpy(&qh, qhp, 4);
+    const __m256i shifts = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int k = 0; k < 4; k++) {
+        const __m256i bits = _mm256_srlv_epi32(_mm256_set1_epi32((int)(qh >> (8 * k))), shifts);
+        out[k] = _mm256_slli_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(1)), 4);
+    }
+}
+
+AVX2 static void dequantize_q4_0(const void *src, float *dst, int64_t n) {
+    const uint8_t *in = src;
+    for (int64_t i = 0; i < n / QK; i++, in += 18, dst += QK) {
+        const __m256 d = _mm256_set1_ps(load_half(in));
+        __m256i q[4];
+        nibbles(in + 2, 8, q);
+        for (int k = 0; k < 4; k++) _mm256_storeu_ps(dst + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(q[k]), d));
+    }
+}
+
+AVX2 static void dequantize_q4_1(const void *src, float *dst, int64_t n) {
+    const uint8_t *in = src;
+    for (int64_t i = 0; i < n / QK; i++, in += 20, dst += QK) {
+        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
+        __m256i q[4];
+        nibbles(in + 4, 0, q);
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q[k]), d), m));
+    }
+}
+
+AVX2 static void dequantize_q5_0(const void *src, float *dst, int64_t n) {
+    const uint8_t *in = src;
+    for (int64_t i = 0; i < n / QK; i++, in += 22, dst += QK) {
+        const __m256 d = _mm256_set1_ps(load_half(in));
+        __m256i q[4], h[4];
+        nibbles(in + 6, 0, q);
+        fifth_bits(in + 2, h);
+        for (int k = 0; k < 4; k++) {
+            const __m256i l = _mm256_sub_epi32(_mm256_or_si256(q[k], h[k]), _mm256_set1_epi32(16));
+            _mm256_storeu_ps(dst + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(l), d));
+        }
+    }
+}
+
+AVX2 static void dequantize_q5_1(const void *src, float *dst, int64_t n) {
+    const uint8_t *in = src;
+    for (int64_t i = 0; i < n / QK; i++, in += 24, dst += QK) {
+        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
+        __m256i q[4], h[4];
+        nibbles(in + 8, 0, q);
+        fifth_bits(in + 4, h);
+        for (int k = 0; k < 4; k++) {
+            const __m256 l = _mm256_cvtepi32_ps(_mm256_or_si256(q[k], h[k]));
+            _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(_mm256_mul_ps(l, d), m));
+        }
+    }
+}
+
+/* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
+ * the AVX2 searches. */
+GK_QUANTIZER_USING(q4_1, gk_searches_avx2)
+GK_QUANTIZER_USING(q5_0, gk_searches_avx2)
+GK_QUANTIZER_USING(q5_1, gk_searches_avx2)
+
+/** gk_register_legacy_avx2() : the legacy quantizers and dequantizers of table. */
+void gk_register_legacy_avx2(gk_type_info *table) {
+    table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
+    table[GK_TYPE_Q8_0].dequantize = dequantize_q8_0;
+    table[GK_TYPE_Q4_0].quantize = quantize_q4_0;
+    table[GK_TYPE_Q4_0].dequantize = dequantize_q4_0;
+    table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
+    table[GK_TYPE_Q4_1].dequantize = dequantize_q4_1;
+    table[GK_TYPE_Q5_0].quantize = quantize_q5_0;
+    table[GK_TYPE_Q5_1].quantize = quantize_q5_1;
+    table[GK_TYPE_Q5_0].dequantize = dequantize_q5_0;
+    table[GK_TYPE_Q5_1].dequantize = dequantize_q5_1;
+}

@@ -1,0 +1,312 @@
+/*
+ * check_kernels_simd.c - vector kernels against the scalar ones, bit for bit.
+ *
+ * For every type whose entry in a vector level's table (gk_type_table_for)
+ * differs from the scalar table, seeded inputs of many shapes are quantized by
+ * both and the bytes compared; dequantizers get random blocks and are compared
+ * on the float bit patterns (NaN included). Levels the processor lacks report
+ * SKIPPED. GGUFKIT_SIMD_SCALE (a factor, default 1) scales the block counts
+ * down for slow builds (the sanitizer pass).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggufkit.h"
+#include "types/fp16.h"
+#include "types/kernels.h"
+
+static gk_type_info tables[3][GK_TYPE_COUNT];
+static double scale_factor = 1.0;
+
+/* ---- seeded inputs ------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+static uint64_t next_u64(void) {
+    uint64_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return rng_state = x;
+}
+static float uniform01(void) { return (float)((next_u64() >> 40) + 0.5) / 16777216.0f; }
+static float normal(void) {
+    return sqrtf(-2.0f * logf(uniform01())) * cosf(6.2831853f * uniform01());
+}
+
+enum {
+    P_NORMAL, P_HEAVY, P_MIXED_SCALE, P_EQUAL, P_ZERO, P_OUTLIER, P_SUBNORMAL, P_HUGE,
+    P_NEGATIVE, P_ALTERNATING, P_NAN_INF, P_SMALL_INT, P_COUNT
+};
+static const char *const pattern_names[P_COUNT] = {
+    "normal", "heavy-tailed", "mixed-scale", "all-equal", "all-zero", "single-outlier",
+    "subnormal", "near-float-limits", "negative-only", "alternating-signs", "nan-inf",
+    "small-integers",
+};
+
+/* Fill n values (one row) in pattern p; group: the block length, so shapes vary per block. */
+static void fill(float *x, int64_t n, int p, int group) {
+    for (int64_t i = 0; i < n; i++) {
+        float v;
+        switch (p) {
+        case P_NORMAL: v = normal(); break;
+        case P_HEAVY: { float u = uniform01(); v = normal() / (u * u + 1e-3f); break; }
+        case P_MIXED_SCALE: v = normal() * powf(10.0f, (float)((i / 16) % 7) - 3.0f); break;
+        case P_EQUAL: v = (i / group) % 2 ? -0.375f : 1.25f; break;
+        case P_ZERO: v = (i % 5 == 0) ? -0.0f : 0.0f; break;
+        case P_OUTLIER: v = (i % group == (int64_t)(next_u64() % 7)) ? 1000.0f * normal() : 1e-3f * normal(); break;
+        case P_SUBNORMAL: v = normal() * 1e-40f; break;
+        case P_HUGE: v = normal() * 1e37f; if (i % 11 == 0) v = (i & 1) ? 3.4e38f : -3.4e38f; break;
+        case P_NEGATIVE: v = -fabsf(normal()) - 0.01f; break;
+        case P_ALTERNATING: v = (i & 1 ? -1.0f : 1.0f) * (0.5f + fabsf(normal())); break;
+        case P_NAN_INF: {
+            v = normal();
+            uint64_t r = next_u64() % 64;
+            if (r == 0) v = NAN;
+            else if (r == 1) v = INFINITY;
+            else if (r == 2) v = -INFINITY;
+            break;
+        }
+        default: v = (float)((int)(next_u64() % 9) - 4); break;
+        }
+        x[i] = v;
+    }
+    /* a block of the row in another shape now and then */
+    if (n >= 2 * group && next_u64() % 3 == 0) {
+        int64_t b = (int64_t)(next_u64() % (uint64_t)(n / group)) * group;
+        float c = normal();
+        for (int k = 0; k < group; k++) x[b + k] = c;
+    }
+}
+
+static void fill_weights(float *w, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = next_u64() % 16;
+        w[i] = r == 0 ? 0.0f : r == 1 ? 1e-8f * uniform01() : uniform01() * uniform01() * 10.0f;
+    }
+}
+
+/* ---- the comparisons ---------------------------------------------------------------- */
+
+static const char *level_skip(gk_isa level) {
+    if (gk_isa_supported() >= level) return NULL;
+    return gk_isa_name(level);
+}
+
+/* Quantize at least nblocks blocks of type id (rows of rowblocks blocks) with both
+ * tables, every pattern, with importance weights or without. @return : blocks compared. */
+static int64_t compare_quantize(gk_isa level, uint32_t id, int64_t nblocks, int rowblocks,
+                                bool weighted) {
+    const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
+    const gk_type_info *v = &tables[level][id];
+    if (v->quantize == s->quantize) return 0;
+    const int64_t n_per_row = (int64_t)rowblocks * s->block_elems;
+    int64_t nrows = 64;
+    const int64_t chunk_blocks = nrows * rowblocks;
+    float *x = malloc((size_t)(nrows * n_per_row) * sizeof *x);
+    float *w = malloc((size_t)n_per_row * sizeof *w);
+    uint8_t *a = malloc((size_t)(chunk_blocks * s->block_bytes));
+    uint8_t *b = malloc((size_t)(chunk_blocks * s->block_bytes));
+    ck_assert(x && w && a && b);
+    int64_t done = 0;
+    for (int64_t iter = 0; done < nblocks || iter < P_COUNT; iter++) {
+        const int p = (int)(iter % P_COUNT);
+        for (int64_t r = 0; r < nrows; r++) fill(x + r * n_per_row, n_per_row, p, (int)s->block_elems);
+        if (weighted) fill_weights(w, n_per_row);
+        memset(a, 0xA5, (size_t)(chunk_blocks * s->block_bytes));
+        memset(b, 0x5A, (size_t)(chunk_blocks * s->block_bytes));
+        s->quantize(x, a, nrows, n_per_row, weighted ? w : NULL);
+        v->quantize(x, b, nrows, n_per_row, weighted ? w : NULL);
+        if (memcmp(a, b, (size_t)(chunk_blocks * s->block_bytes)) != 0) {
+            int64_t k = 0;
+            while (memcmp(a + k * s->block_bytes, b + k * s->block_bytes, s->block_bytes) == 0) k++;
+            ck_abort_msg("%s %s quantize differs from scalar: pattern %s, %s, rows of %d blocks, "
+                         "block %lld of chunk %lld",
+                         gk_isa_name(level), s->name, pattern_names[p],
+                         weighted ? "weighted" : "unweighted", rowblocks, (long long)k, (long long)iter);
+        }
+        done += chunk_blocks;
+    }
+    free(x);
+    free(w);
+    free(a);
+    free(b);
+    return done;
+}
+
+/* Dequantize nblocks random blocks with both tables, compare float bits. */
+static int64_t compare_dequantize(gk_isa level, uint32_t id, int64_t nblocks) {
+    const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
+    const gk_type_info *v = &tables[level][id];
+    if (v->dequantize == s->dequantize) return 0;
+    const int64_t chunk = 4096;
+    uint8_t *q = malloc((size_t)(chunk * s->block_bytes));
+    float *a = malloc((size_t)(chunk * s->block_elems) * sizeof *a);
+    float *b = malloc((size_t)(chunk * s->block_elems) * sizeof *b);
+    ck_assert(q && a && b);
+    int64_t done = 0;
+    for (; done < nblocks; done += chunk) {
+        for (int64_t i = 0; i < chunk * s->block_bytes; i += 8) {
+            uint64_t r = next_u64();
+            memcpy(q + i, &r, (size_t)(chunk * s->block_bytes - i < 8 ? chunk * s->block_bytes - i : 8));
+        }
+        s->dequantize(q, a, chunk * s->block_elems);
+        v->dequantize(q, b, chunk * s->block_elems);
+        if (memcmp(a, b, (size_t)(chunk * s->block_elems) * sizeof *a) != 0) {
+            int64_t k = 0;
+            while (memcmp(a + k, b + k, 4) == 0) k++;
+            ck_abort_msg("%s %s dequantize differs at value %lld: %a vs %a", gk_isa_name(level),
+                         s->name, (long long)k, (double)a[k], (double)b[k]);
+        }
+    }
+    free(q);
+    free(a);
+    free(b);
+    return done;
+}
+
+/* One type at one level: quantize (rows of four blocks and of one, without and
+ * with weights: nplain and nweighted blocks) and dequantize (nplain blocks). */
+static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweighted) {
+    const char *skip = level_skip(level);
+    const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
+    if (skip) {
+        printf("SKIPPED: %s %s: this processor has no %s\n", skip, s->name, skip);
+        return;
+    }
+    rng_state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)id << 32) ^ (uint64_t)level;
+    nplain = (int64_t)(nplain * scale_factor);
+    nweighted = (int64_t)(nweighted * scale_factor);
+    const int64_t plain = compare_quantize(level, id, nplain, 4, false) +
+                          compare_quantize(level, id, nplain / 8, 1, false);
+    const int64_t weighted = compare_quantize(level, id, nweighted, 4, true) +
+                             compare_quantize(level, id, nweighted / 8, 1, true);
+    const int64_t deq = compare_dequantize(level, id, nplain);
+    printf("%s %-6s quantize: %lld blocks without weights, %lld with (rows of 4 blocks and of 1); "
+           "dequantize: %lld blocks\n",
+           gk_isa_name(level), s->name, (long long)plain, (long long)weighted, (long long)deq);
+    fflush(stdout);
+    ck_assert_msg(plain + weighted + deq > 0, "%s %s: no vector kernel registered", gk_isa_name(level),
+                  s->name);
+}
+
+/* Block counts per type at scale 1, without and with weights: the scalar
+ * searches (the oracle) are the slow side, some 20 thousand K-quant blocks a
+ * second, so the K-quants and the weighted legacy paths get fewer. */
+#define K_BLOCKS 100000, 40000
+#define LEGACY_BLOCKS 10000000, 100000
+
+START_TEST(q4_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q4_K, K_BLOCKS); }
+END_TEST
+START_TEST(q5_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q5_K, K_BLOCKS); }
+END_TEST
+START_TEST(q6_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q6_K, K_BLOCKS); }
+END_TEST
+START_TEST(q3_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q3_K, K_BLOCKS); }
+END_TEST
+START_TEST(q2_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q2_K, K_BLOCKS); }
+END_TEST
+START_TEST(q8_0_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q8_0, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q4_0_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q4_0, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q4_1_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q4_1, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q5_0_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q5_0, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q5_1_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q5_1, LEGACY_BLOCKS); }
+END_TEST
+START_TEST(q4_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q4_K, K_BLOCKS); }
+END_TEST
+START_TEST(q5_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q5_K, K_BLOCKS); }
+END_TEST
+START_TEST(q6_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q6_K, K_BLOCKS); }
+END_TEST
+START_TEST(q3_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q3_K, K_BLOCKS); }
+END_TEST
+START_TEST(q2_K_avx512) { check_type(GK_ISA_AVX512, GK_TYPE_Q2_K, K_BLOCKS); }
+END_TEST
+
+/* F16/BF16: every binary16 widened, and a strided sweep over all float bit patterns. */
+static void check_float_type(gk_isa level, uint32_t id) {
+    const char *skip = level_skip(level);
+    const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
+    const gk_type_info *v = &tables[level][id];
+    if (skip) {
+        printf("SKIPPED: %s %s: this processor has no %s\n", skip, s->name, skip);
+        return;
+    }
+    ck_assert_msg(v->quantize != s->quantize, "%s %s: no vector kernel", gk_isa_name(level), s->name);
+    enum { N = 1 << 16 };
+    static uint16_t h[N], ha[N + 7], hb[N + 7];
+    static float fa[N + 7], fb[N + 7];
+    for (int i = 0; i < N; i++) h[i] = (uint16_t)i;
+    s->dequantize(h, fa, N);
+    v->dequantize(h, fb, N);
+    ck_assert_msg(memcmp(fa, fb, sizeof(float) * N) == 0, "%s %s dequantize differs", gk_isa_name(level), s->name);
+    const uint64_t stride = (uint64_t)(4099 / (scale_factor < 1e-3 ? 1e-3 : scale_factor > 1 ? 1 : scale_factor));
+    uint64_t count = 0;
+    for (uint64_t base = 0; base < (1ull << 32); base += (uint64_t)N * stride) {
+        for (int i = 0; i < N + 7; i++) {
+            uint32_t u = (uint32_t)(base + (uint64_t)i * stride + (uint64_t)(i & 4095));
+            fa[i] = gk_bits_f32(u);
+        }
+        /* an odd length exercises the scalar tail */
+        s->quantize(fa, ha, 1, N + 7, NULL);
+        v->quantize(fa, hb, 1, N + 7, NULL);
+        if (memcmp(ha, hb, sizeof(uint16_t) * (N + 7)) != 0) {
+            int k = 0;
+            while (ha[k] == hb[k]) k++;
+            ck_abort_msg("%s %s quantize differs for bits 0x%08x: 0x%04x vs 0x%04x", gk_isa_name(level),
+                         s->name, gk_f32_bits(fa[k]), ha[k], hb[k]);
+        }
+        count += N + 7;
+    }
+    printf("%s %-6s dequantize: all 65536 halves; quantize: %llu float bit patterns\n", gk_isa_name(level),
+           s->name, (unsigned long long)count);
+}
+
+START_TEST(f16_avx2) { check_float_type(GK_ISA_AVX2, GK_TYPE_F16); }
+END_TEST
+START_TEST(bf16_avx2) { check_float_type(GK_ISA_AVX2, GK_TYPE_BF16); }
+END_TEST
+
+static Suite *simd_suite(void) {
+    Suite *s = suite_create("kernels_simd");
+    TCase *tc = tcase_create("vector_vs_scalar");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_test(tc, f16_avx2);
+    tcase_add_test(tc, bf16_avx2);
+    tcase_add_test(tc, q4_K_avx2);
+    tcase_add_test(tc, q5_K_avx2);
+    tcase_add_test(tc, q6_K_avx2);
+    tcase_add_test(tc, q3_K_avx2);
+    tcase_add_test(tc, q2_K_avx2);
+    tcase_add_test(tc, q8_0_avx2);
+    tcase_add_test(tc, q4_0_avx2);
+    tcase_add_test(tc, q4_1_avx2);
+    tcase_add_test(tc, q5_0_avx2);
+    tcase_add_test(tc, q5_1_avx2);
+    tcase_add_test(tc, q4_K_avx512);
+    tcase_add_test(tc, q5_K_avx512);
+    tcase_add_test(tc, q6_K_avx512);
+    tcase_add_test(tc, q3_K_avx512);
+    tcase_add_test(tc, q2_K_avx512);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    const char *f = getenv("GGUFKIT_SIMD_SCALE");
+    if (f && *f) scale_factor = atof(f);
+    if (!(scale_factor > 0)) scale_factor = 1;
+    for (int level = GK_ISA_SCALAR; level <= GK_ISA_AVX512; level++) gk_type_table_for((gk_isa)level, tables[level]);
+    printf("processor supports: %s; block counts scaled by %g\n", gk_isa_name(gk_isa_supported()), scale_factor);
+    SRunner *sr = srunner_create(simd_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
