@@ -4,9 +4,12 @@
  * header fits before the data section (journaled, crash-safe), as a new file
  * (-o, atomic) otherwise.
  *
+ * An in-place edit (and a rewrite replacing FILE) holds FILE's edit lock from
+ * reading its header to the end, waiting --wait seconds for another editor.
+ *
  * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write exit with
  * status 137 after N low-level writes, truncates, fsyncs and unlinks, as a crash
- * would; `ggufkit edit` or `ggufkit verify` on the file then recovers it.
+ * would; `ggufkit edit --recover` (or any edit) on the file then recovers it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,15 +53,19 @@ static const char *const usage =
     "  --force                  allow refused edits (layout keys general.alignment, split.*,\n"
     "                           GGUF.*; key names against the spec; types contradicting a\n"
     "                           well-known key's) and replace an existing OUT\n"
-    "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first.\n"
+    "  --wait SECONDS           wait that long for another process editing FILE (default 5)\n"
+    "  --recover                only recover FILE from an interrupted in-place edit's journal\n"
+    "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first;\n"
+    "read-only commands (info, dump, verify, index) refuse such a file and say so.\n"
     "Exit status: 0 done, 1 refused or failed, 2 usage error.\n";
 
 typedef struct edit_args {
     gk_edit *ops;
     const char *path;
     const char *out;
-    bool in_place, in_place_auto, dry_run, force, has_reserve;
+    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only;
     uint64_t reserve;
+    unsigned wait_ms;
 } edit_args;
 
 /* Splits "A=B" at the first '='. @return : false when there is none. */
@@ -174,7 +181,7 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
         } else if (strcmp(o, "--set") == 0 || strcmp(o, "--set-file") == 0 || strcmp(o, "--delete") == 0 ||
                    strcmp(o, "--rename") == 0 || strcmp(o, "--special-token") == 0 ||
                    strcmp(o, "--special-token-id") == 0 || strcmp(o, "--patch") == 0 || strcmp(o, "-o") == 0 ||
-                   strcmp(o, "--reserve") == 0) {
+                   strcmp(o, "--reserve") == 0 || strcmp(o, "--wait") == 0) {
             if (!has_next) return cmd_usage_error("edit", "%s needs a value", o);
             const char *v = argv[++i];
             if (strcmp(o, "--set") == 0) rc = add_set(a, v, err);
@@ -191,6 +198,12 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
             else if (strcmp(o, "--special-token-id") == 0) rc = add_token(a, v, true, err);
             else if (strcmp(o, "--patch") == 0) rc = add_patch(a, v, err);
             else if (strcmp(o, "-o") == 0) a->out = v;
+            else if (strcmp(o, "--wait") == 0) {
+                uint64_t secs;
+                if (!cmd_parse_u64(v, &secs) || secs > 86400)
+                    return cmd_usage_error("edit", "--wait needs whole seconds (at most 86400)");
+                a->wait_ms = (unsigned)secs * 1000u;
+            }
             else if (strcmp(o, "--reserve") == 0) {
                 if (!cmd_parse_size(v, &a->reserve) || a->reserve > (1ULL << 32))
                     return cmd_usage_error("edit", "--reserve needs a size in bytes (at most 4G)");
@@ -200,6 +213,8 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
             a->in_place = true;
         } else if (strcmp(o, "--in-place=auto") == 0) {
             a->in_place = a->in_place_auto = true;
+        } else if (strcmp(o, "--recover") == 0) {
+            a->recover_only = true;
         } else if (strcmp(o, "--dry-run") == 0) {
             a->dry_run = true;
         } else if (strcmp(o, "--force") == 0) {
@@ -215,7 +230,9 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
     }
     if (a->path == NULL) return cmd_usage_error("edit", "missing FILE");
     if (a->out && a->in_place) return cmd_usage_error("edit", "-o and --in-place exclude each other");
-    if (!a->out && !a->in_place && !a->dry_run)
+    if (a->recover_only && (a->out || a->in_place || a->dry_run || gk_edit_count(a->ops) > 0))
+        return cmd_usage_error("edit", "--recover takes no operation and no output");
+    if (!a->out && !a->in_place && !a->dry_run && !a->recover_only)
         return cmd_usage_error("edit", "say where the result goes: -o OUT or --in-place (or --dry-run)");
     return -1;
 }
@@ -345,21 +362,48 @@ static bool fault_hook(void *ctx, const char *what) {
     return true;
 }
 
-/* Recovers an interrupted in-place edit of path, reporting what was done. */
-static bool recover(const char *path) {
-    gk_recovery what;
-    gk_error err;
-    if (gk_journal_recover(path, &what, NULL, NULL, &err) != GK_OK) {
-        cmd_report(path, &err);
-        return false;
-    }
+/* Reports what recovering path's journal did. */
+static void report_recovery(const char *path, gk_recovery what) {
     if (what == GK_RECOVERY_RESTORED)
         fprintf(stderr, "ggufkit: %s: an interrupted edit was undone (old header restored from the journal)\n", path);
     else if (what == GK_RECOVERY_UNTOUCHED)
         fprintf(stderr, "ggufkit: %s: removed the journal of an interrupted edit (the file was not changed)\n", path);
     else if (what == GK_RECOVERY_TORN)
         fprintf(stderr, "ggufkit: %s: removed an incomplete journal (the file was not changed)\n", path);
+}
+
+/* cmd_report, and for a lock waited on in vain, what to do about it. */
+static int report_wait(const char *path, const gk_error *err) {
+    cmd_report(path, err);
+    if (err->code == GK_E_LOCKED) fprintf(stderr, "ggufkit: --wait SECONDS waits longer\n");
+    return GK_EXIT_FAIL;
+}
+
+/* Recovers an interrupted in-place edit of path, reporting what was done. */
+static bool recover(const char *path, unsigned wait_ms, gk_recovery *what) {
+    gk_error err;
+    if (gk_journal_recover(path, wait_ms, what, NULL, NULL, &err) != GK_OK) {
+        report_wait(path, &err);
+        return false;
+    }
+    report_recovery(path, *what);
     return true;
+}
+
+/* Opens the input: under its edit lock when it is to be changed (recovering a
+ * journal first), else as any reader does (after recovering a journal). */
+static int open_input(const edit_args *a, gk_file **f) {
+    gk_error err;
+    gk_recovery what;
+    gk_status st;
+    if (a->in_place && !a->dry_run) {
+        st = gk_open_exclusive(a->path, GK_OPEN_DEFAULT, a->wait_ms, &what, f, &err);
+        report_recovery(a->path, what);
+    } else {
+        if (!recover(a->path, a->wait_ms, &what)) return GK_EXIT_FAIL;
+        st = gk_open(a->path, GK_OPEN_DEFAULT, f, &err);
+    }
+    return st == GK_OK ? -1 : report_wait(a->path, &err);
 }
 
 static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest) {
@@ -421,7 +465,7 @@ static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
 int cmd_edit(int argc, char **argv) {
     gk_error err;
     gk_error_clear(&err);
-    edit_args a = { .ops = gk_edit_new() };
+    edit_args a = { .ops = gk_edit_new(), .wait_ms = GK_EDIT_WAIT_MS };
     if (a.ops == NULL) {
         fprintf(stderr, "ggufkit: out of memory\n");
         return GK_EXIT_FAIL;
@@ -437,11 +481,16 @@ int cmd_edit(int argc, char **argv) {
     /* SIGINT/SIGTERM: a rewrite stops cleanly (nothing left behind); an in-place
      * write, which is short, runs to its end. */
     cmd_catch_interrupts();
-    if (!recover(a.path)) goto done;
-    if (gk_open(a.path, GK_OPEN_DEFAULT, &f, &err) != GK_OK) {
-        cmd_report(a.path, &err);
+    if (a.recover_only) {
+        gk_recovery what;
+        if (recover(a.path, a.wait_ms, &what)) {
+            if (what == GK_RECOVERY_NONE) printf("%s: no interrupted edit to recover\n", a.path);
+            rc = GK_EXIT_OK;
+        }
         goto done;
     }
+    if ((rc = open_input(&a, &f)) >= 0) goto done;
+    rc = GK_EXIT_FAIL;
     m = gk_model_clone(gk_file_model(f));
     if (m == NULL) {
         fprintf(stderr, "ggufkit: out of memory\n");

@@ -47,21 +47,6 @@ static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_
     cJSON_AddItemToArray(list, o);
 }
 
-/* Finishes an interrupted `ggufkit edit --in-place` of path (its journal).
- * @return : what was done, or NULL when there was no journal; a failure is
- *           described in *failed (NULL otherwise). */
-static const char *recover_journal(const char *path, gk_error *err, bool *failed) {
-    gk_recovery what;
-    *failed = gk_journal_recover(path, &what, NULL, NULL, err) != GK_OK;
-    if (*failed) return NULL;
-    switch (what) {
-    case GK_RECOVERY_RESTORED: return "an interrupted edit was undone (old header restored from the journal)";
-    case GK_RECOVERY_UNTOUCHED: return "removed the journal of an interrupted edit (the file was not changed)";
-    case GK_RECOVERY_TORN: return "removed an incomplete journal (the file was not changed)";
-    default: return NULL;
-    }
-}
-
 /* Where the findings of verify --data go. */
 typedef struct data_out {
     const char *path;
@@ -104,14 +89,6 @@ static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
 static bool verify_one(const char *path, bool schema, bool data, cJSON *json_files) {
     gk_file *f = NULL;
     gk_error err;
-    bool recovery_failed;
-    const char *recovered = recover_journal(path, &err, &recovery_failed);
-    if (recovery_failed) {
-        if (json_files == NULL) print_finding(path, -1, "error", GK_RULE_SPEC, err.message);
-        else fprintf(stderr, "ggufkit: %s: %s\n", path, err.message);
-    } else if (recovered && json_files == NULL) {
-        printf("%s: recovered: %s\n", path, recovered);
-    }
     /* The schema reads tokenizer arrays whole; the reader's own checks need no array kept. */
     /* Streams are measured: their data is checked against the bytes really there. */
     gk_status st = gk_open(path, (schema ? GK_OPEN_DEFAULT : GK_OPEN_PREVIEW) | GK_OPEN_MEASURE, &f, &err);
@@ -119,7 +96,6 @@ static bool verify_one(const char *path, bool schema, bool data, cJSON *json_fil
     if (json_files) {
         jf = cJSON_CreateObject();
         cJSON_AddStringToObject(jf, "file", path);
-        if (recovered) cJSON_AddStringToObject(jf, "recovered", recovered);
         jlist = cJSON_AddArrayToObject(jf, "findings");
         cJSON_AddItemToArray(json_files, jf);
     }

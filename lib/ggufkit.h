@@ -84,6 +84,8 @@ typedef enum gk_status {
     GK_E_STRING_TOO_LONG, /* string longer than the format or a limit allows */
     GK_E_CORRUPT,         /* other inconsistency (described in the message) */
     GK_E_INTERRUPTED,     /* stopped by the caller (progress callback) */
+    GK_E_LOCKED,          /* another process holds the file's lock longer than the wait allows */
+    GK_E_JOURNAL,         /* an interrupted in-place edit left its journal: recover first */
     GK_STATUS_COUNT
 } gk_status;
 
@@ -141,6 +143,8 @@ void gk_error_about(gk_error *err, const char *path);
 
 #define GK_TYPE_COUNT 40   /* ids 0..39 */
 #define GK_MAX_DIMS 4
+/* Longest tensor name the GGUF spec allows, in bytes (ggml's loader takes one fewer). */
+#define GK_MAX_TENSOR_NAME 64
 #define GK_MAX_ARRAY_DEPTH 16
 #define GK_DEFAULT_ALIGNMENT 32
 #define GK_MAX_WRITE_ALIGNMENT (16u << 20)   /* the writer refuses larger alignments */
@@ -415,7 +419,11 @@ enum {
 #define GK_PREVIEW_ELEMS 16
 
 /** gk_open() : opens a GGUF file and parses its header, metadata and tensor
- *  directory, validating all of it. Tensor data is not read.
+ *  directory, validating all of it. Tensor data is not read. Never writes to
+ *  the file. The header is read under a shared lock that an in-place edit takes
+ *  exclusively while it rewrites header bytes, so it is the old header or the
+ *  new one; a journal left by an interrupted edit is refused (GK_E_JOURNAL:
+ *  gk_journal_recover or gk_open_exclusive recovers it).
  *  @return : GK_OK and *out set, or an error status with err filled. */
 gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err);
 
@@ -495,9 +503,13 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
  *            GK_E_ARG for a preview, which lacks elements). */
 gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len, gk_error *err);
 
-/* An output file published atomically: bytes go to a temporary file in the
- * destination's folder; gk_sink_commit fsyncs it and renames it into place;
- * gk_sink_abort (or a failed commit) removes it. The bytes are written by a
+/* An output file published atomically: bytes go to an unnamed file (O_TMPFILE)
+ * in the destination's folder, or where the filesystem refuses that to a hidden
+ * temporary file there; gk_sink_commit fsyncs it and links it into place (a
+ * replacement is linked beside the destination and renamed over it, under the
+ * destination's edit lock, so it never lands in the middle of an in-place edit);
+ * gk_sink_abort (or a failed commit) discards it. A kill leaves no file (but the
+ * named temporary file of the fallback). The bytes are written by a
  * thread of the sink's own, with O_DIRECT where the filesystem allows it, so
  * the output does not fill the page cache; GK_SINK_BUFFERED writes through the
  * page cache instead (copies then stay in the kernel: copy_file_range). */
@@ -508,6 +520,8 @@ enum {
     GK_SINK_OVERWRITE = 1 << 0,   /* replace an existing destination */
     GK_SINK_BUFFERED = 1 << 1,    /* write through the page cache (no O_DIRECT) */
     GK_SINK_ZSTD = 1 << 2,        /* compress (zstd) whatever the name (a name ending in .zst always is) */
+    GK_SINK_REPLACE_HELD = 1 << 3,/* dest is a file the caller holds with gk_open_exclusive and
+                                     replaces on purpose (with GK_SINK_OVERWRITE) */
 };
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
 #define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)
@@ -540,9 +554,12 @@ gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, s
                                gk_byteswap_fn swap, gk_error *err);
 /** gk_sink_offset() : @return : bytes written so far. */
 uint64_t gk_sink_offset(const gk_sink *s);
-/** gk_sink_commit() : fsyncs, renames into place, fsyncs the folder, frees s. */
+/** gk_sink_commit() : fsyncs, links (or renames) into place, fsyncs the folder, frees s.
+ *  A replaced file's permission bits are kept. @return : GK_OK, GK_E_EXISTS,
+ *  GK_E_LOCKED (another process edits the file to be replaced), GK_E_IO. */
 gk_status gk_sink_commit(gk_sink *s, gk_error *err);
-/** gk_sink_abort() : removes the temporary file and frees s (NULL accepted). */
+/** gk_sink_abort() : discards the output (removes a named temporary file) and frees s
+ *  (NULL accepted). */
 void gk_sink_abort(gk_sink *s);
 
 /** gk_same_file() : @return : true if paths a and b name the same existing file. */
@@ -1123,8 +1140,11 @@ typedef bool (*gk_io_hook)(void *ctx, const char *what);
  *  FILE.ggufkit-journal (with length and SHA-256; file and folder fsynced), then
  *  the new bytes are written and fsynced, then the journal is removed. Tensor
  *  bytes are never touched. *changed (may be NULL) tells whether any byte changed.
- *  hook may be NULL. @return : GK_OK, GK_E_EXISTS (a journal is already there),
- *  GK_E_UNSUPPORTED (not a regular file), GK_E_IO, GK_E_INTERRUPTED (hook). */
+ *  hook may be NULL. f must come from gk_open_exclusive; readers (gk_open) are
+ *  kept out of the header while it changes, so they see the old one or the new.
+ *  @return : GK_OK, GK_E_EXISTS (a journal is already there), GK_E_ARG (f not
+ *  opened with gk_open_exclusive), GK_E_UNSUPPORTED (not a regular file),
+ *  GK_E_LOCKED, GK_E_IO, GK_E_INTERRUPTED (hook). */
 gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx,
                            bool *changed, gk_error *err);
 
@@ -1136,12 +1156,31 @@ typedef enum gk_recovery {
     GK_RECOVERY_TORN,         /* incomplete journal (the file was never touched): removed */
 } gk_recovery;
 
+/* How long an editor waits by default for another process's edit of the same file. */
+#define GK_EDIT_WAIT_MS 5000u
+
 /** gk_journal_recover() : finishes an interrupted in-place edit of path: restores
  *  the old header from a complete journal, removes a torn one. *what says which.
+ *  Recovery happens only under the file's edit lock (the lock every in-place edit
+ *  holds from reading the header to removing its journal), so a journal is never
+ *  taken from a live editor; waits up to wait_ms for it. Without a journal the
+ *  file is not even opened.
  *  @return : GK_OK, GK_E_CORRUPT (the journal belongs to another file: left alone),
- *            GK_E_NOT_FOUND (journal without its file), GK_E_IO. */
-gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hook, void *hook_ctx,
-                             gk_error *err);
+ *            GK_E_NOT_FOUND (journal without its file), GK_E_LOCKED, GK_E_IO. */
+gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                             void *hook_ctx, gk_error *err);
+
+/** gk_open_exclusive() : opens path as gk_open does, for a change to the file
+ *  itself (gk_inplace_write, or gk_edit_rewrite replacing it): takes the file's
+ *  edit lock, waiting up to wait_ms for another process's edit, and keeps it
+ *  until gk_close; makes sure path still names the file locked (a rewrite may
+ *  have replaced it meanwhile: then it starts again on the new one); recovers an
+ *  interrupted edit's journal (*recovered says what was done; may be NULL); then
+ *  reads the header. Readers are not kept out. The file must be writable.
+ *  @return : as gk_open; GK_E_LOCKED (waited wait_ms), GK_E_UNSUPPORTED (an
+ *            archive member), and gk_journal_recover's errors. */
+gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,
+                            gk_file **out, gk_error *err);
 
 /** gk_edit_replace_check() : @return : GK_OK when gk_edit_rewrite can replace f's
  *  own file (dest NULL): a plain or zstd-compressed file; GK_E_UNSUPPORTED with a
@@ -1153,7 +1192,8 @@ gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
  *  canonically (the last tensor padded), v1 written as v3. dest NULL replaces
  *  f's own file atomically (a new file renamed over it, mode kept): through a
  *  symbolic link the file it names (the link stays), a compressed file
- *  compressed again; an archive member is refused (gk_edit_replace_check).
+ *  compressed again; an archive member is refused (gk_edit_replace_check); f
+ *  must then come from gk_open_exclusive, so no in-place edit can slip in between.
  *  opts: sink_flags, threads, progress (pad_end is taken from f). */
 gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err);

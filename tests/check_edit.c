@@ -479,13 +479,13 @@ static char *path_in_tmp(const char *name) {
 /* Edits path's general.name in place; @return : the status of the write. */
 static gk_status edit_name_in_place(const char *path, const char *name, gk_io_hook hook, void *ctx, bool *fits) {
     gk_file *f;
-    ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_OK);
+    gk_status st = gk_open_exclusive(path, 0, 0, NULL, &f, NULL);
+    if (st != GK_OK) return st;
     gk_model *m = gk_model_clone(gk_file_model(f));
     ck_assert_int_eq(gk_kv_set_str(m, "general.name", name, NULL), GK_OK);
     gk_inplace_plan plan;
     ck_assert_int_eq(gk_inplace_fit(f, m, &plan, NULL), GK_OK);
     *fits = plan.fits;
-    gk_status st = GK_OK;
     if (plan.fits) st = gk_inplace_write(f, m, hook, ctx, NULL, NULL);
     gk_model_free(m);
     gk_close(f);
@@ -583,7 +583,7 @@ START_TEST(test_inplace_crash_recovery) {
         crash_at c = { at, 0 };
         gk_status st = edit_name_in_place(path, "a-longer-name", crash_hook, &c, &fits);
         gk_recovery what;
-        ck_assert_int_eq(gk_journal_recover(path, &what, NULL, NULL, NULL), GK_OK);
+        ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, NULL), GK_OK);
         if (st == GK_OK) ck_assert_int_eq(what, GK_RECOVERY_NONE);
         if (what == GK_RECOVERY_RESTORED) restored++;
         size_t len;
@@ -611,13 +611,19 @@ START_TEST(test_inplace_crash_recovery) {
 }
 END_TEST
 
-START_TEST(test_journal_torn_and_foreign) {
-    make_tmpdir();
-    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+/* Writes small_model() with 100 bytes of padding to path. @return : the model. */
+static gk_model *write_padded(const char *path) {
     gk_model *m = small_model();
     ck_assert_int_eq(gk_model_set_padding(m, 100, NULL), GK_OK);
     gk_model_layout(m);
     write_file(path, m);
+    return m;
+}
+
+START_TEST(test_journal_torn_and_foreign) {
+    make_tmpdir();
+    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+    gk_model *m = write_padded(path);
     size_t old_len;
     uint8_t *old = slurp(path, &old_len);
     /* a torn journal: removed, file untouched */
@@ -625,15 +631,21 @@ START_TEST(test_journal_torn_and_foreign) {
     fputs("GGUFKJ01 and nothing more", fp);
     fclose(fp);
     gk_recovery what;
-    ck_assert_int_eq(gk_journal_recover(path, &what, NULL, NULL, NULL), GK_OK);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, NULL), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_TORN);
     ck_assert_int_ne(access(j, F_OK), 0);
-    /* a journal present blocks an in-place write */
+    /* a journal left beside the file: readers refuse the file and leave the
+     * journal (they never write); an exclusive open recovers it first */
     fp = fopen(j, "wb");
     fclose(fp);
+    gk_file *f;
+    ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_E_JOURNAL);
+    ck_assert_int_eq(access(j, F_OK), 0);
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 0, &what, &f, NULL), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_TORN);
+    ck_assert_int_ne(access(j, F_OK), 0);
+    gk_close(f);
     bool fits;
-    ck_assert_int_eq(edit_name_in_place(path, "smol", NULL, NULL, &fits), GK_E_EXISTS);
-    ck_assert_int_eq(gk_journal_recover(path, &what, NULL, NULL, NULL), GK_OK);
     /* a complete journal of another file (other inode) is left alone */
     char *other = path_in_tmp("o.gguf"), *oj = path_in_tmp("o.gguf" GK_JOURNAL_SUFFIX);
     write_file(other, m);
@@ -641,7 +653,7 @@ START_TEST(test_journal_torn_and_foreign) {
     ck_assert_int_eq(edit_name_in_place(other, "smol", crash_hook, &c, &fits), GK_E_INTERRUPTED);
     ck_assert_int_eq(rename(oj, j), 0);
     gk_error err;
-    ck_assert_int_eq(gk_journal_recover(path, &what, NULL, NULL, &err), GK_E_CORRUPT);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_CORRUPT);
     ck_assert_int_eq(access(j, F_OK), 0);
     size_t len;
     uint8_t *now = slurp(path, &len);
@@ -650,6 +662,48 @@ START_TEST(test_journal_torn_and_foreign) {
     free(old);
     free(other);
     free(oj);
+    free(j);
+    free(path);
+    gk_model_free(m);
+    remove_tmpdir();
+}
+END_TEST
+
+/* The edit lock: one holder at a time (another open waits, then GK_E_LOCKED),
+ * readers not kept out, recovery never takes the journal of a live editor, and
+ * only an exclusive open may write in place or replace the file. */
+START_TEST(test_edit_lock) {
+    make_tmpdir();
+    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+    gk_model *m = write_padded(path);
+    gk_file *held, *other, *reader;
+    gk_error err;
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &held, NULL), GK_OK);
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 50, NULL, &other, &err), GK_E_LOCKED);
+    ck_assert_ptr_null(other);
+    ck_assert_int_eq(gk_open(path, 0, &reader, NULL), GK_OK);
+    /* a reader's handle cannot write */
+    gk_model *e = gk_model_clone(gk_file_model(reader));
+    ck_assert_int_eq(gk_kv_set_str(e, "general.name", "x", NULL), GK_OK);
+    gk_inplace_plan plan;
+    ck_assert_int_eq(gk_inplace_fit(reader, e, &plan, NULL), GK_OK);
+    ck_assert(plan.fits);
+    ck_assert_int_eq(gk_inplace_write(reader, e, NULL, NULL, NULL, &err), GK_E_ARG);
+    ck_assert_int_eq(gk_edit_rewrite(reader, e, NULL, NULL, &err), GK_E_ARG);
+    gk_model_free(e);
+    gk_close(reader);
+    /* the journal of the live holder is left alone */
+    FILE *fp = fopen(j, "wb");
+    fclose(fp);
+    gk_recovery what;
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_LOCKED);
+    ck_assert_int_eq(access(j, F_OK), 0);
+    gk_close(held);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_TORN);
+    /* once the holder is gone, the next one gets in */
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &other, NULL), GK_OK);
+    gk_close(other);
     free(j);
     free(path);
     gk_model_free(m);
@@ -666,7 +720,7 @@ START_TEST(test_rewrite_replaces_input) {
     size_t old_len, new_len;
     uint8_t *old = slurp(path, &old_len);
     gk_file *f;
-    ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_OK);
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &f, NULL), GK_OK);
     uint64_t d_old = gk_file_data_offset(f);
     gk_model *e = gk_model_clone(gk_file_model(f));
     gk_kv_set_str(e, "general.name", "a name long enough to move the data section by a block or two", NULL);
@@ -712,6 +766,7 @@ static Suite *edit_suite(void) {
     tcase_add_test(io, test_inplace_fit_and_padding);
     tcase_add_test(io, test_inplace_crash_recovery);
     tcase_add_test(io, test_journal_torn_and_foreign);
+    tcase_add_test(io, test_edit_lock);
     tcase_add_test(io, test_rewrite_replaces_input);
     suite_add_tcase(s, io);
     return s;

@@ -19,6 +19,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "io/lock.h"
 
 #define SOURCE_BYTES (21u << 20)
 
@@ -242,6 +243,76 @@ START_TEST(test_existing_destination_refused) {
 }
 END_TEST
 
+/* The fd of this process that is an unnamed file of tmpdir, or -1. */
+static int unnamed_fd(void) {
+    char link[64], path[600], want[300];
+    snprintf(want, sizeof want, "%s/#", tmpdir);
+    for (int fd = 3; fd < 1024; fd++) {
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, path, sizeof path - 1);
+        if (n <= 0) continue;
+        path[n] = '\0';
+        if (strncmp(path, want, strlen(want)) == 0 && strstr(path, "(deleted)")) return fd;
+    }
+    return -1;
+}
+
+/* An output has no name until it is complete (O_TMPFILE), is written with
+ * O_DIRECT all the same, and is linked in at commit; a replacement keeps the
+ * replaced file's mode and waits for (here: gives up on) its edit lock. */
+START_TEST(test_unnamed_until_commit) {
+    int probe = open(tmpdir, O_TMPFILE | O_RDWR, 0600);
+    if (probe < 0) {
+        printf("SKIPPED: unnamed outputs: %s refuses O_TMPFILE\n", tmpdir);
+        return;
+    }
+    close(probe);
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s/out.bin", tmpdir);
+    gk_sink *s;
+    gk_error err;
+    ck_assert_int_eq(gk_sink_open(dest, GK_SINK_DEFAULT, &s, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_write(s, source, 3u << 20, &err), GK_OK);
+    ck_assert_int_eq(other_entries(), 0);
+    int fd = unnamed_fd();
+    ck_assert_int_ge(fd, 0);
+    int fl = fcntl(fd, F_GETFL);
+    probe = open(tmpdir, O_TMPFILE | O_RDWR | O_DIRECT, 0600);
+    if (probe >= 0) {   /* the folder takes O_DIRECT: the output uses it */
+        close(probe);
+        ck_assert_msg(fl & O_DIRECT, "the unnamed output is not written with O_DIRECT");
+    } else {
+        printf("SKIPPED: O_DIRECT on unnamed outputs: %s refuses O_DIRECT\n", tmpdir);
+    }
+    ck_assert_int_eq(gk_sink_commit(s, &err), GK_OK);
+    ck_assert_int_eq(other_entries(), 1);
+    struct stat sb;
+    ck_assert_int_eq(stat(dest, &sb), 0);
+    ck_assert_uint_eq(sb.st_size, 3u << 20);
+    ck_assert_int_eq(sb.st_mode & 0777, 0644);
+    /* replaced: new bytes, old mode, nothing else left */
+    chmod(dest, 0600);
+    ck_assert_int_eq(gk_sink_open(dest, GK_SINK_OVERWRITE, &s, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_write(s, "new", 3, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_commit(s, &err), GK_OK);
+    ck_assert_int_eq(stat(dest, &sb), 0);
+    ck_assert_uint_eq(sb.st_size, 3);
+    ck_assert_int_eq(sb.st_mode & 0777, 0600);
+    ck_assert_int_eq(other_entries(), 1);
+    /* while another holds its edit lock, the destination is not replaced */
+    int held;
+    ck_assert_int_eq(gk_lock_open(dest, 0, &held, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_open(dest, GK_SINK_OVERWRITE, &s, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_write(s, "newer", 5, &err), GK_OK);
+    ck_assert_int_eq(gk_sink_commit(s, &err), GK_E_LOCKED);
+    close(held);
+    ck_assert_int_eq(stat(dest, &sb), 0);
+    ck_assert_uint_eq(sb.st_size, 3);
+    ck_assert_int_eq(other_entries(), 1);
+    unlink(dest);
+}
+END_TEST
+
 int main(void) {
     Suite *su = suite_create("sink");
     TCase *tc = tcase_create("sink");
@@ -251,6 +322,7 @@ int main(void) {
     tcase_add_test(tc, test_abort_and_short_source_leave_nothing);
     tcase_add_test(tc, test_copy_swapped);
     tcase_add_test(tc, test_existing_destination_refused);
+    tcase_add_test(tc, test_unnamed_until_commit);
     suite_add_tcase(su, tc);
     return run_suite(su);
 }

@@ -21,6 +21,8 @@
  *   GK_FAULT_FSYNC_PATH=SUBSTR  fsync of such a file fails with EIO
  *   GK_FAULT_DLOPEN=SUBSTR      dlopen of a library whose name contains SUBSTR
  *                               fails (a machine without the optional library)
+ *   GK_FAULT_NO_TMPFILE=1       open and openat with O_TMPFILE fail with
+ *                               EOPNOTSUPP (a filesystem without unnamed files)
  *
  * Events (one trigger, one action, fired once):
  *   GK_FAULT_TRIGGER=read:N     when a read would deliver byte N (counted from 0
@@ -381,6 +383,13 @@ int ftruncate(int fd, off_t len) { return ftruncate64(fd, len); }
 /* An open that creates a file (O_CREAT or O_TMPFILE) is a step. */
 static int creates(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
 
+/* An O_TMPFILE open refused by GK_FAULT_NO_TMPFILE (errno set). */
+static int tmpfile_refused(int flags) {
+    if ((flags & O_TMPFILE) != O_TMPFILE || env_u64("GK_FAULT_NO_TMPFILE", 0) == 0) return 0;
+    errno = EOPNOTSUPP;
+    return 1;
+}
+
 static mode_t mode_arg(int flags, va_list ap) {
     return creates(flags) ? (mode_t)va_arg(ap, int) : 0;
 }
@@ -391,6 +400,7 @@ int open64(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
+    if (tmpfile_refused(flags)) return -1;
     if (creates(flags)) step();
     return real_open64(path, flags, mode);
 }
@@ -409,6 +419,7 @@ int openat64(int dirfd, const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
+    if (tmpfile_refused(flags)) return -1;
     if (creates(flags)) step();
     return real_openat64(dirfd, path, flags, mode);
 }

@@ -11,12 +11,12 @@
  * header that already ends there (no change, or a change within the alignment
  * slack) keeps its pair as it is, and a pair the edit deleted is not put back, so
  * an edit that changes nothing changes no byte. Only the bytes that differ are
- * rewritten, under the journal (journal.c). A file without tensors has nothing to
- * keep in place: its header may grow or shrink.
+ * rewritten, under the journal (journal.c) and the exclusive header lock
+ * (io/lock.h), by a process holding the file's edit lock (gk_open_exclusive). A
+ * file without tensors has nothing to keep in place: its header may grow or shrink.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,7 @@
 
 #include "edit/journal.h"
 #include "format/file.h"
+#include "io/lock.h"
 #include "io/source.h"
 
 gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
@@ -242,22 +243,25 @@ gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void 
     uint64_t new_size = m->n_tensors > 0 ? old_size : new_len;
     uint8_t *old = malloc(region ? (size_t)region : 1);
     char *jpath = journal_path(f->path);
-    int fd = -1;
+    int fd = f->fd;
+    bool header_locked = false;
     if (old == NULL || jpath == NULL) {
         st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         goto done;
     }
-    fd = open(f->path, O_RDWR | O_CLOEXEC);
-    struct stat a, b;
-    if (fd < 0) {
-        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot open for writing: %s", f->path, strerror(errno));
+    if (!f->edit_locked || f->lock_fd >= 0) {
+        st = gk_error_set(err, GK_E_ARG, -1, "%s: not opened for an in-place edit (gk_open_exclusive)", f->path);
         goto done;
     }
-    if (fstat(fd, &a) != 0 || fstat(f->fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
-        !S_ISREG(a.st_mode) || (uint64_t)a.st_size != old_size) {
+    struct stat a;
+    if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode) || (uint64_t)a.st_size != old_size) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: the file changed since it was read", f->path);
         goto done;
     }
+    /* Readers wait while the header changes: they see it before or after. */
+    st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, err);
+    if (st != GK_OK) goto done;
+    header_locked = true;
     st = read_region(fd, old, (size_t)region, f->path, err);
     if (st != GK_OK) goto done;
     size_t lo, old_hi, new_hi;
@@ -280,7 +284,7 @@ gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void 
     }
     st = io_fsync_dir(&io, jpath, err);
 done:
-    if (fd >= 0) close(fd);
+    if (header_locked) gk_lock_drop(fd, GK_LOCK_HEADER);
     free(jpath);
     free(old);
     free(hdr);
@@ -318,42 +322,15 @@ gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_wr
         free(steps);
         return st;
     }
-    /* Replace the input: a new file beside the one the path names (through a
-     * link: the link stays), in the input's container, renamed over it. */
-    struct stat sb;
-    char *target = realpath(f->path, NULL);
-    char *copy = target ? strdup(target) : NULL, *copy2 = target ? strdup(target) : NULL;
-    size_t n = (target ? strlen(target) : 0) + 64;
-    char *tmp = malloc(n);
-    if (target == NULL) {
-        st = gk_error_set(err, GK_E_IO, -1, "%s: %s", f->path, strerror(errno));
-        goto done;
+    /* Replace the input: under its edit lock (held since its header was read, so
+     * no in-place edit came between), a new file is renamed over it, mode kept. */
+    if (!f->edit_locked) {
+        free(steps);
+        return gk_error_set(err, GK_E_ARG, -1, "%s: not opened to be replaced (gk_open_exclusive)", f->path);
     }
-    if (copy == NULL || copy2 == NULL || tmp == NULL) {
-        st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-        goto done;
-    }
-    if (stat(target, &sb) != 0) {
-        st = gk_error_set(err, GK_E_IO, -1, "%s: %s", f->path, strerror(errno));
-        goto done;
-    }
-    snprintf(tmp, n, "%s/.%s.ggufkit-edit-%ld", dirname(copy), basename(copy2), (long)getpid());
-    o.sink_flags &= ~(unsigned)GK_SINK_OVERWRITE;
+    o.sink_flags |= GK_SINK_OVERWRITE | GK_SINK_REPLACE_HELD;
     if (f->stream != NULL) o.sink_flags |= GK_SINK_ZSTD;   /* archives were refused: a .zst stays one */
-    st = gk_write_model(tmp, m, steps, &o, err);
-    if (st != GK_OK) goto done;
-    chmod(tmp, sb.st_mode & 07777);
-    if (rename(tmp, target) != 0) {
-        st = gk_error_set(err, GK_E_IO, -1, "%s: cannot replace: %s", target, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    st = io_fsync_dir(NULL, target, err);
-done:
-    free(target);
-    free(copy);
-    free(copy2);
-    free(tmp);
+    st = gk_write_model(f->path, m, steps, &o, err);
     free(steps);
     return st;
 }

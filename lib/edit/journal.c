@@ -11,6 +11,11 @@
  * holds the bytes to put back; one that is not was cut short before FILE was
  * touched and is simply removed. Recovery restores FILE[off, off + len), truncates
  * FILE to old_size, fsyncs, then removes the journal: the file is the old version.
+ *
+ * Only the holder of FILE's edit lock (io/lock.h) recovers, so a journal is never
+ * taken from a live editor: gk_journal_recover takes the lock, and
+ * gk_open_exclusive (the open of every in-place edit and of a rewrite that
+ * replaces FILE) takes it, recovers, and keeps it until gk_close.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +27,10 @@
 #include <unistd.h>
 
 #include "edit/journal.h"
+#include "format/file.h"
 #include "hash/digest.h"
+#include "io/lock.h"
+#include "io/source.h"
 
 #define JOURNAL_MAGIC "GGUFKJ01"
 #define JOURNAL_HEAD 48
@@ -179,13 +187,9 @@ static bool file_matches(int fd, const struct stat *sb, const journal_info *info
     return same;
 }
 
-static gk_status restore(io_ctx *io, const char *path, const journal_info *info, gk_recovery *what,
+/* Puts the journal's old bytes back into fd (the file at path, edit lock held). */
+static gk_status restore(io_ctx *io, int fd, const char *path, const journal_info *info, gk_recovery *what,
                          gk_error *err) {
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: a journal is there but the file is gone", path);
-        return gk_error_set(err, GK_E_IO, -1, "%s: cannot open to recover: %s", path, strerror(errno));
-    }
     struct stat sb;
     gk_status st = GK_OK;
     if (fstat(fd, &sb) != 0) {
@@ -206,13 +210,13 @@ static gk_status restore(io_ctx *io, const char *path, const journal_info *info,
         if (st == GK_OK && !io_step(io, "restore fsync")) st = interrupted(err, "restore fsync");
         if (st == GK_OK && fsync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", path, strerror(errno));
     }
-    close(fd);
     return st;
 }
 
-gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hook, void *hook_ctx,
-                             gk_error *err) {
-    io_ctx io = { hook, hook_ctx };
+/* Recovers path's journal, if there is one, through fd, which holds the edit
+ * lock: no live process is in the middle of an edit, so the journal is one
+ * whose editor is gone. Readers are kept out while the header is put back. */
+static gk_status recover_locked(io_ctx *io, int fd, const char *path, gk_recovery *what, gk_error *err) {
     *what = GK_RECOVERY_NONE;
     char *jpath = journal_path(path);
     if (jpath == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -221,20 +225,70 @@ gk_status gk_journal_recover(const char *path, gk_recovery *what, gk_io_hook hoo
         free(jpath);
         return GK_OK;
     }
+    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, err);
     size_t len = 0;
-    uint8_t *buf = read_all(jpath, &len);
-    gk_status st = GK_OK;
+    uint8_t *buf = st == GK_OK ? read_all(jpath, &len) : NULL;
     journal_info info;
-    if (buf == NULL) {
+    if (st != GK_OK) {
+        /* reported */
+    } else if (buf == NULL) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: cannot read: %s", jpath, strerror(errno));
     } else if (!journal_parse(buf, len, &info)) {
         *what = GK_RECOVERY_TORN;
-        st = remove_journal(&io, jpath, err);
+        st = remove_journal(io, jpath, err);
     } else {
-        st = restore(&io, path, &info, what, err);
-        if (st == GK_OK) st = remove_journal(&io, jpath, err);
+        st = restore(io, fd, path, &info, what, err);
+        if (st == GK_OK) st = remove_journal(io, jpath, err);
     }
+    gk_lock_drop(fd, GK_LOCK_HEADER);
     free(buf);
     free(jpath);
+    return st;
+}
+
+gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                             void *hook_ctx, gk_error *err) {
+    io_ctx io = { hook, hook_ctx };
+    *what = GK_RECOVERY_NONE;
+    char *jpath = journal_path(path);
+    if (jpath == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    struct stat sb;
+    bool there = lstat(jpath, &sb) == 0;
+    free(jpath);
+    if (!there) return GK_OK;   /* nothing to do: no need to open the file for writing */
+    int fd;
+    gk_status st = gk_lock_open(path, wait_ms, &fd, err);
+    if (st == GK_E_NOT_FOUND) return gk_error_set(err, GK_E_NOT_FOUND, -1, "%s: a journal is there but the file is gone", path);
+    if (st != GK_OK) return st;
+    st = recover_locked(&io, fd, path, what, err);
+    close(fd);
+    return st;
+}
+
+gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,
+                            gk_file **out, gk_error *err) {
+    gk_recovery what = GK_RECOVERY_NONE;
+    *out = NULL;
+    if (recovered) *recovered = GK_RECOVERY_NONE;
+    int fd;
+    gk_status st = gk_lock_open(path, wait_ms, &fd, err);
+    if (st == GK_E_NOT_FOUND && strstr(path, "::"))
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a member of an archive cannot be edited in place or replaced (write it out with -o OUT)");
+    if (st != GK_OK) return st;
+    st = recover_locked(NULL, fd, path, &what, err);
+    if (recovered) *recovered = what;
+    if (st != GK_OK) {
+        close(fd);
+        return st;
+    }
+    if (gk_source_sniff(path) == GK_SOURCE_PLAIN) {
+        st = gk_file_open_fd(fd, path, flags, out, err);   /* reads through the locked fd */
+    } else if ((st = gk_open(path, flags, out, err)) == GK_OK) {
+        (*out)->lock_fd = fd;                               /* a stream: the lock stays beside it */
+    } else {
+        close(fd);
+    }
+    if (st == GK_OK) (*out)->edit_locked = true;
     return st;
 }

@@ -19,7 +19,14 @@ struct gk_file {
     gk_warning *warnings;
     size_t n_warnings, cap_warnings;
     bool bad_utf8;             /* a string value or array element is not UTF-8 */
+    bool edit_locked;          /* the edit lock is held (gk_open_exclusive): by fd, or by */
+    int lock_fd;               /* this fd when fd is not the file's own (a .zst), else -1 */
 };
+
+/** gk_file_open_fd() : gk_open for the plain file open at fd (taken over: closed by
+ *  gk_close, or at once on failure): the header is read under the shared header
+ *  lock (io/lock.h), and a journal left beside path is refused (GK_E_JOURNAL). */
+gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **out, gk_error *err);
 
 /** gk_file_add_warning() : records a warning on f (dropped silently when out of memory). */
 void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...)

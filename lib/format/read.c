@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "format/file.h"
+#include "io/lock.h"
 #include "io/source.h"
 #include "types/fp16.h"
 #include "util/strset.h"
@@ -761,10 +762,13 @@ static gk_status rd_tensor_info(reader *r, uint64_t index, gk_strset *seen) {
     int added = gk_strset_insert(seen, t.name.ptr, t.name.len);
     if (added < 0) BAIL(fail(r, GK_E_NOMEM, start, "out of memory"));
     if (added == 0) BAIL(fail(r, GK_E_DUP_TENSOR, start, "duplicate tensor name"));
-    if (t.name.len > 63)
+    if (t.name.len > GK_MAX_TENSOR_NAME)
+        BAIL(fail(r, GK_E_STRING_TOO_LONG, start, "name is %llu bytes; the spec allows at most %d",
+                  (unsigned long long)t.name.len, GK_MAX_TENSOR_NAME));
+    if (t.name.len == GK_MAX_TENSOR_NAME)
         gk_file_add_warning(r->f, GK_RULE_LLAMACPP, (int64_t)start,
-                            "%s: name is %llu bytes; llama.cpp allows at most 63", r->ctx,
-                            (unsigned long long)t.name.len);
+                            "%s: name is %d bytes; ggml refuses names of %d bytes or more (at most %d)", r->ctx,
+                            GK_MAX_TENSOR_NAME, GK_MAX_TENSOR_NAME, GK_MAX_TENSOR_NAME - 1);
     uint64_t dims_at = r->pos;
     st = rd_u32(r, &t.n_dims, "dimension count");
     if (st != GK_OK) BAIL(st);
@@ -995,7 +999,7 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
     *out = NULL;
     gk_file *f = calloc(1, sizeof *f);
     if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    f->fd = -1;
+    f->fd = f->lock_fd = -1;
     f->path = strdup(path);
     if (f->path == NULL) {
         free(f);
@@ -1010,14 +1014,40 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
         }
         return open_common(f, flags, out, err);
     }
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         int e = errno;
         gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(e));
     }
+    gk_close(f);
+    return gk_file_open_fd(fd, path, flags, out, err);
+}
+
+/* @return : true when an interrupted in-place edit's journal lies beside path. */
+static bool journal_left(const char *path) {
+    size_t n = strlen(path) + sizeof GK_JOURNAL_SUFFIX;
+    char *j = malloc(n);
+    if (j == NULL) return false;
+    snprintf(j, n, "%s%s", path, GK_JOURNAL_SUFFIX);
     struct stat sb;
-    if (fstat(f->fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+    bool there = lstat(j, &sb) == 0;
+    free(j);
+    return there;
+}
+
+gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **out, gk_error *err) {
+    *out = NULL;
+    gk_file *f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = strdup(path)) == NULL) {
+        free(f);
+        close(fd);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    f->fd = fd;
+    f->lock_fd = -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
         int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
         gk_close(f);
         return gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(e));
@@ -1030,14 +1060,31 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
                             "(save the stream to a file first)");
     }
     f->size = (uint64_t)sb.st_size;
-    return open_common(f, flags, out, err);
+    if (!S_ISREG(sb.st_mode)) return open_common(f, flags, out, err);
+    /* The header is read under the shared header lock: an in-place write is
+     * either wholly before or wholly after. A journal seen under it has no
+     * live editor (one writes and removes it under the exclusive lock). */
+    gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, false, GK_LOCK_READ_WAIT_MS, err);
+    if (st == GK_OK && journal_left(path))
+        st = gk_error_set(err, GK_E_JOURNAL, -1,
+                          "an in-place edit of this file was interrupted and its editor is gone: the header "
+                          "may be partly written; `ggufkit edit --recover %s` puts the old header back from "
+                          "the journal (%s%s)",
+                          path, path, GK_JOURNAL_SUFFIX);
+    if (st != GK_OK) {
+        gk_close(f);
+        return st;
+    }
+    st = open_common(f, flags, out, err);
+    if (st == GK_OK) gk_lock_drop(fd, GK_LOCK_HEADER);
+    return st;
 }
 
 gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out, gk_error *err) {
     *out = NULL;
     gk_file *f = calloc(1, sizeof *f);
     if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    f->fd = -1;
+    f->fd = f->lock_fd = -1;
     f->mem = data ? data : (const uint8_t *)"";
     f->size = size;
     f->path = strdup("");
@@ -1047,6 +1094,7 @@ gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file 
 void gk_close(gk_file *f) {
     if (f == NULL) return;
     if (f->fd >= 0) close(f->fd);
+    if (f->lock_fd >= 0) close(f->lock_fd);
     gk_source_close(f->stream);
     gk_model_free(f->model);
     free(f->warnings);

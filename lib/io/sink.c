@@ -1,11 +1,16 @@
 /*
  * sink.c - output files published atomically.
  *
- * Bytes go to a temporary file created beside the destination (same folder, so
- * the final rename cannot cross filesystems). Commit fsyncs the file, renames it
- * over the destination (or refuses to replace one unless asked) and fsyncs the
- * folder; abort, or any failure, removes the temporary file. The destination is
- * therefore either untouched or complete. A destination ending in ".zst" is
+ * Bytes go to a file created unnamed (O_TMPFILE) in the destination's folder, so
+ * that a kill at any moment leaves nothing behind; where the filesystem refuses
+ * O_TMPFILE, to a hidden temporary file there (same folder, so the final rename
+ * cannot cross filesystems). Commit fsyncs the file and links it in as the
+ * destination (linkat refuses an existing one), or, to replace one (asked for),
+ * links it under a temporary name and renames that over the destination while
+ * holding the destination's edit lock (io/lock.h): the replacement then never
+ * lands in the middle of an in-place edit, and keeps the replaced file's mode.
+ * Then it fsyncs the folder; abort, or any failure, discards the file. The
+ * destination is therefore either untouched or complete. A destination ending in ".zst" is
  * compressed on the fly (zstd); offsets then count the uncompressed bytes.
  * The file's bytes go through a stage (stage.c): aligned buffers written by a
  * thread of their own, bypassing the page cache where the filesystem allows.
@@ -24,13 +29,15 @@
 #include <zstd.h>
 
 #include "ggufkit.h"
+#include "io/lock.h"
 #include "io/stage.h"
 
 #define COPY_CHUNK (4u << 20)
 
 struct gk_sink {
     char *dest;
-    char *tmp;
+    char *tmp;                 /* the named temporary file, or NULL */
+    bool unnamed;              /* fd is an O_TMPFILE file: nothing to remove */
     char *dir;
     int fd;
     gk_stage *stage;           /* the file's bytes on their way to the disk */
@@ -120,7 +127,12 @@ gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error
     }
     snprintf(s->tmp, n, "%s/.%s.ggufkit-XXXXXX", s->dir, base);
     free(copy);
-    s->fd = mkostemp(s->tmp, O_CLOEXEC);
+    s->fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (s->fd >= 0) {
+        s->unnamed = true;
+    } else if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+        s->fd = mkostemp(s->tmp, O_CLOEXEC);   /* no O_TMPFILE here: a named temporary file */
+    }
     if (s->fd < 0) {
         int e = errno;
         gk_error_set(err, GK_E_IO, -1, "%s: cannot create a file in %s: %s", dest, s->dir, strerror(e));
@@ -244,41 +256,91 @@ gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, s
 
 uint64_t gk_sink_offset(const gk_sink *s) { return s->offset; }
 
+/* Links the unnamed file open at fd in as `to` (EEXIST when it exists). */
+static int link_unnamed(int fd, const char *to) {
+    if (linkat(fd, "", AT_FDCWD, to, AT_EMPTY_PATH) == 0) return 0;
+    if (errno == EEXIST) return -1;
+    char proc[64];   /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; this does not */
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc, AT_FDCWD, to, AT_SYMLINK_FOLLOW);
+}
+
+/* Gives the unnamed file a fresh temporary name beside dest (s->tmp), to be
+ * renamed over dest at once. @return : 0, or -1 with errno. */
+static int link_temporary(gk_sink *s) {
+    size_t n = strlen(s->tmp);
+    for (unsigned k = 0; k < 100; k++) {
+        snprintf(s->tmp + n - 6, 7, "%06x", (unsigned)((getpid() * 2654435761u + k * 40503u) & 0xffffff));
+        if (link_unnamed(s->fd, s->tmp) == 0) {
+            s->unnamed = false;   /* named now: abort removes it */
+            return 0;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+/* Takes the edit lock of an existing dest (unless the caller holds it), so that
+ * no in-place edit of it is under way, and gives the output dest's mode.
+ * *lock_fd is -1 when nothing needed locking (no such file, or one we may not
+ * write to, which no editor of ours writes either). */
+static gk_status lock_replaced(gk_sink *s, int *lock_fd, gk_error *err) {
+    *lock_fd = -1;
+    struct stat sb;
+    if (s->flags & GK_SINK_REPLACE_HELD) {
+        if (stat(s->dest, &sb) == 0) fchmod(s->fd, sb.st_mode & 07777);
+        return GK_OK;
+    }
+    gk_error why;
+    gk_status st = gk_lock_open(s->dest, GK_EDIT_WAIT_MS, lock_fd, &why);
+    if (st == GK_E_NOT_FOUND || st == GK_E_IO) return GK_OK;
+    if (st != GK_OK) return gk_error_set(err, st, -1, "%s: %s", s->dest, why.message);
+    if (fstat(*lock_fd, &sb) == 0) fchmod(s->fd, sb.st_mode & 07777);
+    return GK_OK;
+}
+
+/* Puts the complete, fsynced file in place. @return : 0, or -1 with errno. */
+static int publish(gk_sink *s) {
+    bool replace = s->flags & GK_SINK_OVERWRITE;
+    if (s->unnamed) {
+        if (link_unnamed(s->fd, s->dest) == 0) return 0;
+        if (errno != EEXIST || !replace || link_temporary(s) != 0) return -1;
+        return rename(s->tmp, s->dest);
+    }
+    if (replace) return rename(s->tmp, s->dest);
+    int rc = renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dest, RENAME_NOREPLACE);
+    if (rc != 0 && errno == EINVAL) {
+        /* Filesystem without RENAME_NOREPLACE: check, then rename. */
+        struct stat sb;
+        if (lstat(s->dest, &sb) == 0) errno = EEXIST;
+        else rc = rename(s->tmp, s->dest);
+    }
+    return rc;
+}
+
 gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
+    int lock_fd = -1;
     gk_status st = s->zc ? compress(s, NULL, 0, ZSTD_e_end, err) : GK_OK;
     if (st == GK_OK) st = gk_stage_finish(s->stage, err);
+    if (st == GK_OK && (s->flags & GK_SINK_OVERWRITE)) st = lock_replaced(s, &lock_fd, err);
     if (st != GK_OK) {
         /* reported */
     } else if (fsync(s->fd) != 0) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", s->dest, strerror(errno));
-    } else if (close(s->fd) != 0) {
-        s->fd = -1;
-        st = gk_error_set(err, GK_E_IO, -1, "%s: close failed: %s", s->dest, strerror(errno));
+    } else if (publish(s) != 0) {
+        st = errno == EEXIST ? gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists", s->dest)
+                             : gk_error_set(err, GK_E_IO, -1, "%s: cannot put in place: %s", s->dest,
+                                            strerror(errno));
     } else {
-        s->fd = -1;
-        int rc = (s->flags & GK_SINK_OVERWRITE)
-                     ? rename(s->tmp, s->dest)
-                     : renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dest, RENAME_NOREPLACE);
-        if (rc != 0 && errno == EINVAL && !(s->flags & GK_SINK_OVERWRITE)) {
-            /* Filesystem without RENAME_NOREPLACE: check, then rename. */
-            struct stat sb;
-            if (lstat(s->dest, &sb) == 0) errno = EEXIST;
-            else rc = rename(s->tmp, s->dest);
-        }
-        if (rc != 0) {
-            st = errno == EEXIST ? gk_error_set(err, GK_E_EXISTS, -1, "%s: already exists", s->dest)
-                                 : gk_error_set(err, GK_E_IO, -1, "%s: rename failed: %s", s->dest,
-                                                strerror(errno));
-        } else {
-            free(s->tmp);
-            s->tmp = NULL;  /* published: nothing to remove */
-            int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (dfd >= 0) {
-                fsync(dfd);
-                close(dfd);
-            }
+        free(s->tmp);
+        s->tmp = NULL;  /* published: nothing to remove */
+        int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
         }
     }
+    if (lock_fd >= 0) close(lock_fd);
     gk_sink_abort(s);
     return st;
 }
@@ -287,7 +349,7 @@ void gk_sink_abort(gk_sink *s) {
     if (s == NULL) return;
     gk_stage_free(s->stage);
     if (s->fd >= 0) close(s->fd);
-    if (s->tmp) unlink(s->tmp);
+    if (s->tmp && !s->unnamed) unlink(s->tmp);
     ZSTD_freeCCtx(s->zc);
     free(s->zbuf);
     free(s->tmp);

@@ -338,7 +338,7 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
     if (opts == NULL) opts = &defaults;
     int threads = opts->threads > 0 ? opts->threads : gk_default_threads();
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    for (size_t i = 0; i < out->n_tensors; i++) {
+    for (size_t i = 0; i < out->n_tensors && !(opts->sink_flags & GK_SINK_REPLACE_HELD); i++) {
         if (i > 0 && steps[i].src == steps[i - 1].src) continue;   /* checked already */
         const char *p = gk_file_path(steps[i].src);
         if (p[0] && gk_same_file(p, dest))

@@ -43,6 +43,8 @@ static const char *const status_names[GK_STATUS_COUNT] = {
     [GK_E_STRING_TOO_LONG] = "string-too-long",
     [GK_E_CORRUPT] = "corrupt",
     [GK_E_INTERRUPTED] = "interrupted",
+    [GK_E_LOCKED] = "locked",
+    [GK_E_JOURNAL] = "interrupted-edit",
 };
 
 const char *gk_status_name(gk_status s) {

@@ -11,11 +11,19 @@
 #   - the destination is absent or byte-identical to a reference output made
 #     once without killing (that reference passes `ggufkit verify`); for split,
 #     every shard present is its reference shard;
-#   - the destination folder holds nothing else but temporary files
-#     .NAME.ggufkit-XXXXXX (a killed process cannot remove them);
-#   - for --in-place: `ggufkit verify FILE` (which recovers the journal) exits 0
-#     and leaves FILE byte-identical to the old or the new version, no journal.
-# After each loop a normal run with the leftover temporary files present must
+#   - the destination folder holds nothing else: outputs are written unnamed
+#     (O_TMPFILE) and linked in when complete, so a kill leaves no file;
+#   - for --in-place: while a journal is left, `ggufkit verify FILE` fails naming
+#     `ggufkit edit --recover` and changes nothing; after `edit --recover`, FILE is
+#     byte-identical to the old or the new version, and verifies; no journal;
+#   - for --in-place=auto rewriting FILE: FILE is the old or the new version; the
+#     only other file a kill may leave is the complete new version under a
+#     temporary name (the kill landed between linking it beside FILE and renaming
+#     it over FILE: Linux cannot link a file over another).
+# The loops of repack and split run again with the shim refusing O_TMPFILE (a
+# filesystem without it): outputs then go through named temporary files
+# .NAME.ggufkit-XXXXXX, which a kill may leave, and are still published whole.
+# After each loop a normal run (with any leftover temporary files present) must
 # succeed and give the reference. A write failure (ENOSPC) and a SIGINT or
 # SIGTERM that the shim sends when the command has read half of its input (or,
 # for synth, written its first bytes) must leave no temporary file and no
@@ -47,10 +55,13 @@ pass() { checks=$((checks + 1)); }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 stamp() { stat -c '%s %Y %i' "$@"; }
 
-# shim_env VAR=VALUE... : the environment that preloads the shim with VARS.
+# shim_env VAR=VALUE... : the environment that preloads the shim with VARS (and
+# $SHIM_EXTRA, e.g. GK_FAULT_NO_TMPFILE=1).
+SHIM_EXTRA=
 shim_env() {
-  echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$@"
+  echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0" $SHIM_EXTRA "$@"
 }
+ALLOW_TEMPS=0   # 1 while O_TMPFILE is refused: named temporary files may be left
 
 # count_work CMD... : runs CMD once under the shim; sets steps and wbytes to the
 # steps it took and the bytes it wrote (stdin, stdout and stderr aside).
@@ -83,8 +94,9 @@ run_killed() {
   rc=$?
 }
 
-# check_folder DIR REFDIR : every file in DIR is either a temporary file of one
-# of REFDIR's names or equal to REFDIR's file of its name. Sets n_present/n_temp.
+# check_folder DIR REFDIR : every file in DIR is equal to REFDIR's file of its
+# name, or (ALLOW_TEMPS=1) a temporary file of one of REFDIR's names. Sets
+# n_present/n_temp.
 check_folder() {
   local dir=$1 refdir=$2 f b
   n_present=0
@@ -98,7 +110,7 @@ check_folder() {
       else
         fail "$dir/$b exists but differs from the reference ($($G verify "$f" 2>&1 | head -2 | tr '\n' ' '))"
       fi
-    elif [[ "$b" == .*.ggufkit-?????? ]] && [ -f "$refdir/${b:1:${#b}-16}" ]; then
+    elif [ "$ALLOW_TEMPS" = 1 ] && [[ "$b" == .*.ggufkit-?????? ]] && [ -f "$refdir/${b:1:${#b}-16}" ]; then
       n_temp=$((n_temp + 1))
     else
       fail "$dir: unexpected file '$b' after a kill"
@@ -158,7 +170,7 @@ kill_loop() {
   fi
   remove_finals "$outdir" "$refdir"
   remove_temps "$outdir"
-  echo "$name: $KILLS kills over $steps steps and $wbytes written bytes ($killed landed, $completed runs had finished), outputs present after a kill: $present, temporary files left: $temps, $((SECONDS - t)) s"
+  echo "$name${SHIM_EXTRA:+ ($SHIM_EXTRA)}: $KILLS kills over $steps steps and $wbytes written bytes ($killed landed, $completed runs had finished), outputs present after a kill: $present, temporary files left: $temps, $((SECONDS - t)) s"
 }
 
 # ---------------------------------------------------------------------------
@@ -219,7 +231,19 @@ else
   echo "SKIPPED: edit kill tests (ggufkit edit --help does not work)"
 fi
 
-# In place: kill, recover with verify, compare with the old and the new file.
+# kill_edit I NAME ORIGINAL FILE CMD... : FILE restored from ORIGINAL, CMD (which
+# edits FILE) killed at kill point I; counts n_killed, fails on another exit.
+kill_edit() {
+  local i=$1 name=$2 orig=$3 file=$4; shift 4
+  cp "$orig" "$file"
+  kill_point "$i" "$KILLS"
+  run_killed "$trig" "$@"
+  [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
+  [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "$name: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
+}
+
+# In place: kill, check that verify refuses a journaled file without touching
+# it, recover with edit --recover, compare with the old and the new file.
 # The kills land before each step of the edit (journal written and synced,
 # header rewritten and synced, journal removed) and inside its writes (a torn
 # journal, a torn header).
@@ -233,15 +257,19 @@ if [ "$HAS_EDIT" = 1 ]; then
   count_work "${EDIT[@]}"
   n_old=0 n_new=0 n_recovered=0 n_killed=0 t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
-    cp "$W/in/p-old.gguf" "$F"
-    kill_point "$i" "$KILLS"
-    run_killed "$trig" "${EDIT[@]}"
-    [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
-    [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "edit --in-place: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
-    out=$("$G" verify "$F" 2>&1)
-    vrc=$?
-    [ "$vrc" -eq 0 ] || fail "edit --in-place: kill $i ($trig): verify after the kill exits $vrc: $out"
-    case "$out" in *recovered:*) n_recovered=$((n_recovered + 1)) ;; esac
+    kill_edit "$i" "edit --in-place" "$W/in/p-old.gguf" "$F" "${EDIT[@]}"
+    if [ -e "$F.ggufkit-journal" ]; then
+      before=$(sha "$F")
+      out=$("$G" verify "$F" 2>&1)
+      vrc=$?
+      [ "$vrc" -eq 1 ] && pass || fail "edit --in-place: kill $i ($trig): verify of a journaled file exits $vrc: $out"
+      case "$out" in *"ggufkit edit --recover $F"*) pass ;; *) fail "edit --in-place: kill $i ($trig): verify does not name the recovery: $out" ;; esac
+      [ "$(sha "$F")" == "$before" ] && [ -e "$F.ggufkit-journal" ] && pass ||
+        fail "edit --in-place: kill $i ($trig): verify wrote to the model or its journal"
+    fi
+    out=$("$G" edit --recover "$F" 2>&1) || fail "edit --in-place: kill $i ($trig): edit --recover failed: $out"
+    case "$out" in *journal*) n_recovered=$((n_recovered + 1)) ;; esac
+    out=$("$G" verify "$F" 2>&1) || fail "edit --in-place: kill $i ($trig): verify after recovery: $out"
     s=$(sha "$F")
     if [ "$s" == "$OLD" ]; then n_old=$((n_old + 1))
     elif [ "$s" == "$NEW" ]; then n_new=$((n_new + 1))
@@ -252,7 +280,7 @@ if [ "$HAS_EDIT" = 1 ]; then
   done
   [ $((n_old + n_new)) -eq "$KILLS" ] && pass
   [ "$n_killed" -gt 0 ] && pass || fail "edit --in-place: no kill landed"
-  echo "edit --in-place: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by verify, $((SECONDS - t)) s"
+  echo "edit --in-place: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by edit --recover, $((SECONDS - t)) s"
   # A journal left by a kill does not stop the next edit: it is recovered first.
   # The kill lands before each step in turn until one leaves the journal.
   n_journal=0
@@ -272,6 +300,50 @@ if [ "$HAS_EDIT" = 1 ]; then
     fail "leftover-journal check: no kill before any of the $steps steps of an in-place edit left a journal"
   fi
 fi
+
+# In place with a rewrite (--in-place=auto on a file without room): the new file
+# replaces FILE by a rename. After a kill FILE is the old or the new version.
+if [ "$HAS_EDIT" = 1 ]; then
+  mkdir -p "$W/auto"
+  A="$W/auto/a.gguf"
+  LONG=$(head -c 3000 /dev/zero | tr '\0' n)
+  AUTO=("$G" edit --in-place=auto --set general.name="$LONG" "$A")
+  cp "$IN" "$A"
+  "${AUTO[@]}" >"$W/auto.out" 2>&1 || fail "reference --in-place=auto rewrite failed: $(head -3 "$W/auto.out")"
+  grep -q rewritten "$W/auto.out" && pass || fail "reference --in-place=auto did not rewrite: $(head -3 "$W/auto.out")"
+  AUTO_NEW=$(sha "$A")
+  AUTO_OLD=$(sha "$IN")
+  cp "$IN" "$A"
+  count_work "${AUTO[@]}"
+  n_old=0 n_new=0 n_named=0 n_killed=0 t=$SECONDS
+  for ((i = 1; i <= KILLS; i++)); do
+    kill_edit "$i" "edit --in-place=auto" "$IN" "$A" "${AUTO[@]}"
+    s=$(sha "$A")
+    if [ "$s" == "$AUTO_OLD" ]; then n_old=$((n_old + 1))
+    elif [ "$s" == "$AUTO_NEW" ]; then n_new=$((n_new + 1))
+    else fail "edit --in-place=auto: kill $i ($trig): the file is neither the old nor the new version"
+    fi
+    for f in "$W/auto"/.??* "$W/auto"/*; do
+      [ -e "$f" ] && [ "$f" != "$A" ] || continue
+      if [[ "$(basename "$f")" == .a.gguf.ggufkit-?????? ]] && [ "$(sha "$f")" == "$AUTO_NEW" ]; then
+        n_named=$((n_named + 1))
+      else
+        fail "edit --in-place=auto: kill $i ($trig): left: $(basename "$f")"
+      fi
+      rm -f "$f"
+    done
+  done
+  [ "$n_killed" -gt 0 ] && pass || fail "edit --in-place=auto: no kill landed"
+  [ "$n_named" -le 2 ] && pass || fail "edit --in-place=auto: $n_named kills left the new file under a temporary name (only the kill before the rename may)"
+  echo "edit --in-place=auto: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed): $n_old old, $n_new new, $n_named left the complete new file beside it, $((SECONDS - t)) s"
+fi
+
+# A filesystem without O_TMPFILE (refused by the shim): named temporary files,
+# still published whole.
+SHIM_EXTRA=GK_FAULT_NO_TMPFILE=1 ALLOW_TEMPS=1
+kill_loop repack "$IN" "$W/ref/repack" "$W/out/repack-named" "$G" repack "$IN" "$W/out/repack-named/r.gguf"
+kill_loop split "$IN" "$W/ref/split" "$W/out/split-named" "$G" split --split-max-tensors 30 "$IN" "$W/out/split-named/p"
+SHIM_EXTRA= ALLOW_TEMPS=0
 
 # ---------------------------------------------------------------------------
 # Normal failures leave no temporary file (needs the fault shim)
@@ -307,7 +379,7 @@ if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
     # shellcheck disable=SC2086
     set -- ${CMDS[$name]//@/$D}
     # 1. ENOSPC after 3 MB of output
-    shim_run GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_AFTER=3000000 -- "$G" "$@" >/dev/null 2>"$W/f.err"
+    shim_run GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=3000000 -- "$G" "$@" >/dev/null 2>"$W/f.err"
     rc=$?
     [ "$rc" -eq 1 ] && pass || fail "$name with a failing write: exit $rc, not 1"
     grep -qi "no space" "$W/f.err" && pass || fail "$name with a failing write: message does not say why: $(head -2 "$W/f.err")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_edit.sh - CLI tests of `ggufkit edit` (and of journal recovery by `verify`).
+# test_edit.sh - CLI tests of `ggufkit edit` (and of journal recovery by `edit --recover`).
 #
 # usage: test_edit.sh PATH/TO/ggufkit
 # Environment: GGUFKIT_GOLDEN = the golden reference folder. The golden files are
@@ -12,7 +12,8 @@
 # types; offsets of later keys move). In-place edits must keep the inode, change
 # only bytes before the data section and keep the tensor bytes' sha256; a crash
 # injected before every low-level write (GGUFKIT_FAULT_AFTER_WRITES=N) must leave
-# a file that, once `verify` recovered it, is byte for byte the old or the new one.
+# a file that `verify` refuses without touching it while the journal is there and
+# that, once `edit --recover` recovered it, is byte for byte the old or the new one.
 # dump --json -> --patch must give back the identical file.
 set -u
 
@@ -111,8 +112,9 @@ inplace_ok() {
 }
 
 # fault_loop NAME FILE EDIT ARGS : crashes the in-place edit after N = 0, 1, ...
-# low-level operations until it completes; after `verify` (which recovers) the
-# file must be the old or the new version byte for byte.
+# low-level operations until it completes. While a journal is left, `verify` and
+# `info` fail naming `edit --recover` and change nothing; after `edit --recover`
+# the file must be the old or the new version byte for byte.
 fault_loop() {
     local name=$1 f=$2
     shift 2
@@ -127,9 +129,20 @@ fault_loop() {
         GGUFKIT_FAULT_AFTER_WRITES=$n "$BIN" edit "$@" --in-place "$t" >/dev/null 2>&1
         rc=$?
         if [ $rc -ne 0 ] && [ $rc -ne 137 ]; then bad "$name: N=$n exit $rc"; fi
-        "$BIN" verify "$t" >"$TMP/vout" 2>&1 || bad "$name: N=$n: verify failed: $(head -2 "$TMP/vout")"
+        if [ -e "$t.ggufkit-journal" ]; then
+            local sum; sum=$(sha256sum <"$t")
+            for reader in verify info; do
+                "$BIN" $reader "$t" >"$TMP/vout" 2>&1 && bad "$name: N=$n: $reader accepts a file with a journal"
+                grep -q "ggufkit edit --recover" "$TMP/vout" && ok ||
+                    bad "$name: N=$n: $reader does not name the recovery: $(head -3 "$TMP/vout")"
+            done
+            [ -e "$t.ggufkit-journal" ] && [ "$(sha256sum <"$t")" = "$sum" ] && ok ||
+                bad "$name: N=$n: a read-only command wrote to the model or its journal"
+        fi
+        "$BIN" edit --recover "$t" >"$TMP/vout" 2>&1 || bad "$name: N=$n: edit --recover failed: $(head -2 "$TMP/vout")"
         grep -q "old header restored" "$TMP/vout" && restored=$((restored + 1))
-        [ -e "$t.ggufkit-journal" ] && bad "$name: N=$n: journal left after verify"
+        [ -e "$t.ggufkit-journal" ] && bad "$name: N=$n: journal left after edit --recover"
+        expect_exit 0 "$name: N=$n: verify after recovery" "$BIN" verify "$t"
         if cmp -s "$t" "$old"; then
             saw_old=$((saw_old + 1))
         elif cmp -s "$t" "$new"; then
@@ -334,8 +347,16 @@ expect_exit 0 "edit recovers first" "$BIN" edit --set x.z=1 --dry-run "$TMP/cras
 expect_grep "edit recovers first" "$TMP/err" "old header restored"
 expect_same_file "edit recovers first: old file back" "$TMP/crash.gguf" "$TMP/crash2.gguf"
 echo "not a journal" >"$TMP/crash2.gguf.ggufkit-journal"
-expect_exit 0 "verify removes a torn journal" "$BIN" verify "$TMP/crash2.gguf"
-expect_grep "verify removes a torn journal" "$TMP/out" "removed an incomplete journal"
+expect_exit 1 "verify refuses a file with a journal" "$BIN" verify "$TMP/crash2.gguf"
+expect_grep "verify refuses a file with a journal" "$TMP/out" "ggufkit edit --recover $TMP/crash2.gguf"
+[ -e "$TMP/crash2.gguf.ggufkit-journal" ] && ok || bad "verify removed a journal"
+expect_exit 0 "edit --recover removes a torn journal" "$BIN" edit --recover "$TMP/crash2.gguf"
+expect_grep "edit --recover removes a torn journal" "$TMP/err" "removed an incomplete journal"
+[ ! -e "$TMP/crash2.gguf.ggufkit-journal" ] && ok || bad "edit --recover left the torn journal"
+expect_exit 0 "edit --recover without a journal" "$BIN" edit --recover "$TMP/crash2.gguf"
+expect_grep "edit --recover without a journal" "$TMP/out" "no interrupted edit"
+expect_exit 2 "edit --recover with an operation" "$BIN" edit --recover --set a.b=1 "$TMP/crash2.gguf"
+expect_exit 2 "edit --wait without seconds" "$BIN" edit --wait soon --set a.b=1 --in-place "$TMP/crash2.gguf"
 
 # ---------------------------------------------------------------------------
 # Golden real files: an edit of each, in place and with -o; crash loop on one

@@ -215,9 +215,9 @@ if [ -n "$SHIM" ]; then
     D="$W/wfault/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
-    run_env $(shim_env) GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_WRITE_AFTER=1000000 GK_FAULT_WRITE_ERRNO=5 -- "${ARGS[@]}"
+    run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=1000000 GK_FAULT_WRITE_ERRNO=5 -- "${ARGS[@]}"
     expect_fail "write EIO after 1 MB: $name" "$D" "write failed|input/output"
-    run_env $(shim_env) GK_FAULT_FSYNC_PATH=.ggufkit- -- "${ARGS[@]}"
+    run_env $(shim_env) GK_FAULT_FSYNC_PATH="$D/" -- "${ARGS[@]}"
     expect_fail "fsync EIO: $name" "$D" "fsync"
   done
   # O_DIRECT taken by the filesystem but its writes refused (EINVAL): the
@@ -226,12 +226,31 @@ if [ -n "$SHIM" ]; then
     D="$W/einval/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
-    run_env $(shim_env) GK_FAULT_WRITE_PATH=.ggufkit- GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
+    run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
     [ "$rc" -eq 0 ] && pass || fail "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$W/err"))"
     for f in "$W/ref/$name"/*; do
       cmp -s "$f" "$D/$(basename "$f")" && pass || fail "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
     done
     [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$W/ref/$name" | wc -l)" ] && pass || fail "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
+  done
+  # A filesystem without O_TMPFILE (the shim refuses it): the output goes through
+  # a named temporary file, is still the reference, and a failing write leaves
+  # nothing behind either.
+  for name in $NAMES; do
+    D="$W/notmp/$name"
+    mkdir -p "$D"
+    args_for "$name" "$D"
+    run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 -- "${ARGS[@]}"
+    [ "$rc" -eq 0 ] && pass || fail "O_TMPFILE refused: $name: exit $rc ($(head -c 300 "$W/err"))"
+    for f in "$W/ref/$name"/*; do
+      cmp -s "$f" "$D/$(basename "$f")" && pass || fail "O_TMPFILE refused: $name: $(basename "$f") differs from the reference"
+    done
+    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$W/ref/$name" | wc -l)" ] && pass || fail "O_TMPFILE refused: $name: other files: $(ls -A "$D")"
+    rm -rf "$D"
+    mkdir -p "$D"
+    args_for "$name" "$D"
+    run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=1000000 -- "${ARGS[@]}"
+    expect_fail "O_TMPFILE refused, write ENOSPC after 1 MB: $name" "$D" "no space"
   done
   # The input shrinks while it is read: the shim truncates it to 3 MB when the
   # command has read its first 1 MB (an event of the work, not a moment), so
