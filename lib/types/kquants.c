@@ -218,7 +218,7 @@ static void quantize_block_q2_K_ref(const gk_searches *s, const float *x, block_
         float iscale = q4scale / max_min;
         for (int j = 0; j < QK_K / 16; ++j) {
             int l = gk_nearest_int(iscale * mins[j]);
-            b->scales[j] |= (uint8_t)(l << 4);
+            b->scales[j] |= (uint8_t)((unsigned)l << 4);   /* l < 0 only for NaN or out-of-range input */
         }
         b->dmin = float_to_half(max_min / q4scale);
     } else {
