@@ -42,6 +42,14 @@ extern "C" {
 
 #define GK_VERSION_STRING "0.1.0"
 
+/* GK_API marks a function of the public interface: the shared library exports
+ * those and hides every other symbol. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GK_API __attribute__((visibility("default")))
+#else
+#define GK_API
+#endif
+
 /* ======================================================================== */
 /* Status codes and errors                                                  */
 /* ======================================================================== */
