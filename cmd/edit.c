@@ -241,38 +241,6 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
 /* Dry run: the metadata diff                                               */
 /* ------------------------------------------------------------------------ */
 
-static bool values_equal(const gk_value *a, const gk_value *b);
-
-static bool elems_equal(const gk_value *a, const gk_value *b) {
-    if (a->arr.elem != b->arr.elem || a->arr.n != b->arr.n) return false;
-    if (a->arr.n == 0) return true;
-    if (a->arr.elem == GK_V_STR) {
-        const gk_str *x = a->arr.data, *y = b->arr.data;
-        for (uint64_t i = 0; i < a->arr.n; i++)
-            if (x[i].len != y[i].len || memcmp(x[i].ptr, y[i].ptr, x[i].len) != 0) return false;
-        return true;
-    }
-    if (a->arr.elem == GK_V_ARR) {
-        const gk_value *x = a->arr.data, *y = b->arr.data;
-        for (uint64_t i = 0; i < a->arr.n; i++)
-            if (!values_equal(&x[i], &y[i])) return false;
-        return true;
-    }
-    return memcmp(a->arr.data, b->arr.data, a->arr.n * gk_vtype_size(a->arr.elem)) == 0;
-}
-
-static bool values_equal(const gk_value *a, const gk_value *b) {
-    if (a->type != b->type) return false;
-    switch (a->type) {
-    case GK_V_STR: return a->s.len == b->s.len && memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0;
-    case GK_V_ARR: return elems_equal(a, b);
-    case GK_V_BOOL: return a->b == b->b;
-    case GK_V_F32: case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
-    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return a->i == b->i;
-    default: return a->u == b->u;
-    }
-}
-
 static void print_str(const char *s, uint64_t n, uint64_t max) {
     putchar('"');
     for (uint64_t i = 0; i < n && i < max; i++) {
@@ -327,7 +295,7 @@ static size_t print_diff(const gk_model *before, const gk_model *after) {
         const gk_kv *kv = gk_kv_at(before, i);
         if (strcmp(kv->key.ptr, GK_PADDING_KEY) == 0) continue;
         int64_t j = gk_kv_find(after, kv->key.ptr);
-        if (j >= 0 && values_equal(&kv->value, &gk_kv_at(after, (size_t)j)->value)) continue;
+        if (j >= 0 && gk_value_equal(&kv->value, &gk_kv_at(after, (size_t)j)->value)) continue;
         print_pair('-', kv);
         lines++;
         if (j >= 0) {

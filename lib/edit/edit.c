@@ -436,43 +436,6 @@ static gk_status value_from_text(const edit_op *op, const gk_value *old, gk_valu
     return edit_scalar_from_text(edit_infer_text(op->text, op->len), op->text, op->len, op->a, out, err);
 }
 
-static bool values_equal(const gk_value *a, const gk_value *b);
-
-static bool elems_equal(const gk_value *a, const gk_value *b) {
-    if (a->arr.elem != b->arr.elem || a->arr.n != b->arr.n) return false;
-    if (a->arr.n == 0) return true;
-    if (a->arr.elem == GK_V_STR) {
-        const gk_str *x = a->arr.data, *y = b->arr.data;
-        for (uint64_t i = 0; i < a->arr.n; i++)
-            if (x[i].len != y[i].len || memcmp(x[i].ptr, y[i].ptr, x[i].len) != 0) return false;
-        return true;
-    }
-    if (a->arr.elem == GK_V_ARR) {
-        const gk_value *x = a->arr.data, *y = b->arr.data;
-        for (uint64_t i = 0; i < a->arr.n; i++)
-            if (!values_equal(&x[i], &y[i])) return false;
-        return true;
-    }
-    return memcmp(a->arr.data, b->arr.data, a->arr.n * gk_vtype_elem_size(a->arr.elem)) == 0;
-}
-
-/* Same type and the same bytes in the file. */
-static bool values_equal(const gk_value *a, const gk_value *b) {
-    if (a->type != b->type) return false;
-    switch (a->type) {
-    case GK_V_STR: return a->s.len == b->s.len && memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0;
-    case GK_V_ARR: return elems_equal(a, b);
-    case GK_V_BOOL: return a->b == b->b;
-    case GK_V_F32: {
-        float x = (float)a->f, y = (float)b->f;
-        return memcmp(&x, &y, sizeof x) == 0;
-    }
-    case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
-    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return a->i == b->i;
-    default: return a->u == b->u;
-    }
-}
-
 static gk_status apply_set(gk_model *m, const edit_op *op, bool force, gk_edit_result *res, gk_error *err) {
     const gk_value *old = gk_kv_get(m, op->a);
     gk_value v;
@@ -483,7 +446,7 @@ static gk_status apply_set(gk_model *m, const edit_op *op, bool force, gk_edit_r
     else st = value_from_json_op(op->doc, op->item, &op->type, op->a, old, &v, err);
     /* Setting a value it already has changes nothing, so nothing is refused
      * (a dump of a shard patched back onto it, split.* included). */
-    if (st == GK_OK && old && values_equal(old, &v)) {
+    if (st == GK_OK && old && gk_value_equal(old, &v)) {
         gk_value_free(&v);
         return GK_OK;
     }

@@ -140,7 +140,13 @@ bool gk_value_equal(const gk_value *a, const gk_value *b) {
     switch (a->type) {
     case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return a->u == b->u;
     case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return a->i == b->i;
-    case GK_V_F32: case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case GK_V_F32: {
+        /* the float the file holds: a value set from a double that rounds to
+         * the same float writes the same bytes */
+        float x = (float)a->f, y = (float)b->f;
+        return memcmp(&x, &y, sizeof x) == 0;
+    }
+    case GK_V_F64: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
     case GK_V_BOOL: return a->b == b->b;
     case GK_V_STR: return a->s.len == b->s.len && (a->s.len == 0 || memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0);
     case GK_V_ARR: return gk_value_first_diff(a, b) == UINT64_MAX;

@@ -27,8 +27,9 @@ gk_status gk_value_copy(gk_value *dst, const gk_value *src);
 void gk_value_free(gk_value *v);
 
 /** gk_value_equal() : @return : true when a and b have the same type and the same
- *  contents: numbers bit for bit (so NaN equals the same NaN, and 0.0 differs from
- *  -0.0, as their bytes in a file do), strings byte for byte, arrays element by
+ *  contents: numbers bit for bit as the file holds them (an F32 compared as the
+ *  float it is written as; NaN equals the same NaN, and 0.0 differs from -0.0,
+ *  as their bytes in a file do), strings byte for byte, arrays element by
  *  element, nested arrays recursively. */
 bool gk_value_equal(const gk_value *a, const gk_value *b);
 
