@@ -120,9 +120,6 @@ size_t cmd_utf8_bad_len(const char *s, uint64_t n);
 
 /* Readable values (cmd/show.c), shared by dump and diff. */
 
-/** cmd_format_double() : the shortest text that reads back as d (NaN, Infinity,
- *  -Infinity as Python's json writes them; "3.0" rather than "3"). */
-void cmd_format_double(char *buf, size_t size, double d);
 /** cmd_print_quoted() : prints n bytes of s quoted, escaped, cut after max bytes
  *  ("..." then follows). @return : true if the string was cut. */
 bool cmd_print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max);
@@ -130,8 +127,6 @@ bool cmd_print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max);
 void cmd_print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i);
 /** cmd_print_value() : prints a scalar, or an array as "N elements [a, b, ...]". */
 void cmd_print_value(FILE *out, const gk_value *v);
-/** cmd_type_label() : "UINT32", "[STRING]", "[[INT32]]". */
-void cmd_type_label(char *buf, size_t size, const gk_value *v);
 /** cmd_tensor_type_name() : @return : the type's name, also for retired and unknown ids. */
 const char *cmd_tensor_type_name(uint32_t id, char *buf, size_t size);
 /** cmd_shape_text() : "[4096, 32000]" (ne[0] first). */

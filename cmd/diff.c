@@ -89,7 +89,7 @@ static void print_num(FILE *out, double v) {
 /* "UINT32 5", or for a long array "[STRING] 32000 elements". */
 static void print_typed(FILE *out, const gk_value *v) {
     char label[64];
-    cmd_type_label(label, sizeof label, v);
+    gk_value_type_label(v, GK_LABEL_NAME, label, sizeof label);
     fprintf(out, "%s ", label);
     if (v->type == GK_V_ARR && v->arr.n > DIFF_SHORT_ARRAY)
         fprintf(out, "%" PRIu64 " elements", v->arr.n);

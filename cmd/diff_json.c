@@ -24,7 +24,7 @@ static cJSON *json_u64(uint64_t v) {
 static cJSON *json_double(double d) {
     if (!isfinite(d)) return cJSON_CreateNull();
     char buf[40];
-    cmd_format_double(buf, sizeof buf, d);
+    gk_format_double(buf, sizeof buf, d);
     return cJSON_CreateRaw(buf);
 }
 
@@ -76,7 +76,7 @@ static cJSON *json_value(const gk_value *v) {
 /* Adds "type_SIDE", "value_SIDE" and, for arrays, "length_SIDE". */
 static void json_side(cJSON *o, const char *side, const gk_value *v) {
     char key[32], label[64];
-    cmd_type_label(label, sizeof label, v);
+    gk_value_type_label(v, GK_LABEL_NAME, label, sizeof label);
     snprintf(key, sizeof key, "type_%s", side);
     cJSON_AddStringToObject(o, key, label);
     snprintf(key, sizeof key, "value_%s", side);

@@ -85,7 +85,7 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     size_t typew = 4;
     for (size_t i = 0; i < nkv; i++) {
         char label[64];
-        cmd_type_label(label, sizeof label, &gk_kv_at(m, i)->value);
+        gk_value_type_label(&gk_kv_at(m, i)->value, GK_LABEL_NAME, label, sizeof label);
         if (strlen(label) > typew) typew = strlen(label);
     }
 
@@ -94,7 +94,7 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
     for (size_t i = 0; i < nkv; i++) {
         const gk_kv *kv = gk_kv_at(m, i);
         char label[64];
-        cmd_type_label(label, sizeof label, &kv->value);
+        gk_value_type_label(&kv->value, GK_LABEL_NAME, label, sizeof label);
         fprintf(out, "  %5zu  ", i);
         /* Keys are valid UTF-8 but may hold control bytes: escape those only. */
         bool plain = true;
@@ -285,11 +285,11 @@ static bool write_element(json_writer *w, gk_vtype elem, const void *data, uint6
     case GK_V_U64: put_u64(w->out, ((const uint64_t *)data)[i]); return true;
     case GK_V_I64: put_i64(w->out, ((const int64_t *)data)[i]); return true;
     case GK_V_F32:
-        cmd_format_double(num, sizeof num, (double)((const float *)data)[i]);
+        gk_format_double(num, sizeof num, (double)((const float *)data)[i]);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_F64:
-        cmd_format_double(num, sizeof num, ((const double *)data)[i]);
+        gk_format_double(num, sizeof num, ((const double *)data)[i]);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_BOOL: return write_item(w, cJSON_CreateBool(((const uint8_t *)data)[i] != 0));
@@ -315,7 +315,7 @@ static bool write_value(json_writer *w, const gk_value *v) {
         put_i64(w->out, v->i);
         return true;
     case GK_V_F32: case GK_V_F64:
-        cmd_format_double(num, sizeof num, v->f);
+        gk_format_double(num, sizeof num, v->f);
         fputs_unlocked(num, w->out);
         return true;
     case GK_V_BOOL: return write_item(w, cJSON_CreateBool(v->b));

@@ -266,22 +266,9 @@ static void print_scalar(const gk_value *v) {
     }
 }
 
-/* A type label: u32, str, array[str], array[array[i32]] (nested arrays named
- * through their first element). */
-static void type_label(const gk_value *v, char *buf, size_t size) {
-    if (v->type != GK_V_ARR) {
-        snprintf(buf, size, "%s", gk_vtype_short_name(v->type) ? gk_vtype_short_name(v->type) : "?");
-        return;
-    }
-    char inner[80];
-    if (v->arr.elem == GK_V_ARR && v->arr.n > 0) type_label(&((const gk_value *)v->arr.data)[0], inner, sizeof inner);
-    else snprintf(inner, sizeof inner, "%s", v->arr.elem == GK_V_ARR ? "array" : gk_vtype_short_name(v->arr.elem));
-    snprintf(buf, size, "array[%s]", inner);
-}
-
 static void print_pair(char sign, const gk_kv *kv) {
     char type[96];
-    type_label(&kv->value, type, sizeof type);
+    gk_value_type_label(&kv->value, GK_LABEL_SHORT, type, sizeof type);
     printf("%c %s (%s) = ", sign, kv->key.ptr, type);
     print_scalar(&kv->value);
     putchar('\n');

@@ -1,7 +1,8 @@
 /*
- * show.c - how the readable listings (dump, diff) print metadata values, type
- * labels and tensor types: arrays summarized by their first elements, strings
- * quoted with escapes and cut, floats as the shortest text that reads back.
+ * show.c - how the readable listings (dump, diff) print metadata values and
+ * tensor types: arrays summarized by their first elements, strings quoted with
+ * escapes and cut, floats as the shortest text that reads back (type labels and
+ * that float text are the library's, lib/meta/text.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -16,27 +17,6 @@ _Static_assert(SUMMARY_ELEMS <= GK_PREVIEW_ELEMS, "a preview holds what the list
 /* Bytes of a string shown before it is cut, for scalar values and array elements. */
 #define SCALAR_STR_MAX 160
 #define ELEM_STR_MAX 48
-
-/* Formats a double as the shortest text that reads back as the same double
- * (NaN and infinities as Python's json module writes them). */
-void cmd_format_double(char *buf, size_t size, double d) {
-    if (isnan(d)) {
-        snprintf(buf, size, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
-        return;
-    }
-    /* The first precision that reads back exactly gives the fewest digits,
-     * correctly rounded (any shorter exact text would round the same way). */
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (prec == 17 || strtod(buf, NULL) == d) break;
-    }
-    /* Keep it a float for readers that tell 3 from 3.0 (Python's json does). */
-    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
-}
 
 /* Length of the longest prefix of s[0..n) that is at most max bytes and does
  * not end inside a UTF-8 sequence. */
@@ -94,11 +74,11 @@ void cmd_print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i) {
     case GK_V_U64: fprintf(out, "%" PRIu64, ((const uint64_t *)data)[i]); break;
     case GK_V_I64: fprintf(out, "%" PRId64, ((const int64_t *)data)[i]); break;
     case GK_V_F32:
-        cmd_format_double(num, sizeof num, (double)((const float *)data)[i]);
+        gk_format_double(num, sizeof num, (double)((const float *)data)[i]);
         fputs(num, out);
         break;
     case GK_V_F64:
-        cmd_format_double(num, sizeof num, ((const double *)data)[i]);
+        gk_format_double(num, sizeof num, ((const double *)data)[i]);
         fputs(num, out);
         break;
     case GK_V_BOOL: fputs(((const uint8_t *)data)[i] ? "true" : "false", out); break;
@@ -125,29 +105,6 @@ static void print_summary(FILE *out, const gk_value *v) {
     fputc(']', out);
 }
 
-/* Writes the type label of v: "UINT32", "[STRING]", "[[INT32]]" (nested arrays
- * are labelled through their first element; an empty inner array shows ARRAY). */
-void cmd_type_label(char *buf, size_t size, const gk_value *v) {
-    int depth = 0;
-    const gk_value *cur = v;
-    gk_vtype leaf = v->type;
-    while (leaf == GK_V_ARR && depth < GK_MAX_ARRAY_DEPTH + 1) {
-        depth++;
-        leaf = cur->arr.elem;
-        if (leaf == GK_V_ARR) {
-            if (cur->arr.n == 0) break;
-            cur = &((const gk_value *)cur->arr.data)[0];
-        }
-    }
-    const char *name = gk_vtype_name(leaf);
-    size_t pos = 0;
-    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = '[';
-    int w = snprintf(buf + pos, size - pos, "%s", name ? name : "?");
-    pos = w < 0 ? pos : pos + (size_t)w;
-    for (int i = 0; i < depth && pos + 1 < size; i++) buf[pos++] = ']';
-    buf[pos < size ? pos : size - 1] = '\0';
-}
-
 /* Prints a scalar or an array summary for the readable listing. */
 void cmd_print_value(FILE *out, const gk_value *v) {
     char num[40];
@@ -159,7 +116,7 @@ void cmd_print_value(FILE *out, const gk_value *v) {
         fprintf(out, "%" PRId64, v->i);
         break;
     case GK_V_F32: case GK_V_F64:
-        cmd_format_double(num, sizeof num, v->f);
+        gk_format_double(num, sizeof num, v->f);
         fputs(num, out);
         break;
     case GK_V_BOOL: fputs(v->b ? "true" : "false", out); break;

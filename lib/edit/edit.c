@@ -369,11 +369,11 @@ static gk_status check_type(const char *key, const gk_value *v, bool force, gk_e
     if (force || !gk_key_expected_type(key, &type, &elem, &or_array)) return GK_OK;
     if (type_matches(v, type, elem, or_array)) return GK_OK;
     char got[64];
-    edit_describe_type(v, got, sizeof got);
+    gk_value_type_label(v, GK_LABEL_SHORT, got, sizeof got);
     gk_value want = { .type = type };
     want.arr.elem = elem;
     char expected[64];
-    edit_describe_type(&want, expected, sizeof expected);
+    gk_value_type_label(&want, GK_LABEL_SHORT, expected, sizeof expected);
     res->refused = true;
     return gk_error_set(err, GK_E_TYPE_MISMATCH, -1, "%s: llama.cpp expects %s%s, not %s", key, expected,
                         or_array ? " (or one per layer)" : "", got);

@@ -68,8 +68,6 @@ gk_status edit_scalar_from_text(gk_vtype t, const char *text, size_t n, const ch
 /** edit_infer_text() : the type a bare command-line value gets for a new key. */
 gk_vtype edit_infer_text(const char *text, size_t n);
 
-/** edit_describe_type() : writes "u32", "array[str]", "array[array[i32]]" for v. */
-void edit_describe_type(const gk_value *v, char *buf, size_t size);
 
 /** edit_adopt_doc() : hands doc's contents to e (freed with it).
  *  @return : the document as e keeps it, or NULL when out of memory (doc untouched). */

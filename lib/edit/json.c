@@ -320,25 +320,9 @@ bool edit_type_parse(const char *name, type_spec *out) {
     return true;
 }
 
-void edit_describe_type(const gk_value *v, char *buf, size_t size) {
-    if (v->type != GK_V_ARR) {
-        snprintf(buf, size, "%s", gk_vtype_short_name(v->type) ? gk_vtype_short_name(v->type) : "?");
-        return;
-    }
-    char inner[96];
-    if (v->arr.elem == GK_V_ARR && v->arr.n > 0) edit_describe_type(&((const gk_value *)v->arr.data)[0], inner, sizeof inner);
-    else snprintf(inner, sizeof inner, "%s", v->arr.elem == GK_V_ARR ? "array" : gk_vtype_short_name(v->arr.elem));
-    snprintf(buf, size, "array[%s]", inner);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Scalars from text                                                        */
 /* ------------------------------------------------------------------------ */
-
-static bool is_integer_type(gk_vtype t) {
-    return t == GK_V_U8 || t == GK_V_I8 || t == GK_V_U16 || t == GK_V_I16 || t == GK_V_U32 ||
-           t == GK_V_I32 || t == GK_V_U64 || t == GK_V_I64;
-}
 
 static bool is_unsigned_type(gk_vtype t) {
     return t == GK_V_U8 || t == GK_V_U16 || t == GK_V_U32 || t == GK_V_U64;
@@ -460,7 +444,7 @@ gk_status edit_scalar_from_text(gk_vtype t, const char *text, size_t n, const ch
         else return gk_error_set(err, GK_E_ARG, -1, "%s: '%s' is not a bool (true or false)", key, buf);
         return GK_OK;
     }
-    if (is_integer_type(t)) {
+    if (gk_vtype_is_integer(t)) {
         bool parsed;
         if (integer_in_range(buf, n, t, out, &parsed)) return GK_OK;
         out->type = t;
@@ -607,7 +591,7 @@ static gk_status scalar_from_json(const json_doc *doc, const cJSON *j, gk_vtype 
         return gk_error_set(err, GK_E_ARG, -1, "%s: expected a string", key);
     if (tok == NULL)
         return gk_error_set(err, GK_E_ARG, -1, "%s: expected a %s value", key, gk_vtype_short_name(t));
-    if (cJSON_IsNumber(j) && is_integer_type(t) && strpbrk(tok->bytes, ".eENI"))
+    if (cJSON_IsNumber(j) && gk_vtype_is_integer(t) && strpbrk(tok->bytes, ".eENI"))
         return gk_error_set(err, GK_E_ARG, -1, "%s: %s is not an integer (%s)", key, tok->bytes, gk_vtype_short_name(t));
     if (cJSON_IsNumber(j) && t == GK_V_BOOL)
         return gk_error_set(err, GK_E_ARG, -1, "%s: expected true or false", key);

@@ -102,10 +102,6 @@ void ix_result_free(ix_result *r);
  *  @return : malloc'ed text, or NULL when out of memory. */
 char *ix_value_text(const gk_value *v, unsigned head, size_t *len);
 
-/** ix_format_double() : the shortest text that reads back as d, with ".0" for an
- *  integral value (NaN, Infinity, -Infinity as Python's json writes them). */
-void ix_format_double(char *buf, size_t size, double d);
-
 /* A file found by the directory walk. */
 typedef struct ix_found {
     char *path;                 /* absolute */

@@ -23,22 +23,6 @@
 /* Values as text                                                           */
 /* ------------------------------------------------------------------------ */
 
-void ix_format_double(char *buf, size_t size, double d) {
-    if (isnan(d)) {
-        snprintf(buf, size, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (prec == 17 || strtod(buf, NULL) == d) break;
-    }
-    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
-}
-
 /* Bytes of the well-formed UTF-8 character at s (n >= 1 available), 0 if none. */
 static size_t utf8_char_len(const unsigned char *s, size_t n) {
     unsigned char c = s[0];
@@ -119,7 +103,7 @@ static cJSON *json_raw_i64(int64_t v) {
 
 static cJSON *json_raw_double(double d) {
     char buf[40];
-    ix_format_double(buf, sizeof buf, d);
+    gk_format_double(buf, sizeof buf, d);
     return cJSON_CreateRaw(buf);
 }
 
@@ -182,7 +166,7 @@ char *ix_value_text(const gk_value *v, unsigned head, size_t *len) {
     case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
         snprintf(buf, sizeof buf, "%" PRId64, v->i);
         break;
-    case GK_V_F32: case GK_V_F64: ix_format_double(buf, sizeof buf, v->f); break;
+    case GK_V_F32: case GK_V_F64: gk_format_double(buf, sizeof buf, v->f); break;
     case GK_V_BOOL: text = v->b ? "true" : "false"; break;
     case GK_V_STR: {
         char *copy = malloc(v->s.len + 1);

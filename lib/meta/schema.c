@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "meta/value.h"   /* gk_vtype_is_integer */
 
 #define MAX_LAYERS 65536          /* more blocks than any real model: refuse to enumerate */
 #define MAX_MISSING_REPORTED 24   /* missing tensors named one by one, then summarized */
@@ -117,11 +118,6 @@ static void add(findings *fs, bool is_error, const char *fmt, ...) {
 #define ERROR(...) add(fs, true, __VA_ARGS__)
 #define WARN(...) add(fs, false, __VA_ARGS__)
 
-static bool is_integer_type(gk_vtype t) {
-    return t == GK_V_U8 || t == GK_V_I8 || t == GK_V_U16 || t == GK_V_I16 || t == GK_V_U32 ||
-           t == GK_V_I32 || t == GK_V_U64 || t == GK_V_I64;
-}
-
 static const char *vtype_label(const gk_value *v) {
     const char *n = gk_vtype_name(v->type);
     return n ? n : "?";
@@ -144,7 +140,7 @@ static bool get_u32(findings *fs, const gk_model *m, const hparams *hp, const ch
         return false;
     }
     if (v->type != GK_V_U32) {
-        if (is_integer_type(v->type))
+        if (gk_vtype_is_integer(v->type))
             ERROR("%s: type %s, expected UINT32 (llama.cpp refuses other integer types)", key,
                   vtype_label(v));
         else

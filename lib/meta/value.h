@@ -49,6 +49,27 @@ gk_str *gk_str_array_pack(const gk_str *items, uint64_t n);
  *  (packed host values; sizeof(gk_str) for STR, sizeof(gk_value) for ARR). */
 size_t gk_vtype_elem_size(gk_vtype t);
 
+/** gk_vtype_is_integer() : @return : true for the eight integer types (not BOOL). */
+static inline bool gk_vtype_is_integer(gk_vtype t) {
+    return t == GK_V_U8 || t == GK_V_I8 || t == GK_V_U16 || t == GK_V_I16 || t == GK_V_U32 ||
+           t == GK_V_I32 || t == GK_V_U64 || t == GK_V_I64;
+}
+
+/* The two spellings of a value's type (meta/text.c). */
+typedef enum gk_label_style {
+    GK_LABEL_SHORT,   /* u32, str, array[str], array[array[i32]]: edit's messages */
+    GK_LABEL_NAME,    /* UINT32, STRING, [STRING], [[INT32]]: the listings */
+} gk_label_style;
+
+/** gk_value_type_label() : writes the type label of v into buf (size bytes, cut
+ *  to fit). Nested arrays are labelled through their first element; an empty
+ *  inner array shows as array / ARRAY. */
+void gk_value_type_label(const gk_value *v, gk_label_style style, char *buf, size_t size);
+
+/** gk_format_double() : the shortest text that reads back as d (NaN, Infinity,
+ *  -Infinity as Python's json writes them; "3.0" rather than "3"). */
+void gk_format_double(char *buf, size_t size, double d);
+
 /** gk_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
  *  starts s (of n bytes left), or 0 when none does (bad lead byte, overlong form,
  *  surrogate, past U+10FFFF, cut short). */
