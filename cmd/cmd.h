@@ -114,10 +114,6 @@ struct cJSON;
  *  @return : the item (caller deletes it) or NULL when out of memory. */
 struct cJSON *cmd_json_string(const char *s, uint64_t n);
 
-/** cmd_utf8_bad_len() : where gk_utf8_char_len is 0, @return : bytes of the
- *  ill-formed part at s (at least 1) that one U+FFFD stands for. */
-size_t cmd_utf8_bad_len(const char *s, uint64_t n);
-
 /* Readable values (cmd/show.c), shared by dump and diff. */
 
 /** cmd_print_quoted() : prints n bytes of s quoted, escaped, cut after max bytes

@@ -191,51 +191,10 @@ static cJSON *json_string_with_nul(const char *s, uint64_t n) {
     return raw;
 }
 
-size_t cmd_utf8_bad_len(const char *str, uint64_t n) {
-    const unsigned char *s = (const unsigned char *)str;
-    unsigned char c = s[0];
-    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (len == 0) return 1;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-    /* The lead byte plus the continuation bytes that could still have
-     * completed it (Unicode's "maximal subpart", as Python decodes). */
-    size_t k = 1;
-    while (k < len && k < n && s[k] >= (k == 1 ? lo : 0x80) && s[k] <= (k == 1 ? hi : 0xBF)) k++;
-    return k;
-}
-
-/* Copies s with every ill-formed part replaced by U+FFFD; *out_len gets the new
- * length. @return : the malloc'ed, NUL-terminated copy, or NULL. */
-static char *utf8_repair(const char *s, uint64_t n, uint64_t *out_len) {
-    if (n > (SIZE_MAX - 1) / 3) return NULL;
-    char *out = malloc(3 * (size_t)n + 1);   /* one bad byte grows to at most 3 */
-    if (out == NULL) return NULL;
-    uint64_t i = 0, len = 0;
-    while (i < n) {
-        size_t ok = gk_utf8_char_len(s + i, n - i);
-        if (ok) {
-            memcpy(out + len, s + i, ok);
-            len += ok;
-            i += ok;
-        } else {
-            memcpy(out + len, "\xEF\xBF\xBD", 3);
-            len += 3;
-            i += cmd_utf8_bad_len(s + i, n - i);
-        }
-    }
-    out[len] = '\0';
-    *out_len = len;
-    return out;
-}
-
 struct cJSON *cmd_json_string(const char *s, uint64_t n) {
     if (!gk_utf8_valid(s, n)) {
         uint64_t len;
-        char *fixed = utf8_repair(s, n, &len);
+        char *fixed = gk_utf8_repair(s, n, GK_UTF8_REPAIR_MAXIMAL, &len);
         if (fixed == NULL) return NULL;
         cJSON *item = cmd_json_string(fixed, len);
         free(fixed);

@@ -17,71 +17,18 @@
 
 #include "index/index_internal.h"
 #include "io/source.h"
-#include "meta/value.h"   /* gk_value_held */
+#include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
 
 /* ------------------------------------------------------------------------ */
 /* Values as text                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Bytes of the well-formed UTF-8 character at s (n >= 1 available), 0 if none. */
-static size_t utf8_char_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
-    if (n < len || s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
-    return len;
-}
-
-/* A copy of the n bytes at s in which each NUL byte and each byte that does not
- * start a well-formed UTF-8 character becomes U+FFFD (cJSON strings end at NUL
- * and must be UTF-8). */
-static char *utf8_repair(const char *s, size_t n) {
-    char *out = malloc(3 * n + 1);
-    if (out == NULL) return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = s[i] == '\0' ? 0 : utf8_char_len((const unsigned char *)s + i, n - i);
-        if (len == 0) {
-            memcpy(out + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        } else {
-            memcpy(out + o, s + i, len);
-            o += len;
-            i += len;
-        }
-    }
-    out[o] = '\0';
-    return out;
-}
-
-/* @return : true when the n bytes at s are NUL-free well-formed UTF-8. */
-static bool clean_utf8(const char *s, size_t n) {
-    for (size_t i = 0; i < n;) {
-        size_t len = s[i] == '\0' ? 0 : utf8_char_len((const unsigned char *)s + i, n - i);
-        if (len == 0) return false;
-        i += len;
-    }
-    return true;
-}
-
-/* A cJSON string of a metadata string (s[len] is NUL, as the library's are). */
+/* A cJSON string of a metadata string (s[len] is NUL, as the library's are).
+ * cJSON strings end at NUL and must be UTF-8: each NUL byte and each byte that
+ * starts no well-formed character becomes U+FFFD. */
 static cJSON *json_str(const gk_str *s) {
-    if (clean_utf8(s->ptr, s->len)) return cJSON_CreateString(s->ptr);
-    char *fixed = utf8_repair(s->ptr, s->len);
+    if (gk_utf8_valid(s->ptr, s->len) && memchr(s->ptr, '\0', s->len) == NULL) return cJSON_CreateString(s->ptr);
+    char *fixed = gk_utf8_repair(s->ptr, s->len, GK_UTF8_REPAIR_BYTES, NULL);
     if (fixed == NULL) return NULL;
     cJSON *item = cJSON_CreateString(fixed);
     free(fixed);

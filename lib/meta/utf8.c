@@ -1,6 +1,6 @@
 /*
  * utf8.c - well-formed UTF-8 (Unicode's table 3-7): the length of one
- * character, and the check of a whole buffer.
+ * character, the check of a whole buffer, and the repair of an ill-formed one.
  *
  * The buffer check runs sixteen bytes at a time where the processor has SSSE3:
  * three nibble-indexed tables classify every pair of adjacent bytes (a
@@ -10,6 +10,7 @@
  * Keiser and Lemire ("Validating UTF-8 in less than one instruction per byte").
  * Elsewhere, and for short strings, a word-at-a-time scalar loop does the same.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "meta/value.h"
@@ -38,6 +39,45 @@ size_t gk_utf8_char_len(const char *str, uint64_t n) {
     for (size_t k = 2; k < len; k++)
         if ((s[k] & 0xC0) != 0x80) return 0;
     return len;
+}
+
+size_t gk_utf8_bad_len(const char *str, uint64_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned char c = s[0];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len == 0) return 1;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+    /* The lead byte plus the continuation bytes that could still have
+     * completed it (Unicode's "maximal subpart", as Python decodes). */
+    size_t k = 1;
+    while (k < len && k < n && s[k] >= (k == 1 ? lo : 0x80) && s[k] <= (k == 1 ? hi : 0xBF)) k++;
+    return k;
+}
+
+char *gk_utf8_repair(const char *s, uint64_t n, gk_utf8_repair_rule rule, uint64_t *out_len) {
+    if (n > (SIZE_MAX - 1) / 3) return NULL;
+    char *out = malloc(3 * (size_t)n + 1);   /* one bad byte grows to at most 3 */
+    if (out == NULL) return NULL;
+    uint64_t i = 0, len = 0;
+    while (i < n) {
+        size_t ok = rule == GK_UTF8_REPAIR_BYTES && s[i] == '\0' ? 0 : gk_utf8_char_len(s + i, n - i);
+        if (ok) {
+            memcpy(out + len, s + i, ok);
+            len += ok;
+            i += ok;
+        } else {
+            memcpy(out + len, "\xEF\xBF\xBD", 3);
+            len += 3;
+            i += rule == GK_UTF8_REPAIR_BYTES ? 1 : gk_utf8_bad_len(s + i, n - i);
+        }
+    }
+    out[len] = '\0';
+    if (out_len) *out_len = len;
+    return out;
 }
 
 static bool utf8_valid_scalar(const char *str, uint64_t n) {

@@ -77,4 +77,22 @@ size_t gk_utf8_char_len(const char *s, uint64_t n);
 /** gk_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
 bool gk_utf8_valid(const char *s, uint64_t n);
 
+/** gk_utf8_bad_len() : where gk_utf8_char_len is 0, @return : bytes of the
+ *  ill-formed part at s (at least 1; Unicode's "maximal subpart") that one U+FFFD
+ *  stands for. */
+size_t gk_utf8_bad_len(const char *s, uint64_t n);
+
+/* What gk_utf8_repair replaces by U+FFFD. */
+typedef enum gk_utf8_repair_rule {
+    GK_UTF8_REPAIR_MAXIMAL,   /* each maximal ill-formed part; NUL bytes kept
+                               * (as Python decodes with "replace": dump, info, diff) */
+    GK_UTF8_REPAIR_BYTES,     /* each byte that starts no well-formed character, and
+                               * each NUL byte (text for a NUL-ended string: index) */
+} gk_utf8_repair_rule;
+
+/** gk_utf8_repair() : copies the n bytes at s with ill-formed parts replaced by
+ *  U+FFFD under rule; *out_len (when not NULL) gets the copy's length.
+ *  @return : the malloc'ed, NUL-terminated copy, or NULL when out of memory. */
+char *gk_utf8_repair(const char *s, uint64_t n, gk_utf8_repair_rule rule, uint64_t *out_len);
+
 #endif
