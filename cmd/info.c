@@ -106,11 +106,7 @@ static void gather(gk_file *f, info_facts *fx) {
     fx->n_warnings = gk_file_warning_count(f);
     for (size_t i = 0; i < fx->tensor_count; i++) {
         const gk_tensor *t = gk_tensor_at(m, i);
-        uint64_t elems = 1;
-        for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
-            if (t->ne[d] != 0 && elems > UINT64_MAX / t->ne[d]) fx->params_overflow = true;
-            elems *= t->ne[d];
-        }
+        uint64_t elems = gk_tensor_elements(t, &fx->params_overflow);
         if (fx->params > UINT64_MAX - elems) fx->params_overflow = true;
         fx->params += elems;
         fx->tensor_bytes += t->nbytes;

@@ -289,12 +289,6 @@ static double bits_per_weight(uint32_t type) {
     return t ? 8.0 * t->block_bytes / t->block_elems : 0.0;
 }
 
-static uint64_t n_elements(const gk_tensor *t) {
-    uint64_t n = 1;
-    for (uint32_t d = 0; d < t->n_dims; d++) n *= t->ne[d];
-    return n;
-}
-
 static const gk_tensor *entry_input(gk_file **inputs, const gk_quant_entry *e) {
     return gk_tensor_at(gk_file_model(inputs[e->src_input]), e->src_tensor);
 }
@@ -322,14 +316,14 @@ typedef struct plan_totals {
 /* Bytes tensor e takes in its output type. */
 static uint64_t entry_out_bytes(gk_file **inputs, const gk_quant_entry *e) {
     const gk_tensor *ti = entry_input(inputs, e);
-    return gk_type_row_bytes(e->to, ti->ne[0]) * (n_elements(ti) / ti->ne[0]);
+    return gk_type_row_bytes(e->to, ti->ne[0]) * (gk_tensor_elements(ti, NULL) / ti->ne[0]);
 }
 
 static plan_totals totals_of(gk_file **inputs, const gk_quant_plan *plan) {
     plan_totals s = { 0 };
     for (size_t i = 0; i < plan->n_entries; i++) {
         const gk_tensor *ti = entry_input(inputs, &plan->entries[i]);
-        s.elements += n_elements(ti);
+        s.elements += gk_tensor_elements(ti, NULL);
         s.bytes_in += ti->nbytes;
         s.bytes_out += entry_out_bytes(inputs, &plan->entries[i]);
     }

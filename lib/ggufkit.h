@@ -374,6 +374,10 @@ size_t gk_tensor_count(const gk_model *m);
 const gk_tensor *gk_tensor_at(const gk_model *m, size_t i);
 /** gk_tensor_find() : @return : index of the tensor named name, or -1. */
 int64_t gk_tensor_find(const gk_model *m, const char *name);
+/** gk_tensor_elements() : @return : the number of elements of t, the product of
+ *  its n_dims dimensions (1 for none), wrapping past UINT64_MAX; *overflow, when
+ *  not NULL, is set true if it wrapped and is left alone otherwise. */
+GK_API uint64_t gk_tensor_elements(const gk_tensor *t, bool *overflow);
 /** gk_tensor_add() : appends a tensor (offset 0 until gk_model_layout) and
  *  computes its byte size. @return : GK_OK, GK_E_EXISTS, GK_E_ARG (dims/type/row). */
 gk_status gk_tensor_add(gk_model *m, const char *name, uint32_t type, uint32_t n_dims,

@@ -298,11 +298,8 @@ static bool fill_tensors(ix_row *row, const gk_model *m, size_t *mem) {
         else snprintf(out->type, sizeof out->type, "%u", t->type);
         out->type_id = t->type;
         out->n_dims = t->n_dims;
-        out->n_elements = 1;
-        for (int d = 0; d < GK_MAX_DIMS; d++) {
-            out->ne[d] = t->ne[d];
-            if ((uint32_t)d < t->n_dims) out->n_elements *= t->ne[d];
-        }
+        for (int d = 0; d < GK_MAX_DIMS; d++) out->ne[d] = t->ne[d];
+        out->n_elements = gk_tensor_elements(t, NULL);
         out->offset = t->offset;
         out->nbytes = t->nbytes;
         out->info_offset = t->file_offset;

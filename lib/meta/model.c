@@ -276,6 +276,15 @@ int64_t gk_tensor_find(const gk_model *m, const char *name) {
     return -1;
 }
 
+uint64_t gk_tensor_elements(const gk_tensor *t, bool *overflow) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
+        if (overflow && t->ne[d] != 0 && n > UINT64_MAX / t->ne[d]) *overflow = true;
+        n *= t->ne[d];
+    }
+    return n;
+}
+
 gk_status gk_tensor_nbytes(uint32_t type, const uint64_t ne[GK_MAX_DIMS], uint64_t *out) {
     const gk_type_info *t = gk_type_get(type);
     if (t == NULL) return GK_E_TENSOR_TYPE;
