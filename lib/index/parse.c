@@ -489,15 +489,6 @@ static bool has_suffix(const char *s, const char *suffix) {
 }
 
 /* The first four bytes of the file, or fewer (0 when it cannot be read). */
-static size_t read_magic(const char *path, unsigned char magic[4], int *open_errno) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *open_errno = fd < 0 ? errno : 0;
-    if (fd < 0) return 0;
-    ssize_t n = pread(fd, magic, 4, 0);
-    close(fd);
-    return n > 0 ? (size_t)n : 0;
-}
-
 /* Indexes every GGUF member of the archive at path into r. An archive that
  * cannot be listed to its end (cut short, damaged, not readable at all) is
  * broken, whatever it still shows: it gets a row of its own (member NULL) with
@@ -540,37 +531,30 @@ static bool named_archive(const char *path) {
     return false;
 }
 
-static bool is_gguf_magic(const unsigned char m[4]) {
-    return memcmp(m, "GGUF", 4) == 0 || memcmp(m, "FUGG", 4) == 0;
-}
-
 ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     ix_result *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
-    unsigned char magic[4];
-    int open_errno;
-    size_t n = read_magic(path, magic, &open_errno);
+    gk_source_magic magic;
+    gk_source_kind kind = gk_source_sniff_magic(path, &magic);
     bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
     bool ok = true;
-    uint8_t inner[4];
-    if (n == 4 && is_gguf_magic(magic)) {
+    if (magic == GK_MAGIC_GGUF) {
         ok = parse_one(r, path, NULL, o);
-    } else if (n == 4 && memcmp(magic, "\x28\xB5\x2F\xFD", 4) == 0) {
+    } else if (magic == GK_MAGIC_ZSTD) {
         /* a zstd stream of a GGUF file, or of an archive (.tar.zst) */
-        if (gk_source_zstd_first_bytes(path, inner) && !is_gguf_magic(inner)) ok = parse_archive(r, path, o);
+        if (kind == GK_SOURCE_ARCHIVE) ok = parse_archive(r, path, o);
         else ok = parse_zstd(r, path, o);
         if (ok && r->not_gguf && named_gguf) {
             r->not_gguf = false;
             ok = parse_zstd(r, path, o);
         }
-    } else if (n == 4 && gk_path_is_archive(path)) {
+    } else if (kind == GK_SOURCE_ARCHIVE) {
         ok = parse_archive(r, path, o);
     } else if (named_gguf) {
         ok = parse_one(r, path, NULL, o);   /* broken: the reader says why */
     } else if (named_archive(path)) {
         ok = parse_archive(r, path, o);     /* broken too (cut inside its first header) */
     } else {
-        (void)open_errno;
         r->not_gguf = true;
     }
     if (!ok) {

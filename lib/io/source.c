@@ -446,14 +446,24 @@ gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     return st;
 }
 
-gk_source_kind gk_source_sniff(const char *path) {
+gk_source_kind gk_source_sniff(const char *path) { return gk_source_sniff_magic(path, NULL); }
+
+gk_source_kind gk_source_sniff_magic(const char *path, gk_source_magic *magic) {
+    gk_source_magic seen;
+    if (magic == NULL) magic = &seen;
+    *magic = GK_MAGIC_OTHER;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return GK_SOURCE_PLAIN;
     uint8_t h[512];
     ssize_t n = pread(fd, h, sizeof h, 0);
     close(fd);
-    if (n < 4 || is_gguf_magic(h)) return GK_SOURCE_PLAIN;
+    if (n < 4) return GK_SOURCE_PLAIN;
+    if (is_gguf_magic(h)) {
+        *magic = GK_MAGIC_GGUF;
+        return GK_SOURCE_PLAIN;
+    }
     if (memcmp(h, zstd_magic, 4) == 0) {
+        *magic = GK_MAGIC_ZSTD;
         /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
         uint8_t first[4];
         return gk_source_zstd_first_bytes(path, first) && !is_gguf_magic(first) ? GK_SOURCE_ARCHIVE : GK_SOURCE_ZSTD;

@@ -22,6 +22,18 @@ typedef enum gk_source_kind {
  *  @return : the kind (PLAIN when the file cannot be read: gk_open reports that). */
 gk_source_kind gk_source_sniff(const char *path);
 
+/* The magic a file starts with, as gk_source_sniff_magic saw it. */
+typedef enum gk_source_magic {
+    GK_MAGIC_OTHER = 0,   /* neither (or fewer than 4 bytes, or unreadable) */
+    GK_MAGIC_GGUF,        /* "GGUF", in either byte order */
+    GK_MAGIC_ZSTD,        /* a zstd frame (of a GGUF file or of an archive) */
+} gk_source_magic;
+
+/** gk_source_sniff_magic() : gk_source_sniff, also telling in *magic (when not
+ *  NULL) which magic the file starts with: a PLAIN file may be a GGUF file or
+ *  anything else, an ARCHIVE a zstd-compressed one or not. @return : the kind. */
+gk_source_kind gk_source_sniff_magic(const char *path, gk_source_magic *magic);
+
 /** gk_source_zstd_first_bytes() : decompresses the first 4 bytes of the zstd file
  *  at path (as much of it as that takes: a first block may be large).
  *  @return : true when four bytes came out. */
