@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "meta/keys.h"    /* gk_special_token_key */
 #include "meta/value.h"   /* gk_vtype_is_integer */
 
 #define MAX_LAYERS 65536          /* more blocks than any real model: refuse to enumerate */
@@ -54,18 +55,6 @@
 static const char *const llama_like_archs[] = {
     "llama", "mistral", "baichuan", "internlm2", "qwen2", "qwen2moe", "qwen3", "qwen3moe",
     "granite", "granitemoe", "minicpm", "xverse", "phi3", "gemma", "gemma2", "gemma3",
-};
-
-/* Special token id keys (llama.cpp spells the separator "seperator"). */
-static const char *const special_token_keys[] = {
-    "tokenizer.ggml.bos_token_id",     "tokenizer.ggml.eos_token_id",
-    "tokenizer.ggml.eot_token_id",     "tokenizer.ggml.eom_token_id",
-    "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
-    "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.sep_token_id",
-    "tokenizer.ggml.cls_token_id",     "tokenizer.ggml.mask_token_id",
-    "tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.fim_suf_token_id",
-    "tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.fim_pad_token_id",
-    "tokenizer.ggml.fim_rep_token_id", "tokenizer.ggml.fim_sep_token_id",
 };
 
 /* The findings gathered so far. */
@@ -422,8 +411,8 @@ static void check_tokenizer(findings *fs, const gk_model *m, hparams *hp, bool h
             }
         }
     }
-    for (size_t k = 0; k < sizeof special_token_keys / sizeof special_token_keys[0]; k++) {
-        const char *key = special_token_keys[k];
+    const char *key;
+    for (size_t k = 0; (key = gk_special_token_key(k)) != NULL; k++) {
         const gk_value *v = gk_kv_get(m, key);
         if (v == NULL) continue;
         if (v->type != GK_V_U32) {
