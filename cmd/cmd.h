@@ -131,7 +131,8 @@ void cmd_shape_text(char *buf, size_t size, const gk_tensor *t);
 /** cmd_now() : @return : monotonic seconds. */
 double cmd_now(void);
 
-/* Shared by split, merge and endian (cmd/split.c). */
+/* Writes that stop cleanly when interrupted (cmd/util.c): every subcommand that
+ * writes, and the long reads of verify, hash, diff and index. */
 
 /** cmd_catch_interrupts() : makes SIGINT, SIGTERM and SIGHUP stop a write cleanly
  *  (cmd_write_progress then returns false, so nothing is left under final names)
@@ -139,6 +140,8 @@ double cmd_now(void);
 void cmd_catch_interrupts(void);
 /** cmd_write_progress() : a gk_progress_fn over a cmd_progress (ctx); false once interrupted. */
 bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total);
+/* The shard-set report of info and dump (cmd/shard_report.c). */
+
 /** cmd_split_info_text() : when m (read from path) is a shard, prints the lines about
  *  its set (checked with gk_split_set_open) that `info` shows; nothing otherwise. */
 void cmd_split_info_text(FILE *out, const char *path, const gk_model *m);
