@@ -138,8 +138,13 @@ double cmd_now(void);
  *  (cmd_write_progress then returns false, so nothing is left under final names)
  *  and turns SIGXFSZ (file size limit) into a write error. */
 void cmd_catch_interrupts(void);
+/** cmd_interrupted() : @return : true once an interrupt caught by
+ *  cmd_catch_interrupts has come (for a writer that does not report progress
+ *  through cmd_write_progress). */
+bool cmd_interrupted(void);
 /** cmd_write_progress() : a gk_progress_fn over a cmd_progress (ctx); false once interrupted. */
 bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total);
+
 /* The shard-set report of info and dump (cmd/shard_report.c). */
 
 /** cmd_split_info_text() : when m (read from path) is a shard, prints the lines about

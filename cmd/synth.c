@@ -12,7 +12,6 @@
  * tensor's name; values are an Irwin-Hall sum of four 16-bit uniforms computed in
  * integers and scaled once, so no libm function is involved.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,13 +48,6 @@ typedef struct synth_opts {
     bool force;
     const char *out;
 } synth_opts;
-
-static volatile sig_atomic_t synth_interrupted;
-
-static void on_signal(int sig) {
-    (void)sig;
-    synth_interrupted = 1;
-}
 
 static void print_help(void) {
     printf("usage: ggufkit synth [options] OUT\n\n"
@@ -367,7 +359,7 @@ static gk_status write_tensor(synth_stream *s, const gk_tensor *t, gk_error *err
                             "big-endian output needs the %s byte-swap kernel, not available yet",
                             info && info->name ? info->name : "?");
     while (n > 0) {
-        if (synth_interrupted) return gk_error_set(err, GK_E_INTERRUPTED, -1, "interrupted");
+        if (cmd_interrupted()) return gk_error_set(err, GK_E_INTERRUPTED, -1, "interrupted");
         size_t k = n < SYNTH_CHUNK_ELEMS ? (size_t)n : SYNTH_CHUNK_ELEMS;
         generate(&state, is_norm, s->vals, k);
         void *bytes = s->vals;
@@ -461,13 +453,7 @@ int cmd_synth(int argc, char **argv) {
     int rc = parse_options(argc, argv, &o, &help_shown);
     if (rc != GK_EXIT_OK || help_shown) return rc;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cmd_catch_interrupts();
 
     gk_error err;
     gk_error_clear(&err);

@@ -236,6 +236,8 @@ void cmd_catch_interrupts(void) {
     sigaction(SIGHUP, &sa, NULL);
 }
 
+bool cmd_interrupted(void) { return interrupted != 0; }
+
 bool cmd_write_progress(void *ctx, uint64_t done, uint64_t total) {
     cmd_progress *p = ctx;
     p->total = total;
