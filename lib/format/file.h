@@ -1,5 +1,6 @@
 /*
- * file.h - the layout of gk_file (an opened GGUF file) for the library's modules.
+ * file.h - the layout of gk_file (an opened GGUF file) for the library's modules,
+ * and the seam between the handle (format/file.c) and the parser (format/read.c).
  */
 #ifndef GK_FORMAT_FILE_H
 #define GK_FORMAT_FILE_H
@@ -27,6 +28,15 @@ struct gk_file {
  *  gk_close, or at once on failure): the header is read under the shared header
  *  lock (io/lock.h), and a journal left beside path is refused (GK_E_JOURNAL). */
 gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **out, gk_error *err);
+
+/** gk_file_parse_header() : reads and validates the header of f (its size and
+ *  source set) into a new f->model (format/read.c). On failure the caller closes
+ *  f. @return : GK_OK or the first error, naming what was read and its offset. */
+gk_status gk_file_parse_header(gk_file *f, unsigned flags, gk_error *err);
+
+/** gk_file_source_read() : reads len bytes at off from f's stream or plain file
+ *  (not a memory source), all of them or an error (GK_E_IO, GK_E_TRUNCATED). */
+gk_status gk_file_source_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err);
 
 /** gk_file_add_warning() : records a warning on f (dropped silently when out of memory). */
 void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...)
