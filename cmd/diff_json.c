@@ -12,20 +12,13 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "util/json.h"
 #include "diff_report.h"
-
-static cJSON *json_u64(uint64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_CreateRaw(buf);
-}
 
 /* A finite double exactly, else null (JSON has no infinities). */
 static cJSON *json_double(double d) {
     if (!isfinite(d)) return cJSON_CreateNull();
-    char buf[40];
-    gk_format_double(buf, sizeof buf, d);
-    return cJSON_CreateRaw(buf);
+    return gk_json_double(d);
 }
 
 static cJSON *json_value(const gk_value *v);
@@ -33,10 +26,10 @@ static cJSON *json_value(const gk_value *v);
 static cJSON *json_element(gk_vtype elem, const void *data, uint64_t i) {
     char buf[24];
     switch (elem) {
-    case GK_V_U8: return json_u64(((const uint8_t *)data)[i]);
-    case GK_V_U16: return json_u64(((const uint16_t *)data)[i]);
-    case GK_V_U32: return json_u64(((const uint32_t *)data)[i]);
-    case GK_V_U64: return json_u64(((const uint64_t *)data)[i]);
+    case GK_V_U8: return gk_json_u64(((const uint8_t *)data)[i]);
+    case GK_V_U16: return gk_json_u64(((const uint16_t *)data)[i]);
+    case GK_V_U32: return gk_json_u64(((const uint32_t *)data)[i]);
+    case GK_V_U64: return gk_json_u64(((const uint64_t *)data)[i]);
     case GK_V_I8: snprintf(buf, sizeof buf, "%d", ((const int8_t *)data)[i]); break;
     case GK_V_I16: snprintf(buf, sizeof buf, "%d", ((const int16_t *)data)[i]); break;
     case GK_V_I32: snprintf(buf, sizeof buf, "%" PRId32, ((const int32_t *)data)[i]); break;
@@ -54,12 +47,8 @@ static cJSON *json_element(gk_vtype elem, const void *data, uint64_t i) {
 /* A scalar as a JSON value; an array whole when short, else null. */
 static cJSON *json_value(const gk_value *v) {
     switch (v->type) {
-    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return json_u64(v->u);
-    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: {
-        char buf[24];
-        snprintf(buf, sizeof buf, "%" PRId64, v->i);
-        return cJSON_CreateRaw(buf);
-    }
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return gk_json_u64(v->u);
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return gk_json_i64(v->i);
     case GK_V_F32: case GK_V_F64: return json_double(v->f);
     case GK_V_BOOL: return cJSON_CreateBool(v->b);
     case GK_V_STR: return cmd_json_string(v->s.ptr, v->s.len);
@@ -83,7 +72,7 @@ static void json_side(cJSON *o, const char *side, const gk_value *v) {
     cJSON_AddItemToObject(o, key, json_value(v));
     if (v->type == GK_V_ARR) {
         snprintf(key, sizeof key, "length_%s", side);
-        cJSON_AddItemToObject(o, key, json_u64(v->arr.n));
+        cJSON_AddItemToObject(o, key, gk_json_u64(v->arr.n));
     }
 }
 
@@ -100,7 +89,7 @@ static cJSON *json_metadata(const gk_diff_result *r) {
         if (c->kind == GK_META_CHANGED && c->ref->type == GK_V_ARR && c->other->type == GK_V_ARR &&
             c->ref->arr.elem == c->other->arr.elem) {
             uint64_t k = c->first_diff;
-            cJSON_AddItemToObject(e, "first_diff_index", json_u64(k));
+            cJSON_AddItemToObject(e, "first_diff_index", gk_json_u64(k));
             if (k < c->ref->arr.n && k < c->other->arr.n) {
                 cJSON_AddItemToObject(e, "at_first_diff_ref", json_element(c->ref->arr.elem, c->ref->arr.data, k));
                 cJSON_AddItemToObject(e, "at_first_diff_other",
@@ -114,7 +103,7 @@ static cJSON *json_metadata(const gk_diff_result *r) {
 
 static cJSON *json_shape(const gk_tensor *t) {
     cJSON *list = cJSON_CreateArray();
-    for (uint32_t d = 0; list && t && d < t->n_dims; d++) cJSON_AddItemToArray(list, json_u64(t->ne[d]));
+    for (uint32_t d = 0; list && t && d < t->n_dims; d++) cJSON_AddItemToArray(list, gk_json_u64(t->ne[d]));
     return t ? list : (cJSON_Delete(list), cJSON_CreateNull());
 }
 
@@ -132,15 +121,15 @@ static cJSON *json_tensor(const gk_tensor_diff *d) {
     cJSON_AddItemToObject(o, "shape_ref", json_shape(d->ref));
     cJSON_AddItemToObject(o, "shape_other", json_shape(d->other));
     bool num = diff_has_numbers(d), deq = num && d->kind != GK_TDIFF_IDENTICAL;
-    cJSON_AddItemToObject(o, "n_elements", num ? json_u64(d->n) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "n_elements", num ? gk_json_u64(d->n) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "rmse", num ? json_double(d->rmse) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "max_abs_err", num ? json_double(d->max_abs_err) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "rel_rmse", num ? json_double(d->rel_rmse) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "cosine", num ? json_double(d->cosine) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "ref_rms", deq ? json_double(d->ref_rms) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "n_diff", num ? json_u64(d->n_diff) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "n_diff", num ? gk_json_u64(d->n_diff) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "first_diff_row",
-                          num && d->first_diff_row >= 0 ? json_u64((uint64_t)d->first_diff_row) : cJSON_CreateNull());
+                          num && d->first_diff_row >= 0 ? gk_json_u64((uint64_t)d->first_diff_row) : cJSON_CreateNull());
     return o;
 }
 
@@ -148,13 +137,13 @@ static cJSON *json_input(const char *path, const gk_diff_input *in) {
     const gk_model *m = gk_diff_input_model(in);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "path", cmd_json_string(path, strlen(path)));
-    cJSON_AddItemToObject(o, "size", json_u64(gk_diff_input_size(in)));
-    cJSON_AddItemToObject(o, "shards", json_u64(gk_diff_input_shards(in)));
-    cJSON_AddItemToObject(o, "version", json_u64(gk_model_version(m)));
+    cJSON_AddItemToObject(o, "size", gk_json_u64(gk_diff_input_size(in)));
+    cJSON_AddItemToObject(o, "shards", gk_json_u64(gk_diff_input_shards(in)));
+    cJSON_AddItemToObject(o, "version", gk_json_u64(gk_model_version(m)));
     cJSON_AddStringToObject(o, "byte_order", gk_model_big_endian(m) ? "big" : "little");
-    cJSON_AddItemToObject(o, "alignment", json_u64(gk_model_alignment(m)));
-    cJSON_AddItemToObject(o, "n_tensors", json_u64(gk_tensor_count(m)));
-    cJSON_AddItemToObject(o, "diff_tensor_bytes", json_u64(diff_tensor_bytes(m)));
+    cJSON_AddItemToObject(o, "alignment", gk_json_u64(gk_model_alignment(m)));
+    cJSON_AddItemToObject(o, "n_tensors", gk_json_u64(gk_tensor_count(m)));
+    cJSON_AddItemToObject(o, "diff_tensor_bytes", gk_json_u64(diff_tensor_bytes(m)));
     cJSON_AddItemToObject(o, "diff_bits_per_weight", json_double(diff_bits_per_weight(in)));
     return o;
 }
@@ -165,8 +154,8 @@ static cJSON *json_layout(const gk_diff_layout *l) {
     if (l->version[0] != l->version[1]) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "field", "version");
-        cJSON_AddItemToObject(e, "ref", json_u64(l->version[0]));
-        cJSON_AddItemToObject(e, "other", json_u64(l->version[1]));
+        cJSON_AddItemToObject(e, "ref", gk_json_u64(l->version[0]));
+        cJSON_AddItemToObject(e, "other", gk_json_u64(l->version[1]));
         cJSON_AddItemToArray(list, e);
     }
     if (l->big_endian[0] != l->big_endian[1]) {
@@ -179,8 +168,8 @@ static cJSON *json_layout(const gk_diff_layout *l) {
     if (l->alignment[0] != l->alignment[1]) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "field", "alignment");
-        cJSON_AddItemToObject(e, "ref", json_u64(l->alignment[0]));
-        cJSON_AddItemToObject(e, "other", json_u64(l->alignment[1]));
+        cJSON_AddItemToObject(e, "ref", gk_json_u64(l->alignment[0]));
+        cJSON_AddItemToObject(e, "other", gk_json_u64(l->alignment[1]));
         cJSON_AddItemToArray(list, e);
     }
     return list;
@@ -196,8 +185,8 @@ static cJSON *json_file(const char *path, const gk_diff_input *in, const gk_diff
     cJSON *sum = cJSON_AddObjectToObject(o, "summary");
     size_t counts[6] = { 0 };
     for (size_t i = 0; i < r->n_tensors; i++) counts[r->tensors[i].kind]++;
-    for (int k = 0; k < 6; k++) cJSON_AddItemToObject(sum, diff_kind_id((gk_tensor_diff_kind)k), json_u64(counts[k]));
-    cJSON_AddItemToObject(sum, "elements_compared", json_u64(r->n_compared_elems));
+    for (int k = 0; k < 6; k++) cJSON_AddItemToObject(sum, diff_kind_id((gk_tensor_diff_kind)k), gk_json_u64(counts[k]));
+    cJSON_AddItemToObject(sum, "elements_compared", gk_json_u64(r->n_compared_elems));
     cJSON_AddItemToObject(sum, "rel_rmse_weighted", json_double(r->rel_rmse_weighted));
     return o;
 }
@@ -216,9 +205,9 @@ bool diff_print_json(FILE *out, const char *const *paths, size_t n_paths, gk_dif
     cJSON *list = cJSON_AddArrayToObject(root, "ranking");
     for (size_t i = 0; i < n; i++) {
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "rank", json_u64(i + 1));
+        cJSON_AddItemToObject(e, "rank", gk_json_u64(i + 1));
         cJSON_AddItemToObject(e, "path", cmd_json_string(paths[rank[i].k + 1], strlen(paths[rank[i].k + 1])));
-        cJSON_AddItemToObject(e, "size", json_u64(rank[i].size));
+        cJSON_AddItemToObject(e, "size", gk_json_u64(rank[i].size));
         cJSON_AddItemToObject(e, "rel_rmse_weighted", json_double(rank[i].rel));
         cJSON_AddStringToObject(e, "verdict", diff_verdict_id(res[rank[i].k].verdict));
         cJSON_AddItemToArray(list, e);

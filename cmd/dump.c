@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "util/json.h"
 
 typedef struct dump_opts {
     bool json;
@@ -141,19 +142,6 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
 /* ------------------------------------------------------------------------ */
 /* JSON                                                                     */
 /* ------------------------------------------------------------------------ */
-
-/* A JSON number written verbatim. */
-static cJSON *json_u64(uint64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_CreateRaw(buf);
-}
-
-static cJSON *json_i64(int64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_CreateRaw(buf);
-}
 
 /* Writes v in decimal: what printf's %llu writes, without its cost per call
  * (vocabularies hold 100k+ integers). The JSON writer is the only user of its
@@ -353,9 +341,9 @@ static bool write_field(json_writer *w, bool *first, const char *key, uint64_t k
                         size_t index, int64_t offset, const gk_value *v, bool with_array_values) {
     const char *tname = gk_vtype_name(v->type);
     cJSON *obj = cJSON_CreateObject();
-    bool ok = obj != NULL && cJSON_AddItemToObject(obj, "index", json_u64(index)) &&
+    bool ok = obj != NULL && cJSON_AddItemToObject(obj, "index", gk_json_u64(index)) &&
               cJSON_AddItemToObject(obj, "type", cJSON_CreateString(tname ? tname : "UNKNOWN")) &&
-              cJSON_AddItemToObject(obj, "offset", json_i64(offset));
+              cJSON_AddItemToObject(obj, "offset", gk_json_i64(offset));
     if (ok && v->type == GK_V_ARR) {
         cJSON *types = cJSON_CreateArray();
         ok = types != NULL && add_array_types(types, v) && cJSON_AddItemToObject(obj, "array_types", types);
@@ -404,13 +392,13 @@ static cJSON *json_tensor(size_t index, const gk_tensor *t) {
     cJSON *shape = cJSON_CreateArray();
     bool ok = obj != NULL && shape != NULL;
     for (uint32_t d = 0; ok && d < t->n_dims && d < GK_MAX_DIMS; d++)
-        ok = cJSON_AddItemToArray(shape, json_u64(t->ne[d]));
-    ok = ok && cJSON_AddItemToObject(obj, "index", json_u64(index));
+        ok = cJSON_AddItemToArray(shape, gk_json_u64(t->ne[d]));
+    ok = ok && cJSON_AddItemToObject(obj, "index", gk_json_u64(index));
     if (ok) ok = cJSON_AddItemToObject(obj, "shape", shape);
     else cJSON_Delete(shape);
     ok = ok &&
          cJSON_AddItemToObject(obj, "type", cJSON_CreateString(cmd_tensor_type_name(t->type, tbuf, sizeof tbuf))) &&
-         cJSON_AddItemToObject(obj, "offset", json_i64(t->file_offset));
+         cJSON_AddItemToObject(obj, "offset", gk_json_i64(t->file_offset));
     if (!ok) {
         cJSON_Delete(obj);
         return NULL;

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "util/json.h"
 
 /* Tensors and bytes of one tensor type. */
 typedef struct type_usage {
@@ -212,13 +213,6 @@ static void info_text(FILE *out, const char *path, gk_file *f, const info_facts 
     }
 }
 
-/* An unsigned integer as an exact JSON number. */
-static cJSON *json_u64(uint64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_opt_str(gk_str s) {
     return s.ptr ? cmd_json_string(s.ptr, s.len) : cJSON_CreateNull();
 }
@@ -236,7 +230,7 @@ static cJSON *ftype_json(const info_facts *fx) {
     const char *n = fx->ftype <= UINT32_MAX ? gk_ftype_name((uint32_t)fx->ftype) : NULL;
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
-    put(o, "id", json_u64(fx->ftype), &ok);
+    put(o, "id", gk_json_u64(fx->ftype), &ok);
     put(o, "name", n ? cJSON_CreateString(n) : cJSON_CreateNull(), &ok);
     if (!ok) cJSON_Delete(o);
     return ok ? o : NULL;
@@ -249,8 +243,8 @@ static cJSON *usage_json(const info_facts *fx) {
         cJSON *row = cJSON_CreateObject();
         bool ok = row != NULL;
         put(row, "type", cJSON_CreateString(usage_name(u->type)), &ok);
-        put(row, "tensors", json_u64(u->tensors), &ok);
-        put(row, "bytes", json_u64(u->bytes), &ok);
+        put(row, "tensors", gk_json_u64(u->tensors), &ok);
+        put(row, "bytes", gk_json_u64(u->bytes), &ok);
         put(row, "share", cJSON_CreateNumber(share_of(u->bytes, fx->tensor_bytes)), &ok);
         if (!ok || !cJSON_AddItemToArray(list, row)) {
             cJSON_Delete(row);
@@ -269,7 +263,7 @@ static cJSON *warnings_json(gk_file *f) {
         cJSON *row = cJSON_CreateObject();
         bool ok = row != NULL;
         put(row, "rule", cJSON_CreateString(cmd_rule_name(w->rule)), &ok);
-        put(row, "offset", w->offset >= 0 ? json_u64((uint64_t)w->offset) : cJSON_CreateNull(), &ok);
+        put(row, "offset", w->offset >= 0 ? gk_json_u64((uint64_t)w->offset) : cJSON_CreateNull(), &ok);
         put(row, "message", cJSON_CreateString(w->message), &ok);
         if (!ok || !cJSON_AddItemToArray(list, row)) {
             cJSON_Delete(row);
@@ -285,18 +279,18 @@ static cJSON *info_json(const char *path, gk_file *f, const info_facts *fx) {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
     put(o, "file", cJSON_CreateString(path), &ok);
-    put(o, "version", json_u64(fx->version), &ok);
+    put(o, "version", gk_json_u64(fx->version), &ok);
     put(o, "endian", cJSON_CreateString(fx->big_endian ? "BIG" : "LITTLE"), &ok);
-    put(o, "alignment", json_u64(fx->alignment), &ok);
-    put(o, "kv_count", json_u64(fx->kv_count), &ok);
-    put(o, "tensor_count", json_u64(fx->tensor_count), &ok);
-    put(o, "data_offset", json_u64(fx->data_offset), &ok);
-    put(o, "file_size", json_u64(fx->file_size), &ok);
+    put(o, "alignment", gk_json_u64(fx->alignment), &ok);
+    put(o, "kv_count", gk_json_u64(fx->kv_count), &ok);
+    put(o, "tensor_count", gk_json_u64(fx->tensor_count), &ok);
+    put(o, "data_offset", gk_json_u64(fx->data_offset), &ok);
+    put(o, "file_size", gk_json_u64(fx->file_size), &ok);
     put(o, "architecture", json_opt_str(fx->arch), &ok);
     put(o, "name", json_opt_str(fx->name), &ok);
     put(o, "file_type", ftype_json(fx), &ok);
-    put(o, "parameters", fx->params_overflow ? cJSON_CreateNull() : json_u64(fx->params), &ok);
-    put(o, "tensor_bytes", json_u64(fx->tensor_bytes), &ok);
+    put(o, "parameters", fx->params_overflow ? cJSON_CreateNull() : gk_json_u64(fx->params), &ok);
+    put(o, "tensor_bytes", gk_json_u64(fx->tensor_bytes), &ok);
     put(o, "tensor_types", usage_json(fx), &ok);
     put(o, "warnings", warnings_json(f), &ok);
     if (!ok) {

@@ -139,10 +139,8 @@ void cmd_progress_finish(cmd_progress *p) {
  * piece by piece by cJSON and the pieces joined with the \u0000 escape. */
 /* cJSON's quoted, escaped text of the n bytes at s (no NUL among them). */
 static char *json_print_piece(const char *s, uint64_t n) {
-    char *piece = malloc(n + 1);
+    char *piece = strndup(s, n);
     if (piece == NULL) return NULL;
-    memcpy(piece, s, n);
-    piece[n] = '\0';
     cJSON *str = cJSON_CreateString(piece);
     free(piece);
     char *printed = str ? cJSON_PrintUnformatted(str) : NULL;

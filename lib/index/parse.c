@@ -17,6 +17,7 @@
 
 #include "index/index_internal.h"
 #include "io/source.h"
+#include "util/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
 
 /* ------------------------------------------------------------------------ */
@@ -35,40 +36,21 @@ static cJSON *json_str(const gk_str *s) {
     return item;
 }
 
-/* A JSON number written exactly as the text given. */
-static cJSON *json_raw_u64(uint64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_CreateRaw(buf);
-}
-
-static cJSON *json_raw_i64(int64_t v) {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_CreateRaw(buf);
-}
-
-static cJSON *json_raw_double(double d) {
-    char buf[40];
-    gk_format_double(buf, sizeof buf, d);
-    return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_value(const gk_value *v, unsigned head);
 
 /* Element i of a packed array of type elem as a cJSON item. */
 static cJSON *json_element(gk_vtype elem, const void *data, uint64_t i, unsigned head) {
     switch (elem) {
-    case GK_V_U8: return json_raw_u64(((const uint8_t *)data)[i]);
-    case GK_V_I8: return json_raw_i64(((const int8_t *)data)[i]);
-    case GK_V_U16: return json_raw_u64(((const uint16_t *)data)[i]);
-    case GK_V_I16: return json_raw_i64(((const int16_t *)data)[i]);
-    case GK_V_U32: return json_raw_u64(((const uint32_t *)data)[i]);
-    case GK_V_I32: return json_raw_i64(((const int32_t *)data)[i]);
-    case GK_V_U64: return json_raw_u64(((const uint64_t *)data)[i]);
-    case GK_V_I64: return json_raw_i64(((const int64_t *)data)[i]);
-    case GK_V_F32: return json_raw_double((double)((const float *)data)[i]);
-    case GK_V_F64: return json_raw_double(((const double *)data)[i]);
+    case GK_V_U8: return gk_json_u64(((const uint8_t *)data)[i]);
+    case GK_V_I8: return gk_json_i64(((const int8_t *)data)[i]);
+    case GK_V_U16: return gk_json_u64(((const uint16_t *)data)[i]);
+    case GK_V_I16: return gk_json_i64(((const int16_t *)data)[i]);
+    case GK_V_U32: return gk_json_u64(((const uint32_t *)data)[i]);
+    case GK_V_I32: return gk_json_i64(((const int32_t *)data)[i]);
+    case GK_V_U64: return gk_json_u64(((const uint64_t *)data)[i]);
+    case GK_V_I64: return gk_json_i64(((const int64_t *)data)[i]);
+    case GK_V_F32: return gk_json_double((double)((const float *)data)[i]);
+    case GK_V_F64: return gk_json_double(((const double *)data)[i]);
     case GK_V_BOOL: return cJSON_CreateBool(((const uint8_t *)data)[i] != 0);
     case GK_V_STR: return json_str(&((const gk_str *)data)[i]);
     case GK_V_ARR: return json_value(&((const gk_value *)data)[i], head);
@@ -79,9 +61,9 @@ static cJSON *json_element(gk_vtype elem, const void *data, uint64_t i, unsigned
 /* Any value as a cJSON item; arrays cut to head elements (0: all). */
 static cJSON *json_value(const gk_value *v, unsigned head) {
     switch (v->type) {
-    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return json_raw_u64(v->u);
-    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return json_raw_i64(v->i);
-    case GK_V_F32: case GK_V_F64: return json_raw_double(v->f);
+    case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64: return gk_json_u64(v->u);
+    case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64: return gk_json_i64(v->i);
+    case GK_V_F32: case GK_V_F64: return gk_json_double(v->f);
     case GK_V_BOOL: return cJSON_CreateBool(v->b);
     case GK_V_STR: return json_str(&v->s);
     case GK_V_ARR: {

@@ -1,0 +1,28 @@
+/*
+ * json.c - exact JSON numbers as raw cJSON items (see json.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "meta/value.h"   /* gk_format_double */
+#include "util/json.h"
+
+cJSON *gk_json_u64(uint64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+cJSON *gk_json_i64(int64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+cJSON *gk_json_double(double d) {
+    char buf[40];
+    gk_format_double(buf, sizeof buf, d);
+    return cJSON_CreateRaw(buf);
+}
