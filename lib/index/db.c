@@ -429,7 +429,7 @@ static bool same_member(const char *a, const char *b) {
 
 /* Writes what a worker found at one path, replacing what was stored for it. */
 gk_status ix_db_write_result(ix_db *d, const ix_found *fnd, const ix_result *r, gk_index_stats *stats,
-                              gk_error *err) {
+                             gk_error *err) {
     old_row *olds;
     size_t n_old;
     if (!old_rows(d, fnd->path, &olds, &n_old)) {
@@ -684,7 +684,7 @@ gk_status ix_db_rebuild_models(ix_db *d, gk_error *err) {
     sqlite3_finalize(ins);
     if (!ok) return db_error(d, err, "cannot rebuild models");
     st = ix_db_exec(d, "UPDATE files SET model_id = (SELECT id FROM models WHERE models.group_key = files.group_key)",
-                 err);
+                    err);
     if (st == GK_OK && !fill_quant_mix(d)) st = db_error(d, err, "cannot compute quant mixes");
     if (st == GK_OK && !fill_weights(d)) st = db_error(d, err, "cannot compute weight digests");
     return st;
