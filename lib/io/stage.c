@@ -15,6 +15,10 @@
  * STAGE_FIRST and doubles with every hand-off up to STAGE_BYTES, so that a
  * small file is written in small pieces as it goes (and touches little
  * memory), and a large one in large writes.
+ *
+ * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
+ * writer, and shares whole blocks at the block-aligned end of the file; the
+ * next slot starts there, so direct writes stay aligned around it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/clone.h"
 #include "io/stage.h"
 
 #define STAGE_BYTES (8u << 20)   /* one slot; a multiple of DIO_ALIGN */
@@ -42,6 +47,8 @@ struct gk_stage {
     int fd;
     const char *name;
     bool kernel_copy;            /* written normally: copies use copy_file_range */
+    uint64_t clone_block;        /* blocks are shared in this size; 0: never */
+    uint64_t cloned;             /* bytes appended by sharing blocks */
     slot slots[2];
     int cur;                     /* the slot being filled */
     size_t limit;                /* hand-off size now: STAGE_FIRST .. STAGE_BYTES */
@@ -284,6 +291,36 @@ gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len
         if (sl->len == s->limit && (st = hand_off(s, err)) != GK_OK) return st;
     }
     return GK_OK;
+}
+
+void gk_stage_clone_allow(gk_stage *s, uint64_t block) { s->clone_block = block; }
+
+uint64_t gk_stage_cloned(const gk_stage *s) { return s->cloned; }
+
+gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    const uint64_t b = s->clone_block;
+    const slot *sl = &s->slots[s->cur];
+    uint64_t dst = sl->at + sl->len;
+    if (b == 0 || off % b != dst % b) return gk_stage_copy_from(s, src_fd, off, len, err);
+    uint64_t head = (b - dst % b) % b;
+    if (head >= len || (len - head) / b == 0) return gk_stage_copy_from(s, src_fd, off, len, err);
+    uint64_t body = (len - head) / b * b;
+    gk_status st = gk_stage_copy_from(s, src_fd, off, head, err);
+    if (st == GK_OK) st = hand_off(s, err);
+    if (st == GK_OK) st = wait_idle(s, err);
+    if (st != GK_OK) return st;
+    slot *cur = &s->slots[s->cur];   /* empty now, at dst + head */
+    int e = gk_clone_range(src_fd, off + head, s->fd, cur->at, body);
+    if (e != 0 && gk_clone_refused(e)) {
+        s->clone_block = 0;   /* these files do not share blocks after all: copy */
+        return gk_stage_copy_from(s, src_fd, off + head, len - head, err);
+    }
+    if (e != 0)
+        return gk_error_set(err, GK_E_IO, (int64_t)cur->at, "%s: clone of %llu bytes failed: %s", s->name,
+                            (unsigned long long)body, strerror(e));
+    cur->at += body;
+    s->cloned += body;
+    return gk_stage_copy_from(s, src_fd, off + head + body, len - head - body, err);
 }
 
 gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,
