@@ -18,7 +18,9 @@
  *
  * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
  * writer, and shares whole blocks at the block-aligned end of the file; the
- * next slot starts there, so direct writes stay aligned around it.
+ * next slot starts there. A stage allowed to clone writes through the page
+ * cache: what it still writes is a few pages (headers, the partial blocks
+ * around clones), and a direct write of each would wait for the disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -271,14 +273,8 @@ static gk_status kernel_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len
     return GK_OK;
 }
 
-gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
-    if (s->kernel_copy) {
-        uint64_t done;
-        gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
-        if (st != GK_OK) return st;
-        off += done;
-        len -= done;
-    }
+/* Reads len bytes of src_fd at off into the slots. */
+static gk_status read_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
     while (len > 0) {
         slot *sl = &s->slots[s->cur];
         size_t n = s->limit - sl->len;
@@ -293,7 +289,26 @@ gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len
     return GK_OK;
 }
 
-void gk_stage_clone_allow(gk_stage *s, uint64_t block) { s->clone_block = block; }
+gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    if (s->kernel_copy) {
+        uint64_t done;
+        gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
+        if (st != GK_OK) return st;
+        off += done;
+        len -= done;
+    }
+    return read_copy(s, src_fd, off, len, err);
+}
+
+void gk_stage_clone_allow(gk_stage *s, uint64_t block) {
+    s->clone_block = block;
+    /* What is left to write are headers and the partial blocks around clones:
+     * a few pages, each of which would be a synchronous direct write. */
+    if (block > 0 && !s->kernel_copy) {
+        drop_direct(s->fd);
+        s->kernel_copy = true;
+    }
+}
 
 uint64_t gk_stage_cloned(const gk_stage *s) { return s->cloned; }
 
@@ -303,9 +318,9 @@ gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t le
     uint64_t dst = sl->at + sl->len;
     if (b == 0 || off % b != dst % b) return gk_stage_copy_from(s, src_fd, off, len, err);
     uint64_t head = (b - dst % b) % b;
-    if (head >= len || (len - head) / b == 0) return gk_stage_copy_from(s, src_fd, off, len, err);
+    if (head >= len || (len - head) / b == 0) return read_copy(s, src_fd, off, len, err);
     uint64_t body = (len - head) / b * b;
-    gk_status st = gk_stage_copy_from(s, src_fd, off, head, err);
+    gk_status st = read_copy(s, src_fd, off, head, err);
     if (st == GK_OK) st = hand_off(s, err);
     if (st == GK_OK) st = wait_idle(s, err);
     if (st != GK_OK) return st;
@@ -320,7 +335,7 @@ gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t le
                             (unsigned long long)body, strerror(e));
     cur->at += body;
     s->cloned += body;
-    return gk_stage_copy_from(s, src_fd, off + head + body, len - head - body, err);
+    return read_copy(s, src_fd, off + head + body, len - head - body, err);
 }
 
 gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,

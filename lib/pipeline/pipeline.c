@@ -352,6 +352,9 @@ static gk_status prepare_clone(gk_sink *sink, gk_model *out, const gk_step *step
     gk_clone_layout best;
     gk_status s = gk_layout_clone_residue(out, steps, 4096, &best, err);
     if (s != GK_OK || best.src == NULL) return s;
+    /* Without padding, only a layout that makes them congruent already clones
+     * (a stage that may clone writes through the page cache: not for nothing). */
+    if (opts->clone != GK_CLONE_PAD && gk_model_data_start(out) % 4096 != best.residue) return GK_OK;
     uint64_t block = gk_sink_clone_probe(sink, best.src->fd);
     if (block == 0 || opts->clone != GK_CLONE_PAD) return GK_OK;
     if (block != 4096 && (s = gk_layout_clone_residue(out, steps, block, &best, err)) != GK_OK) return s;
