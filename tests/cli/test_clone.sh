@@ -150,10 +150,10 @@ clone_suite() {
     same_tensors "$fs repack" "$mnt/m.txt" "$mnt/r.gguf"
     expect_same_file "$fs repack of a canonical file gives it back" "$M" "$mnt/r.gguf"
 
-    timed "$fs" "split --clone" "$mnt" "$BIN" split --clone --split-max-size 300M "$M" "$mnt/s"
+    timed "$fs" "split --clone" "$mnt" "$BIN" split --clone --split-max-size 500M "$M" "$mnt/s"
     local first
     first=$(ls "$mnt"/s-00001-of-*.gguf 2>/dev/null | head -1)
-    [ -n "$first" ] && [ "$(ls "$mnt"/s-*.gguf | wc -l)" -gt 2 ] && ok || bad "$fs split --clone: expected 3 shards or more ($(ls "$mnt" | tr '\n' ' '))"
+    [ -n "$first" ] && [ "$(ls "$mnt"/s-*.gguf | wc -l)" -ge 2 ] && ok || bad "$fs split --clone: expected 2 shards or more ($(ls "$mnt" | tr '\n' ' '))"
     for f in "$mnt"/s-*.gguf; do verifies "$fs split --clone $(basename "$f")" "$f"; done
     same_tensors "$fs split --clone (the set)" "$mnt/m.txt" --set "$first"
 
