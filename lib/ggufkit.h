@@ -637,15 +637,6 @@ GK_API const gk_quant_target *gk_quant_target_lookup(const char *name);
 /** gk_quant_target_at() : @return : target i of the table (for listings), or NULL past the end. */
 GK_API const gk_quant_target *gk_quant_target_at(size_t i);
 
-/** gk_quant_eligible() : @return : true when llama-quantize would quantize the tensor
- *  (name ends in "weight", 2+ dimensions, not a norm, not one of the excluded kinds). */
-GK_API bool gk_quant_eligible(const char *name, uint32_t n_dims);
-
-/** gk_quant_fallback() : @return : the type llama-quantize falls back to when a row of
- *  n elements is not a whole number of `type`'s blocks (F16 last), or `type` itself
- *  when the row fits. */
-GK_API uint32_t gk_quant_fallback(uint32_t type, uint64_t n);
-
 /* --tensor-type PATTERN=TYPE: tensors whose name matches the POSIX extended
  * regular expression (searched, not anchored) get TYPE; the last match wins. */
 typedef struct gk_quant_tensor_rule {
@@ -745,41 +736,6 @@ GK_API gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *op
  *  split.no / split.count / split.tensors.count when there is more than one. */
 GK_API gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inputs,
                                      const gk_quant_opts *opts, gk_quant_plan *plan, gk_error *err);
-
-/* ---- Per-tensor type mixing (llama.cpp's llama_tensor_get_type) ---- */
-
-/* What the mixing rules know of a model (llama.cpp's hparams and counts). */
-typedef struct gk_mix_model {
-    char arch[64];            /* general.architecture ("" when absent) */
-    uint32_t n_layer;         /* ARCH.block_count (or 1 + the highest blk.N) */
-    uint32_t n_head, n_head_kv;   /* of layer 0 */
-    uint32_t n_gqa;           /* n_head / n_head_kv, 0 when n_head_kv is 0 */
-    uint32_t n_expert;        /* ARCH.expert_count, 0 when absent */
-    bool is_falcon;           /* arch "falcon" */
-    bool is_70b;              /* llama.cpp's model type 70B (llama/qwen2/deci, 80 layers) */
-    bool has_output;          /* output.weight exists (else token_embd takes its rules) */
-    int n_attention_wv;       /* tensors whose name holds attn_v.weight / attn_qkv.weight / attn_kv_b.weight */
-} gk_mix_model;
-
-/* Counters the rules advance as tensors pass in processing order. */
-typedef struct gk_mix_state {
-    int i_attention_wv, i_ffn_down, i_ffn_gate, i_ffn_up;
-} gk_mix_state;
-
-/** gk_mix_model_init() : reads the facts the rules need from m's metadata and
- *  the tensor names of the n_models models (a shard set; metadata from models[0]). */
-GK_API void gk_mix_model_init(gk_mix_model *mm, const gk_model *const *models, size_t n_models);
-
-/** gk_quant_mix_type() : the type llama-quantize's rules choose for the tensor
- *  `name` (row length ne0) of a target with file type ftype and base type
- *  base_type, before the fallback for rows that are not whole blocks.
- *  output_type / token_embd_type (-1 when unset) are the user's choices the
- *  rules themselves consult. Advances st. @return : GK_OK, or GK_E_CORRUPT when
- *  a mixture-of-experts tensor has no valid layer number in its name. */
-GK_API gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t ftype,
-                            uint32_t base_type, const char *name, uint64_t ne0,
-                            int32_t output_type, int32_t token_embd_type, bool has_imatrix,
-                            uint32_t *out, gk_error *err);
 
 /** gk_quant_imatrix_required() : @return : true when llama-quantize refuses to
  *  quantize tensor `name` to type without an importance matrix for target ftype. */
