@@ -28,6 +28,19 @@
  *
  * Handles are opaque except for the small read-only views (gk_kv, gk_tensor,
  * gk_value, gk_type_info) that iterators fill or return.
+ *
+ * Arrays, one rule: an array the library allocates for the caller comes back
+ * through an out-pointer with its element count beside it, `T **out, size_t *n`
+ * (or such a pointer and count in a result struct), never with a terminator or
+ * as the return value; on failure *out is NULL and *n is 0. The caller owns it
+ * and releases it as the function's doc says: free() for plain elements; each
+ * handle closed, then free(), for an array of handles; the struct's gk_*_free
+ * for a result struct (it releases every array in it, the struct itself stays
+ * the caller's). An array that a handle or a table keeps is not handed over:
+ * it is read through gk_*_count and gk_*_at accessors (NULL out of range),
+ * valid as long as the handle lives unmodified. A result of small fixed size
+ * goes into a caller buffer of the size the function names (GK_HASH_HEX_MAX,
+ * out[4]). The one exception is marked where it is (gk_split_set_merged).
  */
 #ifndef GGUFKIT_H
 #define GGUFKIT_H
@@ -634,6 +647,9 @@ typedef struct gk_quant_target {
  *  number ("15"). @return : the target or NULL. */
 GK_API const gk_quant_target *gk_quant_target_lookup(const char *name);
 
+/** gk_quant_target_count() : @return : number of targets in the table. */
+GK_API size_t gk_quant_target_count(void);
+
 /** gk_quant_target_at() : @return : target i of the table (for listings), or NULL past the end. */
 GK_API const gk_quant_target *gk_quant_target_at(size_t i);
 
@@ -931,10 +947,10 @@ GK_API gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_sp
  * sets through it) names the shard it is about in err->file: the missing one, the
  * one that disagrees, the one that cannot be read. */
 
-/** gk_split_set_release() : frees the set but not its shards. @return : the
- *  array of its n open shards (in set order), which the caller now owns (each
+/** gk_split_set_release() : frees the set but not its shards: *out receives the
+ *  array of its *n open shards (in set order), which the caller now owns (each
  *  gk_close'd, the array freed). */
-GK_API gk_file **gk_split_set_release(gk_split_set *set, size_t *n);
+GK_API void gk_split_set_release(gk_split_set *set, gk_file ***out, size_t *n);
 
 /** gk_split_set_close() : closes every shard and frees the set (NULL accepted). */
 GK_API void gk_split_set_close(gk_split_set *set);
@@ -951,7 +967,9 @@ GK_API uint64_t gk_split_set_tensor_bytes(const gk_split_set *set);
 
 /** gk_split_set_merged() : the merged model (first shard's metadata without the
  *  split.* keys, every shard's tensors in set order) and one step per tensor.
- *  *out_model (gk_model_free) and *out_steps (free) are the caller's. */
+ *  *out_model (gk_model_free) and *out_steps (free) are the caller's.
+ *  Exception to the array rule (top of this file): *out_steps has no count of
+ *  its own, it holds gk_tensor_count(*out_model) steps. */
 GK_API gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step **out_steps,
                               gk_error *err);
 
@@ -1264,10 +1282,14 @@ typedef struct gk_check_summary {
 /** gk_hash_check() : sets each line's verdict by the manifest entry of its kind
  *  whose name is label (the model lines) or "label:TENSOR". When the manifest
  *  holds tensor entries for label, every tensor must be found and every such
- *  entry must name a tensor of the model. s->absent (free) lists those that do not.
+ *  entry must name a tensor of the model. s->absent (gk_check_summary_free)
+ *  lists those that do not.
  *  @return : GK_OK or GK_E_NOMEM. */
 GK_API gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_result *r,
                         gk_hash_line *lines, size_t n, gk_check_summary *s, gk_error *err);
+
+/** gk_check_summary_free() : releases a summary's arrays (the struct is the caller's). */
+GK_API void gk_check_summary_free(gk_check_summary *s);
 
 /* One problem verify --data found in tensor data. */
 typedef struct gk_data_finding {

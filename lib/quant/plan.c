@@ -63,6 +63,8 @@ static const gk_quant_target targets[] = {
 
 #define N_TARGETS (sizeof targets / sizeof targets[0])
 
+size_t gk_quant_target_count(void) { return N_TARGETS; }
+
 const gk_quant_target *gk_quant_target_at(size_t i) { return i < N_TARGETS ? &targets[i] : NULL; }
 
 const gk_quant_target *gk_quant_target_lookup(const char *name) {
