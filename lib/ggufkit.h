@@ -1090,7 +1090,7 @@ GK_API gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
 
 /* Whether an edited model can be written over the file it was read from without
  * moving the data section. */
-typedef struct gk_inplace_fit {
+typedef struct gk_inplace_plan {
     bool fits;
     uint64_t needed;          /* header bytes of the edited model, without padding pair */
     uint64_t room;            /* bytes before the data section (file size without tensors) */
