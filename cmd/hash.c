@@ -129,7 +129,7 @@ static bool hash_one(hash_cli *c, const char *path) {
     } else {
         cmd_report(path, &err);
     }
-    free(sum.absent);
+    gk_check_summary_free(&sum);
     free(lines);
     gk_hash_result_free(&r);
     gk_split_set_close(set);

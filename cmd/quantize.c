@@ -87,7 +87,7 @@ static bool target_has_kernels(const gk_quant_target *t) {
 
 static void list_types(void) {
     printf("kernels: %s (GGUFKIT_KERNELS=scalar|avx2|avx512 to choose)\n", gk_kernels_name());
-    for (size_t k = 0; gk_quant_target_at(k); k++) {
+    for (size_t k = 0; k < gk_quant_target_count(); k++) {
         const gk_quant_target *t = gk_quant_target_at(k);
         printf("%-8s %2u  %-8s%s\n", t->name, t->ftype, t->is_copy ? "copy" : gk_type_get(t->base_type)->name,
                target_has_kernels(t) ? "" : "  (no kernels yet)");

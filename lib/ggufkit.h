@@ -28,6 +28,19 @@
  *
  * Handles are opaque except for the small read-only views (gk_kv, gk_tensor,
  * gk_value, gk_type_info) that iterators fill or return.
+ *
+ * Arrays, one rule: an array the library allocates for the caller comes back
+ * through an out-pointer with its element count beside it, `T **out, size_t *n`
+ * (or such a pointer and count in a result struct), never with a terminator or
+ * as the return value; on failure *out is NULL and *n is 0. The caller owns it
+ * and releases it as the function's doc says: free() for plain elements; each
+ * handle closed, then free(), for an array of handles; the struct's gk_*_free
+ * for a result struct (it releases every array in it, the struct itself stays
+ * the caller's). An array that a handle or a table keeps is not handed over:
+ * it is read through gk_*_count and gk_*_at accessors (NULL out of range),
+ * valid as long as the handle lives unmodified. A result of small fixed size
+ * goes into a caller buffer of the size the function names (GK_HASH_HEX_MAX,
+ * out[4]). The one exception is marked where it is (gk_split_set_merged).
  */
 #ifndef GGUFKIT_H
 #define GGUFKIT_H
@@ -130,20 +143,20 @@ typedef struct gk_warning {
 
 /** gk_status_name() :
  *  @return : a short stable identifier of a status ("truncated", "dup-key"...). */
-const char *gk_status_name(gk_status s);
+GK_API const char *gk_status_name(gk_status s);
 
 /** gk_error_clear() : resets an error report to GK_OK, offset -1, empty message. */
-void gk_error_clear(gk_error *err);
+GK_API void gk_error_clear(gk_error *err);
 
 /** gk_error_set() : fills an error report (printf-style message) and
  *  @return : code, so callers can `return gk_error_set(err, ...)`. err may be NULL. */
-gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...)
+GK_API gk_status gk_error_set(gk_error *err, gk_status code, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /** gk_error_about() : records in err (NULL accepted) that the error is about the
  *  file at path ("" or NULL: the caller's own file). gk_error_set and
  *  gk_error_clear reset it. */
-void gk_error_about(gk_error *err, const char *path);
+GK_API void gk_error_about(gk_error *err, const char *path);
 
 /* ======================================================================== */
 /* Type table                                                               */
@@ -210,22 +223,22 @@ typedef struct gk_type_info {
 
 /** gk_type_get() :
  *  @return : the facts of type id, or NULL when id is not a known, current type. */
-const gk_type_info *gk_type_get(uint32_t id);
+GK_API const gk_type_info *gk_type_get(uint32_t id);
 
 /** gk_type_lookup() :
  *  @return : the facts of a type by name (case-insensitive, "q4_k"), or NULL. */
-const gk_type_info *gk_type_lookup(const char *name);
+GK_API const gk_type_info *gk_type_lookup(const char *name);
 
 /** gk_type_is_retired() : @return : true for ids ggml once used and removed. */
-bool gk_type_is_retired(uint32_t id);
+GK_API bool gk_type_is_retired(uint32_t id);
 
 /** gk_type_retired_name() : @return : the old name of a retired id ("Q4_2"), else NULL. */
-const char *gk_type_retired_name(uint32_t id);
+GK_API const char *gk_type_retired_name(uint32_t id);
 
 /** gk_type_row_bytes() :
  *  @return : bytes of a row of n elements of type id, or 0 if n is not a whole
  *            number of blocks or the type is unknown. */
-uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
+GK_API uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
 
 /** gk_kernels_name() : which kernels the type table runs: "scalar", "avx2" or
  *  "avx512". The best level the processor supports is used unless the environment
@@ -234,13 +247,13 @@ uint64_t gk_type_row_bytes(uint32_t id, uint64_t n);
  *  and the name says so in parentheses ("avx2 (GGUFKIT_KERNELS=avx512: not on this
  *  processor)"). Every level gives bit-identical results.
  *  @return : a static string. */
-const char *gk_kernels_name(void);
+GK_API const char *gk_kernels_name(void);
 
 /** gk_ftype_name() : names llama.cpp's file type numbers (`general.file_type`,
  *  llama.h's enum llama_ftype) the way llama-quantize does: 15 -> "Q4_K_M",
  *  0 -> "F32", 1024 -> "GUESSED". Numbers llama.cpp dropped keep their old names.
  *  @return : a static string, or NULL for a number llama.cpp never used. */
-const char *gk_ftype_name(uint32_t ftype);
+GK_API const char *gk_ftype_name(uint32_t ftype);
 
 /* ======================================================================== */
 /* Metadata values                                                          */
@@ -288,13 +301,13 @@ typedef struct gk_kv {
 } gk_kv;
 
 /** gk_vtype_name() : @return : "UINT32", "STRING", "ARRAY" ... (the dump names) or NULL. */
-const char *gk_vtype_name(gk_vtype t);
+GK_API const char *gk_vtype_name(gk_vtype t);
 
 /** gk_vtype_short_name() : @return : "u32", "str", "arr" ... or NULL. */
-const char *gk_vtype_short_name(gk_vtype t);
+GK_API const char *gk_vtype_short_name(gk_vtype t);
 
 /** gk_vtype_size() : @return : bytes of one scalar value in the file (0 for STR and ARR). */
-size_t gk_vtype_size(gk_vtype t);
+GK_API size_t gk_vtype_size(gk_vtype t);
 
 /* ======================================================================== */
 /* The in-memory model: ordered metadata and the tensor directory           */
@@ -314,93 +327,93 @@ typedef struct gk_tensor {
 } gk_tensor;
 
 /** gk_model_new() : @return : an empty model (v3, little-endian, alignment 32) or NULL. */
-gk_model *gk_model_new(void);
+GK_API gk_model *gk_model_new(void);
 
 /** gk_model_clone() : @return : a deep copy of m, or NULL when out of memory. */
-gk_model *gk_model_clone(const gk_model *m);
+GK_API gk_model *gk_model_clone(const gk_model *m);
 
 /** gk_model_free() : releases a model (NULL is accepted). */
-void gk_model_free(gk_model *m);
+GK_API void gk_model_free(gk_model *m);
 
 /** gk_model_version() : @return : GGUF version the model was read as (or will be written as). */
-uint32_t gk_model_version(const gk_model *m);
+GK_API uint32_t gk_model_version(const gk_model *m);
 /** gk_model_set_version() : sets the version used when writing (2 or 3). */
-gk_status gk_model_set_version(gk_model *m, uint32_t version, gk_error *err);
+GK_API gk_status gk_model_set_version(gk_model *m, uint32_t version, gk_error *err);
 /** gk_model_big_endian() : @return : true if the model was read from / will be written in big-endian. */
-bool gk_model_big_endian(const gk_model *m);
+GK_API bool gk_model_big_endian(const gk_model *m);
 /** gk_model_set_big_endian() : chooses the byte order used when writing. */
-void gk_model_set_big_endian(gk_model *m, bool big);
+GK_API void gk_model_set_big_endian(gk_model *m, bool big);
 /** gk_model_alignment() : @return : general.alignment when valid, else 32. */
-uint32_t gk_model_alignment(const gk_model *m);
+GK_API uint32_t gk_model_alignment(const gk_model *m);
 
 /** gk_kv_count() : @return : number of key/value pairs. */
-size_t gk_kv_count(const gk_model *m);
+GK_API size_t gk_kv_count(const gk_model *m);
 /** gk_kv_at() : @return : pair i (0-based, file order) or NULL when out of range.
  *  The pointer stays valid until the model is next modified. */
-const gk_kv *gk_kv_at(const gk_model *m, size_t i);
+GK_API const gk_kv *gk_kv_at(const gk_model *m, size_t i);
 /** gk_kv_find() : @return : the index of key, or -1. */
-int64_t gk_kv_find(const gk_model *m, const char *key);
+GK_API int64_t gk_kv_find(const gk_model *m, const char *key);
 /** gk_kv_get() : @return : the value of key, or NULL. */
-const gk_value *gk_kv_get(const gk_model *m, const char *key);
+GK_API const gk_value *gk_kv_get(const gk_model *m, const char *key);
 
 /** gk_kv_get_uint() : reads an unsigned or non-negative signed integer value.
  *  @return : GK_OK, GK_E_NOT_FOUND, or GK_E_TYPE_MISMATCH (not an integer, or negative). */
-gk_status gk_kv_get_uint(const gk_model *m, const char *key, uint64_t *out);
+GK_API gk_status gk_kv_get_uint(const gk_model *m, const char *key, uint64_t *out);
 /** gk_kv_get_int() : reads any integer value that fits int64. */
-gk_status gk_kv_get_int(const gk_model *m, const char *key, int64_t *out);
+GK_API gk_status gk_kv_get_int(const gk_model *m, const char *key, int64_t *out);
 /** gk_kv_get_float() : reads an F32/F64 (or integer) value as double. */
-gk_status gk_kv_get_float(const gk_model *m, const char *key, double *out);
+GK_API gk_status gk_kv_get_float(const gk_model *m, const char *key, double *out);
 /** gk_kv_get_str() : reads a string value (pointer into the model). */
-gk_status gk_kv_get_str(const gk_model *m, const char *key, gk_str *out);
+GK_API gk_status gk_kv_get_str(const gk_model *m, const char *key, gk_str *out);
 
 /** gk_kv_set() : sets key to a deep copy of value. An existing key keeps its
  *  position and takes the new value (whatever its type); a new key is appended.
  *  @return : GK_OK, GK_E_ARG (bad key or value), GK_E_NOMEM. */
-gk_status gk_kv_set(gk_model *m, const char *key, const gk_value *value, gk_error *err);
+GK_API gk_status gk_kv_set(gk_model *m, const char *key, const gk_value *value, gk_error *err);
 /** gk_kv_set_last() : like gk_kv_set, but an existing key is removed first so the
  *  pair ends up last (the way llama.cpp's writer sets keys). */
-gk_status gk_kv_set_last(gk_model *m, const char *key, const gk_value *value, gk_error *err);
+GK_API gk_status gk_kv_set_last(gk_model *m, const char *key, const gk_value *value, gk_error *err);
 /** gk_kv_set_u32() / _str() etc. : conveniences over gk_kv_set. */
-gk_status gk_kv_set_u32(gk_model *m, const char *key, uint32_t v, gk_error *err);
-gk_status gk_kv_set_str(gk_model *m, const char *key, const char *v, gk_error *err);
+GK_API gk_status gk_kv_set_u32(gk_model *m, const char *key, uint32_t v, gk_error *err);
+GK_API gk_status gk_kv_set_str(gk_model *m, const char *key, const char *v, gk_error *err);
 /** gk_kv_delete() : removes key. @return : GK_OK or GK_E_NOT_FOUND. */
-gk_status gk_kv_delete(gk_model *m, const char *key);
+GK_API gk_status gk_kv_delete(gk_model *m, const char *key);
 /** gk_kv_rename() : renames a key in place. @return : GK_E_NOT_FOUND, GK_E_EXISTS, GK_OK. */
-gk_status gk_kv_rename(gk_model *m, const char *old_key, const char *new_key, gk_error *err);
+GK_API gk_status gk_kv_rename(gk_model *m, const char *old_key, const char *new_key, gk_error *err);
 
 /** gk_tensor_count() : @return : number of tensors in the directory. */
-size_t gk_tensor_count(const gk_model *m);
+GK_API size_t gk_tensor_count(const gk_model *m);
 /** gk_tensor_at() : @return : tensor i (directory order) or NULL. */
-const gk_tensor *gk_tensor_at(const gk_model *m, size_t i);
+GK_API const gk_tensor *gk_tensor_at(const gk_model *m, size_t i);
 /** gk_tensor_find() : @return : index of the tensor named name, or -1. */
-int64_t gk_tensor_find(const gk_model *m, const char *name);
+GK_API int64_t gk_tensor_find(const gk_model *m, const char *name);
 /** gk_tensor_elements() : @return : the number of elements of t, the product of
  *  its n_dims dimensions (1 for none), wrapping past UINT64_MAX; *overflow, when
  *  not NULL, is set true if it wrapped and is left alone otherwise. */
 GK_API uint64_t gk_tensor_elements(const gk_tensor *t, bool *overflow);
 /** gk_tensor_add() : appends a tensor (offset 0 until gk_model_layout) and
  *  computes its byte size. @return : GK_OK, GK_E_EXISTS, GK_E_ARG (dims/type/row). */
-gk_status gk_tensor_add(gk_model *m, const char *name, uint32_t type, uint32_t n_dims,
+GK_API gk_status gk_tensor_add(gk_model *m, const char *name, uint32_t type, uint32_t n_dims,
                         const uint64_t *ne, gk_error *err);
 /** gk_tensor_set_type() : changes a tensor's type and recomputes its size. */
-gk_status gk_tensor_set_type(gk_model *m, size_t i, uint32_t type, gk_error *err);
+GK_API gk_status gk_tensor_set_type(gk_model *m, size_t i, uint32_t type, gk_error *err);
 /** gk_tensor_set_offset() : sets a tensor's data offset (relative to the data section). */
-void gk_tensor_set_offset(gk_model *m, size_t i, uint64_t offset);
+GK_API void gk_tensor_set_offset(gk_model *m, size_t i, uint64_t offset);
 /** gk_tensor_clear() : removes every tensor. */
-void gk_tensor_clear(gk_model *m);
+GK_API void gk_tensor_clear(gk_model *m);
 
 /** gk_model_layout() : places every tensor canonically: in directory order, each at
  *  the next multiple of the model's alignment. @return : total data section size
  *  (without padding after the last tensor). */
-uint64_t gk_model_layout(gk_model *m);
+GK_API uint64_t gk_model_layout(gk_model *m);
 
 /** gk_model_header_size() : @return : bytes of magic, counts, KV and tensor
  *  directory as the writer would lay them out (before alignment padding); of a
  *  preview (GK_OPEN_PREVIEW) only the elements it holds are counted. */
-uint64_t gk_model_header_size(const gk_model *m);
+GK_API uint64_t gk_model_header_size(const gk_model *m);
 
 /** gk_model_data_start() : @return : gk_model_header_size aligned up to the alignment. */
-uint64_t gk_model_data_start(const gk_model *m);
+GK_API uint64_t gk_model_data_start(const gk_model *m);
 
 /* ======================================================================== */
 /* Reading                                                                  */
@@ -437,10 +450,10 @@ enum {
  *  new one; a journal left by an interrupted edit is refused (GK_E_JOURNAL:
  *  gk_journal_recover or gk_open_exclusive recovers it).
  *  @return : GK_OK and *out set, or an error status with err filled. */
-gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err);
+GK_API gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err);
 
 /** gk_open_memory() : like gk_open over a caller-owned buffer that must outlive the handle. */
-gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out,
+GK_API gk_status gk_open_memory(const void *data, size_t size, unsigned flags, gk_file **out,
                          gk_error *err);
 
 /* gk_open() also reads compressed and archived models, as streams, without
@@ -457,51 +470,51 @@ typedef bool (*gk_member_fn)(void *ctx, const char *member, uint64_t size);
  *  @return : GK_OK, or an error when path cannot be read as an archive to its
  *            end (unrecognized, cut short, damaged: members listed before the
  *            damage have been passed to fn). */
-gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err);
+GK_API gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error *err);
 
 /** gk_path_is_archive() : @return : true when path's contents are an archive
  *  (tar, compressed tar, zip, 7z) rather than a GGUF file or a zstd-compressed one. */
-bool gk_path_is_archive(const char *path);
+GK_API bool gk_path_is_archive(const char *path);
 
 /** gk_close() : releases a file handle (NULL accepted). */
-void gk_close(gk_file *f);
+GK_API void gk_close(gk_file *f);
 
 /** gk_file_model() : @return : the model read from f (owned by f; may be modified). */
-gk_model *gk_file_model(gk_file *f);
+GK_API gk_model *gk_file_model(gk_file *f);
 /** gk_file_path() : @return : the path f was opened with ("" for memory). */
-const char *gk_file_path(const gk_file *f);
+GK_API const char *gk_file_path(const gk_file *f);
 /** gk_file_size() : @return : size in bytes of the file. */
-uint64_t gk_file_size(const gk_file *f);
+GK_API uint64_t gk_file_size(const gk_file *f);
 /** gk_file_header_end() : @return : offset just past the tensor directory. */
-uint64_t gk_file_header_end(const gk_file *f);
+GK_API uint64_t gk_file_header_end(const gk_file *f);
 /** gk_file_data_offset() : @return : file offset where the data section starts. */
-uint64_t gk_file_data_offset(const gk_file *f);
+GK_API uint64_t gk_file_data_offset(const gk_file *f);
 /** gk_file_fd() : @return : the file descriptor, or -1 for a memory source. */
-int gk_file_fd(const gk_file *f);
+GK_API int gk_file_fd(const gk_file *f);
 
 /** gk_file_pads_end() : @return : true when f's bytes go on past its last tensor
  *  (or, without tensors, past its header) up to the next multiple of the
  *  alignment, as ggml's writer pads; use it as gk_write_opts.pad_end to keep a
  *  tensorless file's shape when rewriting it (with tensors every output pads). */
-bool gk_file_pads_end(gk_file *f);
+GK_API bool gk_file_pads_end(gk_file *f);
 
 /** gk_file_warning_count() / gk_file_warning_at() : the warnings found while reading. */
-size_t gk_file_warning_count(const gk_file *f);
-const gk_warning *gk_file_warning_at(const gk_file *f, size_t i);
+GK_API size_t gk_file_warning_count(const gk_file *f);
+GK_API const gk_warning *gk_file_warning_at(const gk_file *f, size_t i);
 
 /** gk_file_strings_utf8() : @return : true if every string the file holds (keys,
  *  values, array elements, tensor names) was read as well-formed UTF-8, so a
  *  writer of text formats need not check them again; false after a warning
  *  about one. Says nothing of strings set in the model afterwards. */
-bool gk_file_strings_utf8(const gk_file *f);
+GK_API bool gk_file_strings_utf8(const gk_file *f);
 
 /** gk_file_read() : reads len bytes at absolute file offset off into buf.
  *  @return : GK_OK, or GK_E_TRUNCATED / GK_E_IO with err filled. */
-gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err);
+GK_API gk_status gk_file_read(gk_file *f, uint64_t off, void *buf, size_t len, gk_error *err);
 
 /** gk_file_tensor_read() : reads len bytes of tensor i's data starting at byte
  *  `start` of that tensor, in file byte order. */
-gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, size_t len,
+GK_API gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, size_t len,
                               gk_error *err);
 
 /* ======================================================================== */
@@ -513,7 +526,7 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
  *  (gk_model_data_start). *out is malloc'ed; the caller frees it.
  *  @return : GK_OK or an error (e.g. a value that cannot be written in v1;
  *            GK_E_ARG for a preview, which lacks elements). */
-gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len, gk_error *err);
+GK_API gk_status gk_header_serialize(const gk_model *m, uint8_t **out, size_t *out_len, gk_error *err);
 
 /* An output file published atomically: bytes go to an unnamed file (O_TMPFILE)
  * in the destination's folder, or where the filesystem refuses that to a hidden
@@ -544,26 +557,26 @@ enum {
  *  GK_SINK_OVERWRITE is set; false with err set to GK_E_EXISTS, or GK_E_ARG for
  *  an existing device, fifo, socket or folder (never replaced, even with
  *  GK_SINK_OVERWRITE). */
-bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
+GK_API bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
 
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
  *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
  *  written zstd-compressed. A dest that is a symbolic link is followed: the file
  *  it names is replaced and the link stays (a link to nothing is refused). */
-gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
+GK_API gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, gk_error *err);
 /** gk_sink_write() : appends bytes. */
-gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
+GK_API gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
 /** gk_sink_write_zeros() : appends n zero bytes. */
-gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
+GK_API gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
 /** gk_sink_copy_from() : appends len bytes read from fd at offset off: read
  *  straight into the sink's write buffers, or with GK_SINK_BUFFERED (and where
  *  O_DIRECT is refused) through copy_file_range where the kernel allows it. */
-gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
+GK_API gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
 /** gk_sink_copy_swapped() : appends len bytes read from fd at offset off, a
  *  whole number of blocks of block_bytes, each byte-swapped by swap (a type's
  *  byteswap kernel) on the way. @return : as gk_sink_copy_from; GK_E_ARG when len
  *  is not whole blocks. */
-gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
+GK_API gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
                                gk_byteswap_fn swap, gk_error *err);
 /** gk_sink_clone_probe() : tries whether the output can share blocks with the
  *  file open at fd (same filesystem, one that clones: XFS with reflink, btrfs);
@@ -577,17 +590,17 @@ GK_API uint64_t gk_sink_clone_probe(gk_sink *s, int fd);
  *  (the rest of gk_sink_offset was written or copied). */
 GK_API uint64_t gk_sink_bytes_cloned(const gk_sink *s);
 /** gk_sink_offset() : @return : bytes written so far. */
-uint64_t gk_sink_offset(const gk_sink *s);
+GK_API uint64_t gk_sink_offset(const gk_sink *s);
 /** gk_sink_commit() : fsyncs, links (or renames) into place, fsyncs the folder, frees s.
  *  A replaced file's permission bits are kept. @return : GK_OK, GK_E_EXISTS,
  *  GK_E_LOCKED (another process edits the file to be replaced), GK_E_IO. */
-gk_status gk_sink_commit(gk_sink *s, gk_error *err);
+GK_API gk_status gk_sink_commit(gk_sink *s, gk_error *err);
 /** gk_sink_abort() : discards the output (removes a named temporary file) and frees s
  *  (NULL accepted). */
-void gk_sink_abort(gk_sink *s);
+GK_API void gk_sink_abort(gk_sink *s);
 
 /** gk_same_file() : @return : true if paths a and b name the same existing file. */
-bool gk_same_file(const char *a, const char *b);
+GK_API bool gk_same_file(const char *a, const char *b);
 
 /* ======================================================================== */
 /* Pipeline: write a model whose tensor bytes come from opened files        */
@@ -647,11 +660,11 @@ typedef struct gk_write_opts {
  *  same); with GK_CLONE_PAD, out then gets a GK_PADDING_KEY pair sized so they
  *  do (gk_model_pad_to_residue), and only then.
  *  @return : GK_OK, or an error with nothing left at dest. */
-gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
+GK_API gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
 
 /** gk_default_threads() : @return : the number of online cores (at least 1). */
-int gk_default_threads(void);
+GK_API int gk_default_threads(void);
 
 /* ======================================================================== */
 /* Quantization plans (the choices llama-quantize makes)                    */
@@ -670,19 +683,13 @@ typedef struct gk_quant_target {
 /** gk_quant_target_lookup() : finds a target by llama-quantize's name (case-
  *  insensitive; aliases Q3_K, Q4_K, Q5_K mean the _M presets) or by file type
  *  number ("15"). @return : the target or NULL. */
-const gk_quant_target *gk_quant_target_lookup(const char *name);
+GK_API const gk_quant_target *gk_quant_target_lookup(const char *name);
+
+/** gk_quant_target_count() : @return : number of targets in the table. */
+GK_API size_t gk_quant_target_count(void);
 
 /** gk_quant_target_at() : @return : target i of the table (for listings), or NULL past the end. */
-const gk_quant_target *gk_quant_target_at(size_t i);
-
-/** gk_quant_eligible() : @return : true when llama-quantize would quantize the tensor
- *  (name ends in "weight", 2+ dimensions, not a norm, not one of the excluded kinds). */
-bool gk_quant_eligible(const char *name, uint32_t n_dims);
-
-/** gk_quant_fallback() : @return : the type llama-quantize falls back to when a row of
- *  n elements is not a whole number of `type`'s blocks (F16 last), or `type` itself
- *  when the row fits. */
-uint32_t gk_quant_fallback(uint32_t type, uint64_t n);
+GK_API const gk_quant_target *gk_quant_target_at(size_t i);
 
 /* --tensor-type PATTERN=TYPE: tensors whose name matches the POSIX extended
  * regular expression (searched, not anchored) get TYPE; the last match wins. */
@@ -709,13 +716,13 @@ typedef struct gk_kv_override {
  *  "KEY=str:text" (llama-quantize's --override-kv syntax; key below 128 bytes,
  *  string at most 127 bytes; numbers must parse whole).
  *  @return : GK_OK, or GK_E_ARG with a message. */
-gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
+GK_API gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
 
 /** gk_kv_override_apply() : sets the pair at the end of m's metadata, as
  *  llama-quantize does. An existing key of the same kind keeps its type (an int
  *  into a u16 key stays u16; out of range is an error); otherwise the value is
  *  written as i32 (i64 when it does not fit), f32, bool or string. */
-gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err);
+GK_API gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err);
 
 typedef struct gk_quant_opts {
     const gk_quant_target *target;
@@ -773,7 +780,7 @@ typedef struct gk_quant_plan {
  *  (gk_quant_mix_type).
  *  @return : GK_OK, or an error naming the tensor (requantize refused, fallback
  *            refused, no kernel for a type, importance matrix needed). */
-gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_quant_plan *plan,
+GK_API gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_quant_plan *plan,
                               gk_error *err);
 
 /** gk_quant_plan_build_inputs() : like gk_quant_plan_build over a shard set
@@ -781,53 +788,18 @@ gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_
  *  tensor goes to one output in loader order; with it, output k holds shard k's
  *  tensors in file order, output 0 the metadata, and every output
  *  split.no / split.count / split.tensors.count when there is more than one. */
-gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inputs,
+GK_API gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inputs,
                                      const gk_quant_opts *opts, gk_quant_plan *plan, gk_error *err);
-
-/* ---- Per-tensor type mixing (llama.cpp's llama_tensor_get_type) ---- */
-
-/* What the mixing rules know of a model (llama.cpp's hparams and counts). */
-typedef struct gk_mix_model {
-    char arch[64];            /* general.architecture ("" when absent) */
-    uint32_t n_layer;         /* ARCH.block_count (or 1 + the highest blk.N) */
-    uint32_t n_head, n_head_kv;   /* of layer 0 */
-    uint32_t n_gqa;           /* n_head / n_head_kv, 0 when n_head_kv is 0 */
-    uint32_t n_expert;        /* ARCH.expert_count, 0 when absent */
-    bool is_falcon;           /* arch "falcon" */
-    bool is_70b;              /* llama.cpp's model type 70B (llama/qwen2/deci, 80 layers) */
-    bool has_output;          /* output.weight exists (else token_embd takes its rules) */
-    int n_attention_wv;       /* tensors whose name holds attn_v.weight / attn_qkv.weight / attn_kv_b.weight */
-} gk_mix_model;
-
-/* Counters the rules advance as tensors pass in processing order. */
-typedef struct gk_mix_state {
-    int i_attention_wv, i_ffn_down, i_ffn_gate, i_ffn_up;
-} gk_mix_state;
-
-/** gk_mix_model_init() : reads the facts the rules need from m's metadata and
- *  the tensor names of the n_models models (a shard set; metadata from models[0]). */
-void gk_mix_model_init(gk_mix_model *mm, const gk_model *const *models, size_t n_models);
-
-/** gk_quant_mix_type() : the type llama-quantize's rules choose for the tensor
- *  `name` (row length ne0) of a target with file type ftype and base type
- *  base_type, before the fallback for rows that are not whole blocks.
- *  output_type / token_embd_type (-1 when unset) are the user's choices the
- *  rules themselves consult. Advances st. @return : GK_OK, or GK_E_CORRUPT when
- *  a mixture-of-experts tensor has no valid layer number in its name. */
-gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t ftype,
-                            uint32_t base_type, const char *name, uint64_t ne0,
-                            int32_t output_type, int32_t token_embd_type, bool has_imatrix,
-                            uint32_t *out, gk_error *err);
 
 /** gk_quant_imatrix_required() : @return : true when llama-quantize refuses to
  *  quantize tensor `name` to type without an importance matrix for target ftype. */
-bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name);
+GK_API bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name);
 
 /* ---- Shard sets as llama-quantize reads and writes them ---- */
 
 /** gk_quant_shard_path() : writes "PREFIX-%05u-of-%05u.gguf" (idx 0-based) to buf,
  *  llama-quantize's --keep-split output names. @return : false when it does not fit. */
-bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
+GK_API bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
 
 /** gk_quant_open_inputs() : opens path and, when its split.count is above 1, the
  *  sibling shards the way llama.cpp's loader finds them (path must be the first
@@ -835,11 +807,11 @@ bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned id
  *  split.tensors.count must match the tensors found).
  *  *files (malloc'ed array: gk_close each, then free it) receives *n handles.
  *  @return : GK_OK or an error naming the shard. */
-gk_status gk_quant_open_inputs(const char *path, unsigned flags, gk_file ***files, size_t *n,
+GK_API gk_status gk_quant_open_inputs(const char *path, unsigned flags, gk_file ***files, size_t *n,
                                gk_error *err);
 
 /** gk_quant_plan_free() : releases a plan's model and entries. */
-void gk_quant_plan_free(gk_quant_plan *plan);
+GK_API void gk_quant_plan_free(gk_quant_plan *plan);
 
 /* ======================================================================== */
 /* Importance matrices (llama-imatrix output, as llama-quantize reads them)  */
@@ -855,34 +827,34 @@ typedef struct gk_imatrix gk_imatrix;
  *  @return : GK_OK and *out set, or an error naming the problem (truncated file,
  *            inconsistent counts, sums without counts, non-finite values),
  *            with the byte offset where known. */
-gk_status gk_imatrix_load(const char *path, gk_imatrix **out, gk_error *err);
+GK_API gk_status gk_imatrix_load(const char *path, gk_imatrix **out, gk_error *err);
 
 /** gk_imatrix_free() : releases a matrix (NULL accepted). */
-void gk_imatrix_free(gk_imatrix *im);
+GK_API void gk_imatrix_free(gk_imatrix *im);
 
 /** gk_imatrix_count() : @return : number of entries (after any filtering). */
-size_t gk_imatrix_count(const gk_imatrix *im);
+GK_API size_t gk_imatrix_count(const gk_imatrix *im);
 
 /** gk_imatrix_entry() : entry i: @return : its name (NULL past the end); its
  *  values and their count through values / n (either may be NULL). */
-const char *gk_imatrix_entry(const gk_imatrix *im, size_t i, const float **values, size_t *n);
+GK_API const char *gk_imatrix_entry(const gk_imatrix *im, size_t i, const float **values, size_t *n);
 
 /** gk_imatrix_find() : @return : the values of entry name (count in *n) or NULL. */
-const float *gk_imatrix_find(const gk_imatrix *im, const char *name, size_t *n);
+GK_API const float *gk_imatrix_find(const gk_imatrix *im, const char *name, size_t *n);
 
 /** gk_imatrix_dataset() : @return : the calibration dataset name recorded, or NULL. */
-const char *gk_imatrix_dataset(const gk_imatrix *im);
+GK_API const char *gk_imatrix_dataset(const gk_imatrix *im);
 
 /** gk_imatrix_chunks() : @return : the chunk count recorded (0 when none). */
-int32_t gk_imatrix_chunks(const gk_imatrix *im);
+GK_API int32_t gk_imatrix_chunks(const gk_imatrix *im);
 
 /** gk_imatrix_is_gguf() : @return : true when read from the GGUF form. */
-bool gk_imatrix_is_gguf(const gk_imatrix *im);
+GK_API bool gk_imatrix_is_gguf(const gk_imatrix *im);
 
 /** gk_imatrix_filter() : --exclude-weights then --include-weights, as
  *  llama-quantize: entries whose name contains an exclude string are dropped;
  *  with include strings only entries whose name contains one of them remain. */
-void gk_imatrix_filter(gk_imatrix *im, const char *const *include, size_t n_include,
+GK_API void gk_imatrix_filter(gk_imatrix *im, const char *const *include, size_t n_include,
                        const char *const *exclude, size_t n_exclude);
 
 /** gk_imatrix_check_model() : refuses a matrix made for another model (the
@@ -890,12 +862,12 @@ void gk_imatrix_filter(gk_imatrix *im, const char *const *include, size_t n_incl
  *  or one whose length is not ne[0]*ne[2] of its tensor (token_embd.weight
  *  excepted, as llama-quantize ignores it there).
  *  @return : GK_OK or GK_E_ARG naming the entry. */
-gk_status gk_imatrix_check_model(const gk_imatrix *im, const gk_model *const *models,
+GK_API gk_status gk_imatrix_check_model(const gk_imatrix *im, const gk_model *const *models,
                                  size_t n_models, gk_error *err);
 
 /** gk_imatrix_for_tensor() : @return : the weights for tensor t (ne[0]*ne[2]
  *  values, ne[0] per expert slice) or NULL when there is no entry of that length. */
-const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
+GK_API const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
 
 /** gk_imatrix_overrides() : the metadata llama-quantize records for a matrix, as
  *  --override-kv pairs to apply after the user's (that is how it passes them):
@@ -903,7 +875,7 @@ const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
  *  quantize.imatrix.dataset (when recorded, 127 bytes at most),
  *  quantize.imatrix.entries_count and quantize.imatrix.chunks_count (when above
  *  0), the counts as ints (i32 in a new key). @return : pairs written (2 to 4). */
-size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_override out[4]);
+GK_API size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_override out[4]);
 
 /* ======================================================================== */
 /* Model conventions (verify --schema)                                      */
@@ -921,10 +893,10 @@ typedef struct gk_finding {
  *  tensor names with shapes that agree with the hyperparameters.
  *  *out (malloc'ed, free with gk_findings_free) receives *n findings.
  *  @return : GK_OK or GK_E_NOMEM. */
-gk_status gk_schema_check(const gk_model *m, gk_finding **out, size_t *n);
+GK_API gk_status gk_schema_check(const gk_model *m, gk_finding **out, size_t *n);
 
 /** gk_findings_free() : releases an array from gk_schema_check (NULL accepted). */
-void gk_findings_free(gk_finding *findings);
+GK_API void gk_findings_free(gk_finding *findings);
 
 /* ======================================================================== */
 /* Split, merge and byte order (llama-gguf-split's shard sets)              */
@@ -966,22 +938,22 @@ typedef struct gk_split_plan {
  *  Unlike the reference, a tensor larger than max_bytes gets a shard of its own
  *  instead of an abort, and sizes are padded to the model's alignment.
  *  @return : GK_OK, GK_E_ARG (bad options, more than GK_SPLIT_MAX_SHARDS shards). */
-gk_status gk_split_plan_build(const gk_model *in, const gk_split_opts *opts, gk_split_plan *plan,
+GK_API gk_status gk_split_plan_build(const gk_model *in, const gk_split_opts *opts, gk_split_plan *plan,
                               gk_error *err);
 
 /** gk_split_plan_free() : releases a plan's shards (the plan itself is the caller's). */
-void gk_split_plan_free(gk_split_plan *plan);
+GK_API void gk_split_plan_free(gk_split_plan *plan);
 
 /** gk_split_shard_model() : builds shard k's model: for k == 0 the input's metadata,
  *  for the others general.alignment only when it is not 32, then split.no,
  *  split.tensors.count, split.count; the shard's tensors in input order.
  *  *out is the caller's (gk_model_free). */
-gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, size_t k,
+GK_API gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, size_t k,
                                gk_model **out, gk_error *err);
 
 /** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n.
  *  @return : a malloc'ed path, or NULL when out of memory. */
-char *gk_split_path(const char *prefix, size_t k, size_t n);
+GK_API char *gk_split_path(const char *prefix, size_t k, size_t n);
 
 /** gk_split_write() : writes every shard of plan for the input in, each through
  *  gk_write_model (pad_end on, as the reference writes). All shards or none: the
@@ -989,12 +961,12 @@ char *gk_split_path(const char *prefix, size_t k, size_t n);
  *  input never replaced), and when shard k fails the shards this call already
  *  published are removed. opts->progress sees the bytes of all shards together.
  *  @return : GK_OK, or an error naming the shard. */
-gk_status gk_split_write(gk_file *in, const char *prefix, const gk_split_plan *plan,
+GK_API gk_status gk_split_write(gk_file *in, const char *prefix, const gk_split_plan *plan,
                          const gk_write_opts *opts, gk_error *err);
 
 /** gk_model_is_shard() : @return : true when m has split.count >= 1 (a merged file
  *  with the reference's stale split.count = 0 is not a shard). */
-bool gk_model_is_shard(const gk_model *m);
+GK_API bool gk_model_is_shard(const gk_model *m);
 
 /* A complete, checked shard set opened for reading. */
 typedef struct gk_split_set gk_split_set;
@@ -1007,52 +979,54 @@ typedef struct gk_split_set gk_split_set;
  *  @return : GK_OK, GK_E_NOT_FOUND (the file is not a shard, or a sibling is
  *            missing), GK_E_CORRUPT (the set disagrees: the message says how), or
  *            the error of opening a shard. */
-gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set **out,
+GK_API gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set **out,
                             gk_error *err);
 /* An error of gk_split_set_open (and of every command's shard set: they all open
  * sets through it) names the shard it is about in err->file: the missing one, the
  * one that disagrees, the one that cannot be read. */
 
-/** gk_split_set_release() : frees the set but not its shards. @return : the
- *  array of its n open shards (in set order), which the caller now owns (each
+/** gk_split_set_release() : frees the set but not its shards: *out receives the
+ *  array of its *n open shards (in set order), which the caller now owns (each
  *  gk_close'd, the array freed). */
-gk_file **gk_split_set_release(gk_split_set *set, size_t *n);
+GK_API void gk_split_set_release(gk_split_set *set, gk_file ***out, size_t *n);
 
 /** gk_split_set_close() : closes every shard and frees the set (NULL accepted). */
-void gk_split_set_close(gk_split_set *set);
+GK_API void gk_split_set_close(gk_split_set *set);
 /** gk_split_set_count() : @return : number of shards. */
-size_t gk_split_set_count(const gk_split_set *set);
+GK_API size_t gk_split_set_count(const gk_split_set *set);
 /** gk_split_set_file() : @return : shard k (0-based), owned by the set, or NULL. */
-gk_file *gk_split_set_file(gk_split_set *set, size_t k);
+GK_API gk_file *gk_split_set_file(gk_split_set *set, size_t k);
 /** gk_split_set_prefix() : @return : PREFIX (the shard paths without "-0000k-of-0000n.gguf"). */
-const char *gk_split_set_prefix(const gk_split_set *set);
+GK_API const char *gk_split_set_prefix(const gk_split_set *set);
 /** gk_split_set_tensor_count() : @return : tensors in the whole set. */
-uint64_t gk_split_set_tensor_count(const gk_split_set *set);
+GK_API uint64_t gk_split_set_tensor_count(const gk_split_set *set);
 /** gk_split_set_tensor_bytes() : @return : bytes of tensor data in the whole set. */
-uint64_t gk_split_set_tensor_bytes(const gk_split_set *set);
+GK_API uint64_t gk_split_set_tensor_bytes(const gk_split_set *set);
 
 /** gk_split_set_merged() : the merged model (first shard's metadata without the
  *  split.* keys, every shard's tensors in set order) and one step per tensor.
- *  *out_model (gk_model_free) and *out_steps (free) are the caller's. */
-gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step **out_steps,
+ *  *out_model (gk_model_free) and *out_steps (free) are the caller's.
+ *  Exception to the array rule (top of this file): *out_steps has no count of
+ *  its own, it holds gk_tensor_count(*out_model) steps. */
+GK_API gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk_step **out_steps,
                               gk_error *err);
 
 /** gk_merge_write() : writes the merged set to dest atomically (pad_end on), never
  *  over one of the shards. Merging the shards of a canonical file gives it back. */
-gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opts *opts,
+GK_API gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opts *opts,
                          gk_error *err);
 
 /** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
  *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first
  *  tensor and type that cannot. */
-gk_status gk_endian_check(const gk_model *m, gk_error *err);
+GK_API gk_status gk_endian_check(const gk_model *m, gk_error *err);
 
 /** gk_endian_convert() : writes f to dest atomically in the byte order big (true)
  *  or little: header, metadata and every tensor's blocks swapped by the type
  *  table's kernels, laid out canonically, padded at the end as f is. A v1 input
  *  is written as v3. Never in place (dest is refused when it is f).
  *  @return : GK_OK, GK_E_UNSUPPORTED (a type without a byte-swap kernel), ... */
-gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_write_opts *opts,
+GK_API gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_write_opts *opts,
                             gk_error *err);
 
 /* ======================================================================== */
@@ -1072,11 +1046,11 @@ typedef struct gk_edit gk_edit;
 #define GK_PADDING_OVERHEAD 39u
 
 /** gk_edit_new() : @return : an empty edit list, or NULL when out of memory. */
-gk_edit *gk_edit_new(void);
+GK_API gk_edit *gk_edit_new(void);
 /** gk_edit_free() : releases an edit list (NULL accepted). */
-void gk_edit_free(gk_edit *e);
+GK_API void gk_edit_free(gk_edit *e);
 /** gk_edit_count() : @return : number of queued edits. */
-size_t gk_edit_count(const gk_edit *e);
+GK_API size_t gk_edit_count(const gk_edit *e);
 
 /** gk_edit_add_set() : queues "set key to the len bytes of text". type NULL: an
  *  existing key keeps its type (text is parsed as that type), a new key takes the
@@ -1086,24 +1060,24 @@ size_t gk_edit_count(const gk_edit *e);
  *  type "json": text is a JSON value (arrays: element type inferred, or the
  *  well-known key's). type "array[T]": a JSON array of T.
  *  @return : GK_OK, GK_E_ARG (unknown type name), GK_E_NOMEM. */
-gk_status gk_edit_add_set(gk_edit *e, const char *key, const char *type, const char *text,
+GK_API gk_status gk_edit_add_set(gk_edit *e, const char *key, const char *type, const char *text,
                           size_t len, gk_error *err);
 /** gk_edit_add_set_value() : queues "set key to (a deep copy of) v". */
-gk_status gk_edit_add_set_value(gk_edit *e, const char *key, const gk_value *v, gk_error *err);
+GK_API gk_status gk_edit_add_set_value(gk_edit *e, const char *key, const gk_value *v, gk_error *err);
 /** gk_edit_add_delete() : queues "delete every key matching pattern" (an exact key
  *  or an fnmatch(3) glob). Applying it fails when nothing matches. */
-gk_status gk_edit_add_delete(gk_edit *e, const char *pattern, gk_error *err);
+GK_API gk_status gk_edit_add_delete(gk_edit *e, const char *pattern, gk_error *err);
 /** gk_edit_add_rename() : queues "rename old_key to new_key" (position kept). */
-gk_status gk_edit_add_rename(gk_edit *e, const char *old_key, const char *new_key, gk_error *err);
+GK_API gk_status gk_edit_add_rename(gk_edit *e, const char *old_key, const char *new_key, gk_error *err);
 /** gk_edit_add_special_token() : queues "tokenizer.ggml.NAME_token_id = the id of
  *  token text in tokenizer.ggml.tokens" (name: bos, eos, eot, eom, unknown/unk,
  *  padding/pad, sep (llama.cpp's "seperator"), cls, mask, fim_pre ... fim_sep).
  *  When text occurs more than once, the lowest id is taken.
  *  @return : GK_OK, GK_E_ARG (unknown name). */
-gk_status gk_edit_add_special_token(gk_edit *e, const char *name, const char *text, gk_error *err);
+GK_API gk_status gk_edit_add_special_token(gk_edit *e, const char *name, const char *text, gk_error *err);
 /** gk_edit_add_special_token_id() : like gk_edit_add_special_token with the id
  *  given; applying it refuses an id outside the vocabulary. */
-gk_status gk_edit_add_special_token_id(gk_edit *e, const char *name, uint64_t id, gk_error *err);
+GK_API gk_status gk_edit_add_special_token_id(gk_edit *e, const char *name, uint64_t id, gk_error *err);
 /** gk_edit_add_patch() : queues the edits of a JSON patch document:
  *    {"set": {KEY: VALUE | {"type": T, "value": V}, ...}, "delete": [PATTERN, ...],
  *     "rename": {OLD: NEW, ...}}
@@ -1113,7 +1087,7 @@ gk_status gk_edit_add_special_token_id(gk_edit *e, const char *name, uint64_t id
  *  GGUF.* pseudo keys are skipped. Numbers and strings are taken exactly as
  *  written (64-bit integers, \u0000 in strings).
  *  @return : GK_OK, GK_E_ARG (not JSON, or not a patch: the message says where). */
-gk_status gk_edit_add_patch(gk_edit *e, const char *json, size_t len, gk_error *err);
+GK_API gk_status gk_edit_add_patch(gk_edit *e, const char *json, size_t len, gk_error *err);
 
 enum {
     GK_EDIT_DEFAULT = 0,
@@ -1133,12 +1107,12 @@ typedef struct gk_edit_result {
  *  well-known key's (gk_key_expected_type).
  *  @return : GK_OK, or the first failure with err naming the edit; m is then
  *            partly edited (apply to a clone). */
-gk_status gk_edit_apply(const gk_edit *e, gk_model *m, unsigned flags, gk_edit_result *res,
+GK_API gk_status gk_edit_apply(const gk_edit *e, gk_model *m, unsigned flags, gk_edit_result *res,
                         gk_error *err);
 
 /** gk_key_name_valid() : @return : true when key follows the spec's naming rules:
  *  ASCII, '.'-separated non-empty segments of [a-z0-9_], at most 65535 bytes. */
-bool gk_key_name_valid(const char *key);
+GK_API bool gk_key_name_valid(const char *key);
 
 /** gk_key_expected_type() : the type llama.cpp (or the spec) expects for a
  *  well-known key: general.*, ARCH.context_length and the other hyperparameters
@@ -1146,11 +1120,11 @@ bool gk_key_name_valid(const char *key);
  *  *type receives the type, *elem the element type of an array (GK_V_COUNT for
  *  scalars), *or_array true when a per-layer array of *type is accepted too.
  *  @return : true when key is well known. */
-bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool *or_array);
+GK_API bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool *or_array);
 
 /** gk_model_set_padding() : sets GK_PADDING_KEY to n zero bytes (position kept,
  *  appended when new): a rewrite leaves that much room for later in-place edits. */
-gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
+GK_API gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
 
 /** gk_model_pad_to_residue() : makes m's data section (gk_model_data_start)
  *  start at `residue` modulo `block` by growing its GK_PADDING_KEY pair (added
@@ -1164,7 +1138,7 @@ GK_API gk_status gk_model_pad_to_residue(gk_model *m, uint64_t block, uint64_t r
 
 /* Whether an edited model can be written over the file it was read from without
  * moving the data section. */
-typedef struct gk_inplace_fit {
+typedef struct gk_inplace_plan {
     bool fits;
     uint64_t needed;          /* header bytes of the edited model, without padding pair */
     uint64_t room;            /* bytes before the data section (file size without tensors) */
@@ -1181,7 +1155,7 @@ typedef struct gk_inplace_fit {
  *  that changes nothing changes no byte), and a pair the edit deleted is not
  *  put back. A file without tensors always fits (it may grow or shrink). When
  *  it does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
-gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
+GK_API gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
 
 /* Called before every low-level write, truncate, fsync and unlink of an in-place
  * write or a recovery; returning false stops the writer at once, without any
@@ -1201,7 +1175,7 @@ typedef bool (*gk_io_hook)(void *ctx, const char *what);
  *  @return : GK_OK, GK_E_EXISTS (a journal is already there), GK_E_ARG (f not
  *  opened with gk_open_exclusive), GK_E_UNSUPPORTED (not a regular file),
  *  GK_E_LOCKED, GK_E_IO, GK_E_INTERRUPTED (hook). */
-gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx,
+GK_API gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx,
                            bool *changed, gk_error *err);
 
 /* What gk_journal_recover found beside a file. */
@@ -1223,7 +1197,7 @@ typedef enum gk_recovery {
  *  file is not even opened.
  *  @return : GK_OK, GK_E_CORRUPT (the journal belongs to another file: left alone),
  *            GK_E_NOT_FOUND (journal without its file), GK_E_LOCKED, GK_E_IO. */
-gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+GK_API gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
                              void *hook_ctx, gk_error *err);
 
 /** gk_open_exclusive() : opens path as gk_open does, for a change to the file
@@ -1235,13 +1209,13 @@ gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *wh
  *  reads the header. Readers are not kept out. The file must be writable.
  *  @return : as gk_open; GK_E_LOCKED (waited wait_ms), GK_E_UNSUPPORTED (an
  *            archive member), and gk_journal_recover's errors. */
-gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,
+GK_API gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,
                             gk_file **out, gk_error *err);
 
 /** gk_edit_replace_check() : @return : GK_OK when gk_edit_rewrite can replace f's
  *  own file (dest NULL): a plain or zstd-compressed file; GK_E_UNSUPPORTED with a
  *  message for an archive member or a model in memory. */
-gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
+GK_API gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
 
 /** gk_edit_rewrite() : writes m (f's model after edits; same tensors) as a whole
  *  new file through gk_write_model: tensor bytes copied, data laid out
@@ -1251,7 +1225,7 @@ gk_status gk_edit_replace_check(const gk_file *f, gk_error *err);
  *  compressed again; an archive member is refused (gk_edit_replace_check); f
  *  must then come from gk_open_exclusive, so no in-place edit can slip in between.
  *  opts: sink_flags, threads, progress (pad_end is taken from f). */
-gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
+GK_API gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                           gk_error *err);
 
 /* ======================================================================== */
@@ -1274,12 +1248,12 @@ typedef struct gk_hash_value {
 } gk_hash_value;
 
 /** gk_hash_kind_name() : @return : "xxh64", "sha1", "sha256", "uuid", or NULL. */
-const char *gk_hash_kind_name(gk_hash_kind k);
+GK_API const char *gk_hash_kind_name(gk_hash_kind k);
 /** gk_hash_kind_lookup() : @return : the kind named name, or -1. */
-int gk_hash_kind_lookup(const char *name);
+GK_API int gk_hash_kind_lookup(const char *name);
 /** gk_hash_hex() : lowercase hex of v as gguf-hash prints it (uuid as 8-4-4-4-12)
  *  into out, which holds 2 * v->len + 5 bytes (GK_HASH_HEX_MAX always do). */
-void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
+GK_API void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
 
 typedef struct gk_hash_opts {
     unsigned kinds;            /* GK_HASH_BIT(...) of the digests wanted (0: xxh64) */
@@ -1304,15 +1278,15 @@ typedef struct gk_hash_result {
 /** gk_hash_file() : reads every tensor of f in large sequential chunks and
  *  computes the digests asked for, several digests in parallel threads.
  *  @return : GK_OK, or a read error naming its offset (result left empty). */
-gk_status gk_hash_file(gk_file *f, const gk_hash_opts *opts, gk_hash_result *out, gk_error *err);
+GK_API gk_status gk_hash_file(gk_file *f, const gk_hash_opts *opts, gk_hash_result *out, gk_error *err);
 
 /** gk_hash_set() : like gk_hash_file over a whole shard set as one model: every
  *  shard's tensors in set order, so the model digests equal the merged file's. */
-gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_hash_result *out,
+GK_API gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_hash_result *out,
                       gk_error *err);
 
 /** gk_hash_result_free() : releases a result's arrays (the struct is the caller's). */
-void gk_hash_result_free(gk_hash_result *r);
+GK_API void gk_hash_result_free(gk_hash_result *r);
 
 /* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]". */
 typedef struct gk_manifest gk_manifest;
@@ -1320,14 +1294,14 @@ typedef struct gk_manifest gk_manifest;
 /** gk_manifest_load() : reads a manifest (lines it cannot parse are skipped, as
  *  gguf-hash does). @return : GK_OK, GK_E_IO (cannot be read), GK_E_CORRUPT (a
  *  line longer than 64 KiB), GK_E_NOT_FOUND (no line of a known kind). */
-gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err);
+GK_API gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err);
 /** gk_manifest_free() : releases a manifest (NULL accepted). */
-void gk_manifest_free(gk_manifest *m);
+GK_API void gk_manifest_free(gk_manifest *m);
 /** gk_manifest_kinds() : @return : GK_HASH_BIT of every kind the manifest holds. */
-unsigned gk_manifest_kinds(const gk_manifest *m);
+GK_API unsigned gk_manifest_kinds(const gk_manifest *m);
 /** gk_manifest_strongest() : @return : the strongest kind it holds (sha256, sha1,
  *  xxh64, uuid), the one --check uses when none is asked for. */
-gk_hash_kind gk_manifest_strongest(const gk_manifest *m);
+GK_API gk_hash_kind gk_manifest_strongest(const gk_manifest *m);
 
 /* One line of hash output: a tensor's or the model's digest of one kind, and,
  * after gk_hash_check, its verdict against a manifest. */
@@ -1341,7 +1315,7 @@ typedef struct gk_hash_line {
 /** gk_hash_lines() : the lines gguf-hash prints for r, in its order: for each
  *  tensor its xxh64, sha1, sha256 (those in r->kinds; none with no_tensors),
  *  then the model's xxh64, sha1, sha256, uuid. *out (free) receives *n lines. */
-gk_status gk_hash_lines(const gk_hash_result *r, bool no_tensors, gk_hash_line **out, size_t *n,
+GK_API gk_status gk_hash_lines(const gk_hash_result *r, bool no_tensors, gk_hash_line **out, size_t *n,
                         gk_error *err);
 
 /* The outcome of checking one model against a manifest. */
@@ -1356,10 +1330,14 @@ typedef struct gk_check_summary {
 /** gk_hash_check() : sets each line's verdict by the manifest entry of its kind
  *  whose name is label (the model lines) or "label:TENSOR". When the manifest
  *  holds tensor entries for label, every tensor must be found and every such
- *  entry must name a tensor of the model. s->absent (free) lists those that do not.
+ *  entry must name a tensor of the model. s->absent (gk_check_summary_free)
+ *  lists those that do not.
  *  @return : GK_OK or GK_E_NOMEM. */
-gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_result *r,
+GK_API gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_result *r,
                         gk_hash_line *lines, size_t n, gk_check_summary *s, gk_error *err);
+
+/** gk_check_summary_free() : releases a summary's arrays (the struct is the caller's). */
+GK_API void gk_check_summary_free(gk_check_summary *s);
 
 /* One problem verify --data found in tensor data. */
 typedef struct gk_data_finding {
@@ -1380,7 +1358,7 @@ typedef bool (*gk_data_finding_fn)(void *ctx, const gk_data_finding *finding);
  *  range where the format bounds them (the type table's check kernels).
  *  findings go to fn. *n_errors receives the number of error findings.
  *  @return : GK_OK (findings or not), or a read error. */
-gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk_progress_fn progress,
+GK_API gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk_progress_fn progress,
                          void *progress_ctx, size_t *n_errors, gk_error *err);
 
 /* ======================================================================== */
@@ -1431,7 +1409,7 @@ typedef struct gk_index_stats {
  *            exist; nothing written), GK_E_IO (the database cannot be opened or
  *            written), GK_E_INTERRUPTED (progress returned false; what was
  *            written stays), GK_E_NOMEM. */
-gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths,
+GK_API gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths,
                        const gk_index_opts *opts, gk_index_stats *stats, gk_error *err);
 
 /* ======================================================================== */
@@ -1445,15 +1423,15 @@ typedef struct gk_diff_input gk_diff_input;
 
 /** gk_diff_input_open() : opens path fully (no preview: arrays are compared whole).
  *  @return : GK_OK and *out set, or the error of gk_open / gk_split_set_open. */
-gk_status gk_diff_input_open(const char *path, gk_diff_input **out, gk_error *err);
+GK_API gk_status gk_diff_input_open(const char *path, gk_diff_input **out, gk_error *err);
 /** gk_diff_input_close() : closes the file(s) and frees the input (NULL accepted). */
-void gk_diff_input_close(gk_diff_input *in);
+GK_API void gk_diff_input_close(gk_diff_input *in);
 /** gk_diff_input_model() : @return : the (merged) model, owned by the input. */
-const gk_model *gk_diff_input_model(const gk_diff_input *in);
+GK_API const gk_model *gk_diff_input_model(const gk_diff_input *in);
 /** gk_diff_input_size() : @return : bytes of the file, or of every shard together. */
-uint64_t gk_diff_input_size(const gk_diff_input *in);
+GK_API uint64_t gk_diff_input_size(const gk_diff_input *in);
 /** gk_diff_input_shards() : @return : files the input reads (1, or the shard count). */
-size_t gk_diff_input_shards(const gk_diff_input *in);
+GK_API size_t gk_diff_input_shards(const gk_diff_input *in);
 
 /* One metadata difference. Keys starting with "GGUF." are never reported. */
 typedef enum gk_meta_change_kind {
@@ -1542,11 +1520,11 @@ typedef struct gk_diff_opts {
  *  inputs' models: keep them open while using it.
  *  @return : GK_OK, or an error naming the tensor (read failure, a type that
  *            cannot be read as F32 or byte-swapped), GK_E_INTERRUPTED. */
-gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_opts *opts,
+GK_API gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_opts *opts,
                       gk_diff_result *res, gk_error *err);
 
 /** gk_diff_result_free() : releases what gk_diff_run allocated in res. */
-void gk_diff_result_free(gk_diff_result *res);
+GK_API void gk_diff_result_free(gk_diff_result *res);
 
 #ifdef __cplusplus
 }

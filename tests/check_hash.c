@@ -271,11 +271,11 @@ START_TEST(test_manifest_check) {
     ck_assert_int_eq(lines[1].verdict, GK_VERDICT_MISMATCH);
     ck_assert_int_eq(lines[2].verdict, GK_VERDICT_OK);
     ck_assert(!s.passed && s.mismatch == 1 && s.ok == 2 && s.n_absent == 0);
-    free(s.absent);
+    gk_check_summary_free(&s);
     /* another label finds nothing */
     ck_assert_int_eq(gk_hash_check(m, "other.gguf", &r, lines, n, &s, &err), GK_OK);
     ck_assert(s.nothing_found && !s.passed);
-    free(s.absent);
+    gk_check_summary_free(&s);
     gk_manifest_free(m);
     /* all equal, plus a tensor the model lacks */
     snprintf(text, sizeof text, "xxh64  %s  m.gguf:t0.weight\nxxh64  %s  m.gguf:t1.weight\nxxh64  %s  m.gguf\n",
@@ -283,7 +283,7 @@ START_TEST(test_manifest_check) {
     ck_assert_int_eq(gk_manifest_load(write_temp(text), &m, &err), GK_OK);
     ck_assert_int_eq(gk_hash_check(m, "m.gguf", &r, lines, n, &s, &err), GK_OK);
     ck_assert(s.passed);
-    free(s.absent);
+    gk_check_summary_free(&s);
     gk_manifest_free(m);
     strcat(text, "xxh64  1234567812345678  m.gguf:t9.weight\nsha1  12  m.gguf:t9.weight\n");
     ck_assert_int_eq(gk_manifest_load(write_temp(text), &m, &err), GK_OK);
@@ -291,7 +291,7 @@ START_TEST(test_manifest_check) {
     ck_assert(!s.passed);
     ck_assert_uint_eq(s.n_absent, 1);
     ck_assert_str_eq(s.absent[0], "m.gguf:t9.weight");
-    free(s.absent);
+    gk_check_summary_free(&s);
     gk_manifest_free(m);
     /* no known kind; no file */
     ck_assert_int_eq(gk_manifest_load(write_temp("md5 abc x\n"), &m, &err), GK_E_NOT_FOUND);

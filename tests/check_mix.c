@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "ggufkit.h"
+#include "quant/mix.h"
 
 /* ---- models built in memory ------------------------------------------------ */
 
@@ -161,8 +162,8 @@ static mixed mix_all(const shape *s, const char *target, bool imatrix, int32_t o
         }
         gk_error err;
         uint32_t ty;
-        ck_assert_int_eq(gk_quant_mix_type(&mm, &st, t->ftype, t->base_type, ti->name.ptr, ti->ne[0], output_type,
-                                           -1, imatrix, &ty, &err), GK_OK);
+        const gk_mix_query q = { t->ftype, t->base_type, ti->name.ptr, ti->ne[0], output_type, -1, imatrix };
+        ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q, &ty, &err), GK_OK);
         r.type[order[k]] = gk_quant_fallback(ty, ti->ne[0]);
     }
     free(order);
@@ -428,10 +429,10 @@ START_TEST(moe_needs_layer_numbers) {
     gk_mix_state st = { 0 };
     uint32_t ty;
     gk_error err;
-    ck_assert_int_eq(gk_quant_mix_type(&mm, &st, 15, GK_TYPE_Q4_K, "ffn_down_exps.weight", 256, -1, -1, false, &ty, &err),
-                     GK_E_CORRUPT);
-    ck_assert_int_eq(gk_quant_mix_type(&mm, &st, 15, GK_TYPE_Q4_K, "blk.40.ffn_down_exps.weight", 256, -1, -1, false, &ty,
-                                       &err), GK_E_CORRUPT);
+    const gk_mix_query q1 = { 15, GK_TYPE_Q4_K, "ffn_down_exps.weight", 256, -1, -1, false };
+    ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q1, &ty, &err), GK_E_CORRUPT);
+    const gk_mix_query q2 = { 15, GK_TYPE_Q4_K, "blk.40.ffn_down_exps.weight", 256, -1, -1, false };
+    ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q2, &ty, &err), GK_E_CORRUPT);
     gk_model_free(m);
 }
 END_TEST
@@ -853,8 +854,8 @@ START_TEST(golden_imatrix_preset_types) {
             const gk_tensor *t = gk_tensor_at(order.out, i);
             uint32_t ty = GK_TYPE_F32;
             if (gk_quant_eligible(t->name.ptr, t->n_dims)) {
-                ck_assert_int_eq(gk_quant_mix_type(&mm, &st, o.target->ftype, o.target->base_type, t->name.ptr,
-                                                   t->ne[0], -1, -1, true, &ty, &err), GK_OK);
+                const gk_mix_query q = { o.target->ftype, o.target->base_type, t->name.ptr, t->ne[0], -1, -1, true };
+                ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q, &ty, &err), GK_OK);
                 ty = gk_quant_fallback(ty, t->ne[0]);
             }
             const char *want = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(tensors, t->name.ptr), "type"));

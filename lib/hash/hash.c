@@ -103,6 +103,8 @@ gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_hash_resul
 
 gk_status gk_hash_lines(const gk_hash_result *r, bool no_tensors, gk_hash_line **out, size_t *n,
                         gk_error *err) {
+    *out = NULL;
+    *n = 0;
     size_t per = 0, cap;
     for (int k = 0; k < GK_HASH_UUID; k++) per += (r->kinds >> k) & 1;
     cap = (no_tensors || r->tensors == NULL ? 0 : r->n_tensors * per) + GK_HASH_KINDS;

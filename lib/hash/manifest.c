@@ -210,3 +210,9 @@ gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_r
                 (tensor_not_found == 0 || has_tensor_entries == 0);
     return GK_OK;
 }
+
+void gk_check_summary_free(gk_check_summary *s) {
+    free(s->absent);
+    s->absent = NULL;
+    s->n_absent = 0;
+}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "quant/mix.h"
 
 /* llama.cpp's file type numbers (enum llama_ftype) the rules name. */
 enum {
@@ -135,10 +136,13 @@ static uint32_t token_embd_rule(uint32_t ftype, uint32_t type, int32_t token_emb
     return type;
 }
 
-gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, uint32_t ftype,
-                            uint32_t base_type, const char *name, uint64_t ne0,
-                            int32_t output_type, int32_t token_embd_type, bool has_imatrix,
+gk_status gk_quant_mix_type(const gk_mix_model *mm, gk_mix_state *st, const gk_mix_query *q,
                             uint32_t *out, gk_error *err) {
+    const uint32_t ftype = q->ftype, base_type = q->base_type;
+    const char *name = q->name;
+    const uint64_t ne0 = q->ne0;
+    const int32_t output_type = q->output_type, token_embd_type = q->token_embd_type;
+    const bool has_imatrix = q->has_imatrix;
     uint32_t t = base_type;
     const int gqa = (int)mm->n_gqa, nexp = (int)mm->n_expert, n_layer = (int)mm->n_layer;
     const bool falcon = mm->is_falcon;

@@ -16,6 +16,7 @@
 #include <regex.h>
 
 #include "meta/model.h"
+#include "quant/mix.h"
 
 /* ------------------------------------------------------------------------ */
 /* Targets: llama-quantize's names, file type numbers and base types        */
@@ -61,6 +62,8 @@ static const gk_quant_target targets[] = {
 };
 
 #define N_TARGETS (sizeof targets / sizeof targets[0])
+
+size_t gk_quant_target_count(void) { return N_TARGETS; }
 
 const gk_quant_target *gk_quant_target_at(size_t i) { return i < N_TARGETS ? &targets[i] : NULL; }
 
@@ -276,8 +279,9 @@ static gk_status choose_type(choose_ctx *c, const gk_tensor *t, gk_quant_entry *
     uint32_t type = o->target->base_type;
     if (!o->pure && is_quantized_type(type)) {
         uint32_t mixed;
-        gk_status st = gk_quant_mix_type(c->mm, &c->st, c->ftype, type, name, t->ne[0], o->output_type,
-                                         o->token_embd_type, o->has_imatrix, &mixed, err);
+        const gk_mix_query q = { c->ftype, type, name, t->ne[0], o->output_type, o->token_embd_type,
+                                 o->has_imatrix };
+        gk_status st = gk_quant_mix_type(c->mm, &c->st, &q, &mixed, err);
         if (st != GK_OK) return st;
         if (mixed != type) e->why |= GK_QWHY_MIXED;
         type = mixed;

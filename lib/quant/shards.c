@@ -37,7 +37,7 @@ gk_status gk_quant_open_inputs(const char *path, unsigned flags, gk_file ***file
         gk_close(first);
         gk_split_set *set;
         if ((st = gk_split_set_open(path, flags, &set, err)) != GK_OK) return st;
-        *files = gk_split_set_release(set, n);
+        gk_split_set_release(set, files, n);
         return GK_OK;
     }
     if ((*files = malloc(sizeof **files)) == NULL) {

@@ -198,13 +198,12 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
     return GK_OK;
 }
 
-gk_file **gk_split_set_release(gk_split_set *set, size_t *n) {
-    gk_file **files = set->files;
+void gk_split_set_release(gk_split_set *set, gk_file ***out, size_t *n) {
+    *out = set->files;
     *n = set->n;
     set->files = NULL;
     set->n = 0;
     gk_split_set_close(set);
-    return files;
 }
 
 size_t gk_split_set_count(const gk_split_set *set) { return set->n; }
