@@ -269,6 +269,38 @@ if [ -n "$SHIM" ]; then
     expect_fail "input truncated while read: $name" "$D" "ended early|ends|truncated|shrank|past"
     rm -rf "$S"
   done
+  # The reading commands (hash, verify --data) under the same faults: a read
+  # that fails or comes back short, and an input that shrinks while it is read
+  # (after 1 MB of tensor data, so inside the scan): a clear error, exit 1.
+  # verify reports on stdout: both streams are looked at.
+  run_read() {
+    local vars=()
+    while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+    shift
+    env "${vars[@]}" "$G" "$@" >"$W/err" 2>&1
+    rc=$?
+  }
+  for rname in hash hash-all verify-data; do
+    case $rname in
+      hash) RARGS=(hash) ;;
+      hash-all) RARGS=(hash --all --uuid) ;;
+      verify-data) RARGS=(verify --data) ;;
+    esac
+    "$G" "${RARGS[0]}" --help >/dev/null 2>&1 || { echo "SKIPPED: $rname (no ${RARGS[0]})"; continue; }
+    for mode in eio eof; do
+      run_read $(shim_env) GK_FAULT_READ_PATH=/in/ GK_FAULT_READ_AFTER=1000000 GK_FAULT_READ_MODE=$mode -- \
+        "${RARGS[@]}" "$IN"
+      expect_fail "read fault ($mode after 1000000 bytes): $rname" "" "read failed|input/output|ended early|ends|truncated|shrank"
+    done
+    S="$W/shrink-in"
+    mkdir -p "$S"
+    cp "$IN" "$S/m.gguf"
+    run_read $(shim_env) GK_FAULT_TRIGGER_PATH=/shrink-in/m.gguf GK_FAULT_TRIGGER=read:1000000 \
+      GK_FAULT_ACTION=truncate:3000000 -- "${RARGS[@]}" "$S/m.gguf"
+    [ "$(stat -c %s "$S/m.gguf")" = 3000000 ] && pass || fail "input truncated while read: $rname: the shim did not truncate the input"
+    expect_fail "input truncated while read: $rname" "" "ended early|ends|truncated|shrank|past"
+    rm -rf "$S"
+  done
 else
   echo "SKIPPED: read-fault, write-fault and shrinking-input tests (no fault shim given)"
 fi
