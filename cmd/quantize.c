@@ -269,13 +269,10 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
  * PREFIX is OUT without a final ".gguf", as llama-quantize names them. */
 static char *output_path(const quant_args *a, size_t k, size_t n) {
     if (!a->qo.keep_split) return strdup(a->out);
-    size_t len = strlen(a->out) + 32, plen = strlen(a->out);
+    size_t plen = strlen(a->out);
     if (plen > 5 && strcmp(a->out + plen - 5, ".gguf") == 0) plen -= 5;
-    char *p = malloc(len), *prefix = strndup(a->out, plen);
-    if (p && (prefix == NULL || !gk_quant_shard_path(p, len, prefix, (unsigned)k, (unsigned)n))) {
-        free(p);
-        p = NULL;
-    }
+    char *prefix = strndup(a->out, plen);
+    char *p = prefix ? gk_split_path(prefix, k, n) : NULL;
     free(prefix);
     return p;
 }

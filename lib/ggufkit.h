@@ -787,10 +787,6 @@ bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name);
 
 /* ---- Shard sets as llama-quantize reads and writes them ---- */
 
-/** gk_quant_shard_path() : writes "PREFIX-%05u-of-%05u.gguf" (idx 0-based) to buf,
- *  llama-quantize's --keep-split output names. @return : false when it does not fit. */
-bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
-
 /** gk_quant_open_inputs() : opens path and, when its split.count is above 1, the
  *  sibling shards the way llama.cpp's loader finds them (path must be the first
  *  shard, named PREFIX-00001-of-0000N.gguf; each shard's split.no is checked;
@@ -941,8 +937,9 @@ void gk_split_plan_free(gk_split_plan *plan);
 gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, size_t k,
                                gk_model **out, gk_error *err);
 
-/** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n.
- *  @return : a malloc'ed path, or NULL when out of memory. */
+/** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n: the
+ *  name of every shard set ggufkit writes or opens (split, merge, quantize
+ *  --keep-split). @return : a malloc'ed path, or NULL when out of memory. */
 char *gk_split_path(const char *prefix, size_t k, size_t n);
 
 /** gk_split_write() : writes every shard of plan for the input in, each through

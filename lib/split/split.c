@@ -133,13 +133,6 @@ gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, si
     return GK_OK;
 }
 
-char *gk_split_path(const char *prefix, size_t k, size_t n) {
-    size_t len = strlen(prefix) + 32;
-    char *p = malloc(len);
-    if (p) snprintf(p, len, "%s-%05zu-of-%05zu.gguf", prefix, k + 1, n);
-    return p;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Writing the set                                                          */
 /* ------------------------------------------------------------------------ */
