@@ -612,6 +612,19 @@ typedef struct gk_write_opts {
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
 
+/** gk_rewrite() : writes m, f's model as edited or converted (same tensors, same
+ *  order), as a whole new file: each output tensor's bytes from f's tensor of
+ *  the same index (copied, byte-swapped when m's byte order differs), data laid
+ *  out canonically, a v1 model written as v3, the end padded as f's is (opts's
+ *  pad_end is ignored; every other option is passed to gk_write_model as given).
+ *  dest is never f's own file. dest NULL replaces f's own file atomically (f
+ *  from gk_open_exclusive; the mode kept, a .zst compressed again). The one
+ *  function behind repack, endian, edit -o and edit's replacement.
+ *  @return : GK_OK, GK_E_SAME_FILE (dest is f), GK_E_ARG (m has other tensors,
+ *            or f not opened to be replaced), or the error of gk_write_model. */
+GK_API gk_status gk_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
+                            gk_error *err);
+
 /** gk_default_threads() : @return : the number of online cores (at least 1). */
 int gk_default_threads(void);
 
