@@ -478,39 +478,67 @@ static void warn_plan(gk_file **inputs, const gk_quant_plan *plan) {
     }
 }
 
-static int write_outputs(const quant_args *a, gk_file **inputs, gk_quant_plan *plan) {
+/* One progress bar per output, as each output is written (the library reports
+ * the bytes of all outputs together). */
+typedef struct outputs_progress {
+    cmd_progress bar;
+    const uint64_t *ends;   /* input bytes up to the end of output k */
+    size_t n, cur;
+} outputs_progress;
+
+static void next_bar(outputs_progress *p) {
+    cmd_progress_finish(&p->bar);
+    p->cur++;
+    cmd_progress_start(&p->bar, "quantize", 0);
+}
+
+static bool outputs_progress_fn(void *ctx, uint64_t done, uint64_t total) {
+    (void)total;
+    outputs_progress *p = ctx;
+    while (p->cur + 1 < p->n && done > p->ends[p->cur]) next_bar(p);
+    uint64_t start = p->cur ? p->ends[p->cur - 1] : 0;
+    return cmd_write_progress(&p->bar, done - start, p->ends[p->cur] - start);
+}
+
+static int write_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs, gk_quant_plan *plan) {
+    size_t n = plan->n_outs;
     gk_step *steps = calloc(plan->n_entries + 1, sizeof *steps);
-    if (steps == NULL) {
-        fprintf(stderr, "ggufkit: out of memory\n");
-        return GK_EXIT_FAIL;
-    }
+    gk_output *outs = calloc(n ? n : 1, sizeof *outs);
+    uint64_t *ends = calloc(n ? n : 1, sizeof *ends);
     int rc = GK_EXIT_OK;
-    size_t i = 0, written = 0;
-    for (size_t k = 0; k < plan->n_outs && rc == GK_EXIT_OK; k++) {
-        size_t n = 0;
-        for (; i < plan->n_entries && plan->entries[i].out_file == k; i++)
-            steps[n++] = (gk_step){ inputs[plan->entries[i].src_input], plan->entries[i].src_tensor,
-                                    a->im ? gk_imatrix_for_tensor(a->im, entry_input(inputs, &plan->entries[i]))
-                                          : NULL };
-        char *path = output_path(a, k, plan->n_outs);
+    if (steps == NULL || outs == NULL || ends == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        rc = GK_EXIT_FAIL;
+    }
+    for (size_t k = 0, i = 0; k < n && rc == GK_EXIT_OK; k++) {
+        outs[k].model = plan->outs[k];
+        outs[k].steps = steps + i;
+        ends[k] = k ? ends[k - 1] : 0;
+        for (; i < plan->n_entries && plan->entries[i].out_file == k; i++) {
+            const gk_tensor *t = entry_input(inputs, &plan->entries[i]);
+            steps[i] = (gk_step){ inputs[plan->entries[i].src_input], plan->entries[i].src_tensor,
+                                  a->im ? gk_imatrix_for_tensor(a->im, t) : NULL };
+            ends[k] += t->nbytes;
+        }
+        if ((outs[k].path = output_path(a, k, n)) == NULL) rc = cmd_usage_error("quantize", "output name too long");
+    }
+    if (rc == GK_EXIT_OK) {
         cmd_catch_interrupts();
-        cmd_progress bar;
-        cmd_progress_start(&bar, "quantize", 0);
+        outputs_progress pr = { .ends = ends, .n = n };
+        cmd_progress_start(&pr.bar, "quantize", 0);
         gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
-                             .threads = (int)a->threads, .progress = cmd_write_progress, .progress_ctx = &bar };
+                             .threads = (int)a->threads, .progress = outputs_progress_fn, .progress_ctx = &pr };
         gk_error err;
-        gk_status st = gk_write_model(path, plan->outs[k], steps, &wo, &err);
-        cmd_progress_finish(&bar);
-        if (st != GK_OK) rc = cmd_report(path, &err);
-        else written++;
-        free(path);
+        gk_outputs_failure at;
+        gk_status st = gk_write_outputs(outs, n, inputs, n_inputs, &wo, &at, &err);
+        /* a bar for each output up to the one that failed, or all of them */
+        while (pr.cur + 1 < (st == GK_OK ? n : at.output + 1)) next_bar(&pr);
+        cmd_progress_finish(&pr.bar);
+        if (st != GK_OK) rc = cmd_report(at.output < n ? outs[at.output].path : NULL, &err);
     }
-    /* All shards or none: remove the ones this run published. */
-    for (size_t k = 0; rc != GK_EXIT_OK && k < written; k++) {
-        char *path = output_path(a, k, plan->n_outs);
-        if (path) unlink(path);
-        free(path);
-    }
+    for (size_t k = 0; outs && k < n; k++) free((char *)outs[k].path);
+    free(outs);
+    free(ends);
     free(steps);
     return rc;
 }
@@ -630,7 +658,7 @@ int cmd_quantize(int argc, char **argv) {
             else print_plan_text(&a, inputs, &plan);
         } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
-            rc = write_outputs(&a, inputs, &plan);
+            rc = write_outputs(&a, inputs, n_inputs, &plan);
         }
         gk_quant_plan_free(&plan);
     }

@@ -625,6 +625,31 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
 GK_API gk_status gk_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
                             gk_error *err);
 
+/* One file of a multi-output write: its path, its model and one step per tensor. */
+typedef struct gk_output {
+    const char *path;
+    gk_model *model;
+    const gk_step *steps;
+} gk_output;
+
+/* Where a multi-output write failed. */
+typedef struct gk_outputs_failure {
+    size_t output;            /* index of the output the error is about (n: none) */
+    bool checking;            /* found by the name checks, before anything was written */
+} gk_outputs_failure;
+
+/** gk_write_outputs() : writes n files, all or none (a shard set). First every name
+ *  is checked, before anything is written: none may be one of the n_inputs inputs
+ *  (GK_E_SAME_FILE), none may exist without GK_SINK_OVERWRITE in opts->sink_flags
+ *  nor be other than a regular file (gk_sink_dest_ok's errors). Then each output
+ *  goes through gk_write_model in order with opts as given; when output k fails,
+ *  the outputs this call published are removed. opts->progress sees the bytes of
+ *  all outputs together. *failure (may be NULL) says which output an error is
+ *  about and whether the name checks found it.
+ *  @return : GK_OK, or the error about output failure->output. */
+GK_API gk_status gk_write_outputs(const gk_output *outs, size_t n, gk_file *const *inputs, size_t n_inputs,
+                                  const gk_write_opts *opts, gk_outputs_failure *failure, gk_error *err);
+
 /** gk_default_threads() : @return : the number of online cores (at least 1). */
 int gk_default_threads(void);
 
