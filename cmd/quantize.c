@@ -547,14 +547,6 @@ static int write_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs,
 /* Importance matrix                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* The targets llama-quantize refuses outright without an importance matrix. */
-static bool target_demands_imatrix(const gk_quant_target *t) {
-    static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "Q2_K_S", "IQ1_S", "IQ1_M" };
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strcmp(t->name, names[k]) == 0) return true;
-    return false;
-}
-
 /* Loads --imatrix, applies --include/--exclude-weights, checks the matrix
  * against the inputs and appends the metadata llama-quantize records to the
  * overrides (after the user's, as it does). A matrix left empty by the filters
@@ -572,10 +564,8 @@ static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t 
         }
     }
     if (a->im == NULL) {
-        if (target_demands_imatrix(a->qo.target)) {
-            fprintf(stderr, "ggufkit quantize: %s needs an importance matrix (--imatrix): llama-quantize "
-                            "refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one\n",
-                    a->qo.target->name);
+        if (gk_quant_check_imatrix(a->qo.target, NULL, &err) != GK_OK) {
+            fprintf(stderr, "ggufkit quantize: %s\n", err.message);
             return GK_EXIT_FAIL;
         }
         return GK_EXIT_OK;
@@ -598,24 +588,13 @@ static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t 
 }
 
 /* llama-quantize refuses, tensor by tensor, the very low-bit types for tensors
- * the matrix holds no weights for; these are all refused up front, named. */
-static int check_imatrix_coverage(const quant_args *a, gk_file **inputs, const gk_quant_plan *plan) {
-    size_t missing = 0;
-    char names[1024];
-    size_t used = 0;
-    names[0] = '\0';
-    for (size_t i = 0; i < plan->n_entries; i++) {
-        const gk_quant_entry *e = &plan->entries[i];
-        const gk_tensor *t = entry_input(inputs, e);
-        if (e->to == e->from || !gk_quant_imatrix_required(e->to, a->qo.target->ftype, t->name.ptr)) continue;
-        if (a->im != NULL && gk_imatrix_for_tensor(a->im, t) != NULL) continue;
-        if (missing++ < 12 && used < sizeof names)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s (%s)", used ? ", " : "",
-                                     t->name.ptr, gk_type_get(e->to)->name);
-    }
-    if (missing == 0) return GK_EXIT_OK;
-    fprintf(stderr, "ggufkit quantize: missing importance matrix for %zu tensor%s in a very low-bit "
-                    "quantization: %s%s\n", missing, missing == 1 ? "" : "s", names, missing > 12 ? ", ..." : "");
+ * the matrix holds no weights for; the library refuses them all up front, named. */
+static int check_imatrix_coverage(const quant_args *a, const gk_model *const *models, const gk_quant_plan *plan) {
+    char text[2048];
+    gk_error err;
+    if (gk_quant_check_imatrix_coverage(a->qo.target, models, plan, a->im, text, sizeof text, &err) == GK_OK)
+        return GK_EXIT_OK;
+    fprintf(stderr, "ggufkit quantize: %s\n", text);
     return GK_EXIT_FAIL;
 }
 
@@ -648,7 +627,7 @@ int cmd_quantize(int argc, char **argv) {
             else have_plan = true;
         }
     }
-    if (have_plan && (rc = check_imatrix_coverage(&a, inputs, &plan)) != GK_EXIT_OK) {
+    if (have_plan && (rc = check_imatrix_coverage(&a, models, &plan)) != GK_EXIT_OK) {
         gk_quant_plan_free(&plan);
         have_plan = false;
     }

@@ -893,6 +893,28 @@ gk_status gk_imatrix_check_model(const gk_imatrix *im, const gk_model *const *mo
  *  values, ne[0] per expert slice) or NULL when there is no entry of that length. */
 const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
 
+/* ---- llama-quantize's refusals about the importance matrix ---- */
+
+/** gk_quant_target_demands_imatrix() : @return : true for the targets llama-quantize
+ *  refuses outright without an importance matrix (IQ1_S, IQ1_M, IQ2_S, IQ2_XXS,
+ *  IQ2_XS, Q2_K_S). */
+GK_API bool gk_quant_target_demands_imatrix(const gk_quant_target *t);
+
+/** gk_quant_check_imatrix() : refuses target t without a matrix (im NULL, or
+ *  left empty by the filters) when t demands one.
+ *  @return : GK_OK, or GK_E_UNSUPPORTED naming the target. */
+GK_API gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err);
+
+/** gk_quant_check_imatrix_coverage() : refuses, before anything is written, every
+ *  converted tensor of plan (built from the n models, of target) that llama-quantize
+ *  refuses to quantize without weights (gk_quant_imatrix_required) and im (may be
+ *  NULL) holds none for; the first twelve are named. The message may be longer
+ *  than err has room for: text (text_size bytes; may be NULL) receives it whole.
+ *  @return : GK_OK, or GK_E_UNSUPPORTED. */
+GK_API gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const gk_model *const *models,
+                                                 const gk_quant_plan *plan, const gk_imatrix *im, char *text,
+                                                 size_t text_size, gk_error *err);
+
 /** gk_imatrix_overrides() : the metadata llama-quantize records for a matrix, as
  *  --override-kv pairs to apply after the user's (that is how it passes them):
  *  quantize.imatrix.file (the path exactly as given, cut to 127 bytes),
