@@ -269,13 +269,10 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
  * PREFIX is OUT without a final ".gguf", as llama-quantize names them. */
 static char *output_path(const quant_args *a, size_t k, size_t n) {
     if (!a->qo.keep_split) return strdup(a->out);
-    size_t len = strlen(a->out) + 32, plen = strlen(a->out);
+    size_t plen = strlen(a->out);
     if (plen > 5 && strcmp(a->out + plen - 5, ".gguf") == 0) plen -= 5;
-    char *p = malloc(len), *prefix = strndup(a->out, plen);
-    if (p && (prefix == NULL || !gk_quant_shard_path(p, len, prefix, (unsigned)k, (unsigned)n))) {
-        free(p);
-        p = NULL;
-    }
+    char *prefix = strndup(a->out, plen);
+    char *p = prefix ? gk_split_path(prefix, k, n) : NULL;
     free(prefix);
     return p;
 }
@@ -475,39 +472,67 @@ static void warn_plan(gk_file **inputs, const gk_quant_plan *plan) {
     }
 }
 
-static int write_outputs(const quant_args *a, gk_file **inputs, gk_quant_plan *plan) {
+/* One progress bar per output, as each output is written (the library reports
+ * the bytes of all outputs together). */
+typedef struct outputs_progress {
+    cmd_progress bar;
+    const uint64_t *ends;   /* input bytes up to the end of output k */
+    size_t n, cur;
+} outputs_progress;
+
+static void next_bar(outputs_progress *p) {
+    cmd_progress_finish(&p->bar);
+    p->cur++;
+    cmd_progress_start(&p->bar, "quantize", 0);
+}
+
+static bool outputs_progress_fn(void *ctx, uint64_t done, uint64_t total) {
+    (void)total;
+    outputs_progress *p = ctx;
+    while (p->cur + 1 < p->n && done > p->ends[p->cur]) next_bar(p);
+    uint64_t start = p->cur ? p->ends[p->cur - 1] : 0;
+    return cmd_write_progress(&p->bar, done - start, p->ends[p->cur] - start);
+}
+
+static int write_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs, gk_quant_plan *plan) {
+    size_t n = plan->n_outs;
     gk_step *steps = calloc(plan->n_entries + 1, sizeof *steps);
-    if (steps == NULL) {
-        fprintf(stderr, "ggufkit: out of memory\n");
-        return GK_EXIT_FAIL;
-    }
+    gk_output *outs = calloc(n ? n : 1, sizeof *outs);
+    uint64_t *ends = calloc(n ? n : 1, sizeof *ends);
     int rc = GK_EXIT_OK;
-    size_t i = 0, written = 0;
-    for (size_t k = 0; k < plan->n_outs && rc == GK_EXIT_OK; k++) {
-        size_t n = 0;
-        for (; i < plan->n_entries && plan->entries[i].out_file == k; i++)
-            steps[n++] = (gk_step){ inputs[plan->entries[i].src_input], plan->entries[i].src_tensor,
-                                    a->im ? gk_imatrix_for_tensor(a->im, entry_input(inputs, &plan->entries[i]))
-                                          : NULL };
-        char *path = output_path(a, k, plan->n_outs);
+    if (steps == NULL || outs == NULL || ends == NULL) {
+        fprintf(stderr, "ggufkit: out of memory\n");
+        rc = GK_EXIT_FAIL;
+    }
+    for (size_t k = 0, i = 0; k < n && rc == GK_EXIT_OK; k++) {
+        outs[k].model = plan->outs[k];
+        outs[k].steps = steps + i;
+        ends[k] = k ? ends[k - 1] : 0;
+        for (; i < plan->n_entries && plan->entries[i].out_file == k; i++) {
+            const gk_tensor *t = entry_input(inputs, &plan->entries[i]);
+            steps[i] = (gk_step){ inputs[plan->entries[i].src_input], plan->entries[i].src_tensor,
+                                  a->im ? gk_imatrix_for_tensor(a->im, t) : NULL };
+            ends[k] += t->nbytes;
+        }
+        if ((outs[k].path = output_path(a, k, n)) == NULL) rc = cmd_usage_error("quantize", "output name too long");
+    }
+    if (rc == GK_EXIT_OK) {
         cmd_catch_interrupts();
-        cmd_progress bar;
-        cmd_progress_start(&bar, "quantize", 0);
+        outputs_progress pr = { .ends = ends, .n = n };
+        cmd_progress_start(&pr.bar, "quantize", 0);
         gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
-                             .threads = (int)a->threads, .progress = cmd_write_progress, .progress_ctx = &bar };
+                             .threads = (int)a->threads, .progress = outputs_progress_fn, .progress_ctx = &pr };
         gk_error err;
-        gk_status st = gk_write_model(path, plan->outs[k], steps, &wo, &err);
-        cmd_progress_finish(&bar);
-        if (st != GK_OK) rc = cmd_report(path, &err);
-        else written++;
-        free(path);
+        gk_outputs_failure at;
+        gk_status st = gk_write_outputs(outs, n, inputs, n_inputs, &wo, &at, &err);
+        /* a bar for each output up to the one that failed, or all of them */
+        while (pr.cur + 1 < (st == GK_OK ? n : at.output + 1)) next_bar(&pr);
+        cmd_progress_finish(&pr.bar);
+        if (st != GK_OK) rc = cmd_report(at.output < n ? outs[at.output].path : NULL, &err);
     }
-    /* All shards or none: remove the ones this run published. */
-    for (size_t k = 0; rc != GK_EXIT_OK && k < written; k++) {
-        char *path = output_path(a, k, plan->n_outs);
-        if (path) unlink(path);
-        free(path);
-    }
+    for (size_t k = 0; outs && k < n; k++) free((char *)outs[k].path);
+    free(outs);
+    free(ends);
     free(steps);
     return rc;
 }
@@ -515,14 +540,6 @@ static int write_outputs(const quant_args *a, gk_file **inputs, gk_quant_plan *p
 /* ------------------------------------------------------------------------ */
 /* Importance matrix                                                        */
 /* ------------------------------------------------------------------------ */
-
-/* The targets llama-quantize refuses outright without an importance matrix. */
-static bool target_demands_imatrix(const gk_quant_target *t) {
-    static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "Q2_K_S", "IQ1_S", "IQ1_M" };
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strcmp(t->name, names[k]) == 0) return true;
-    return false;
-}
 
 /* Loads --imatrix, applies --include/--exclude-weights, checks the matrix
  * against the inputs and appends the metadata llama-quantize records to the
@@ -541,10 +558,8 @@ static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t 
         }
     }
     if (a->im == NULL) {
-        if (target_demands_imatrix(a->qo.target)) {
-            fprintf(stderr, "ggufkit quantize: %s needs an importance matrix (--imatrix): llama-quantize "
-                            "refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one\n",
-                    a->qo.target->name);
+        if (gk_quant_check_imatrix(a->qo.target, NULL, &err) != GK_OK) {
+            fprintf(stderr, "ggufkit quantize: %s\n", err.message);
             return GK_EXIT_FAIL;
         }
         return GK_EXIT_OK;
@@ -567,24 +582,13 @@ static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t 
 }
 
 /* llama-quantize refuses, tensor by tensor, the very low-bit types for tensors
- * the matrix holds no weights for; these are all refused up front, named. */
-static int check_imatrix_coverage(const quant_args *a, gk_file **inputs, const gk_quant_plan *plan) {
-    size_t missing = 0;
-    char names[1024];
-    size_t used = 0;
-    names[0] = '\0';
-    for (size_t i = 0; i < plan->n_entries; i++) {
-        const gk_quant_entry *e = &plan->entries[i];
-        const gk_tensor *t = entry_input(inputs, e);
-        if (e->to == e->from || !gk_quant_imatrix_required(e->to, a->qo.target->ftype, t->name.ptr)) continue;
-        if (a->im != NULL && gk_imatrix_for_tensor(a->im, t) != NULL) continue;
-        if (missing++ < 12 && used < sizeof names)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s (%s)", used ? ", " : "",
-                                     t->name.ptr, gk_type_get(e->to)->name);
-    }
-    if (missing == 0) return GK_EXIT_OK;
-    fprintf(stderr, "ggufkit quantize: missing importance matrix for %zu tensor%s in a very low-bit "
-                    "quantization: %s%s\n", missing, missing == 1 ? "" : "s", names, missing > 12 ? ", ..." : "");
+ * the matrix holds no weights for; the library refuses them all up front, named. */
+static int check_imatrix_coverage(const quant_args *a, const gk_model *const *models, const gk_quant_plan *plan) {
+    char text[2048];
+    gk_error err;
+    if (gk_quant_check_imatrix_coverage(a->qo.target, models, plan, a->im, text, sizeof text, &err) == GK_OK)
+        return GK_EXIT_OK;
+    fprintf(stderr, "ggufkit quantize: %s\n", text);
     return GK_EXIT_FAIL;
 }
 
@@ -617,7 +621,7 @@ int cmd_quantize(int argc, char **argv) {
             else have_plan = true;
         }
     }
-    if (have_plan && (rc = check_imatrix_coverage(&a, inputs, &plan)) != GK_EXIT_OK) {
+    if (have_plan && (rc = check_imatrix_coverage(&a, models, &plan)) != GK_EXIT_OK) {
         gk_quant_plan_free(&plan);
         have_plan = false;
     }
@@ -627,7 +631,7 @@ int cmd_quantize(int argc, char **argv) {
             else print_plan_text(&a, inputs, &plan);
         } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
-            rc = write_outputs(&a, inputs, &plan);
+            rc = write_outputs(&a, inputs, n_inputs, &plan);
         }
         gk_quant_plan_free(&plan);
     }

@@ -53,21 +53,19 @@ int cmd_repack(int argc, char **argv) {
 
     gk_file *in;
     gk_error err;
+    /* Refused before IN is read, whatever it holds (gk_rewrite refuses it too). */
     if (gk_same_file(paths[0], paths[1])) {
         gk_error_set(&err, GK_E_SAME_FILE, -1, "refusing to overwrite the input");
         return cmd_report(paths[1], &err);
     }
     if (gk_open(paths[0], GK_OPEN_DEFAULT, &in, &err) != GK_OK) return cmd_report(paths[0], &err);
-    gk_model *src = gk_file_model(in);
-    gk_model *out = gk_model_clone(src);
-    gk_step *steps = calloc(gk_tensor_count(src) + 1, sizeof *steps);
+    gk_model *out = gk_model_clone(gk_file_model(in));
     int rc = GK_EXIT_FAIL;
-    if (out == NULL || steps == NULL) {
+    if (out == NULL) {
         gk_error_set(&err, GK_E_NOMEM, -1, "out of memory");
         cmd_report(paths[0], &err);
         goto done;
     }
-    if (gk_model_version(out) == 1) gk_model_set_version(out, 3, NULL);
     if (alignment != 0) {
         bool absent = gk_kv_find(out, "general.alignment") < 0;
         if (!(absent && alignment == GK_DEFAULT_ALIGNMENT) &&
@@ -80,16 +78,15 @@ int cmd_repack(int argc, char **argv) {
         cmd_report(paths[1], &err);
         goto done;
     }
-    for (size_t i = 0; i < gk_tensor_count(src); i++) steps[i] = (gk_step){ in, i, NULL };
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "repack", 0);
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = gk_file_pads_end(in),
-                           .progress = cmd_write_progress, .progress_ctx = &bar,
-                           .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD, .stats = &stats };
-    gk_status st = gk_write_model(paths[1], out, steps, &opts, &err);
+    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+                           .progress_ctx = &bar, .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
+                           .stats = &stats };
+    gk_status st = gk_rewrite(in, out, paths[1], &opts, &err);   /* v1 becomes v3, the end padded as IN's */
     cmd_progress_finish(&bar);
     if (st == GK_OK) cmd_clone_summary(&stats);
     if (st != GK_OK) {
@@ -98,7 +95,6 @@ int cmd_repack(int argc, char **argv) {
     }
     rc = GK_EXIT_OK;
 done:
-    free(steps);
     gk_model_free(out);
     gk_close(in);
     return rc;

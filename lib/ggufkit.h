@@ -663,6 +663,44 @@ typedef struct gk_write_opts {
 GK_API gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
 
+/** gk_rewrite() : writes m, f's model as edited or converted (same tensors, same
+ *  order), as a whole new file: each output tensor's bytes from f's tensor of
+ *  the same index (copied, byte-swapped when m's byte order differs), data laid
+ *  out canonically, a v1 model written as v3, the end padded as f's is (opts's
+ *  pad_end is ignored; every other option is passed to gk_write_model as given).
+ *  dest is never f's own file. dest NULL replaces f's own file atomically (f
+ *  from gk_open_exclusive; the mode kept, a .zst compressed again). The one
+ *  function behind repack, endian, edit -o and edit's replacement.
+ *  @return : GK_OK, GK_E_SAME_FILE (dest is f), GK_E_ARG (m has other tensors,
+ *            or f not opened to be replaced), or the error of gk_write_model. */
+GK_API gk_status gk_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts,
+                            gk_error *err);
+
+/* One file of a multi-output write: its path, its model and one step per tensor. */
+typedef struct gk_output {
+    const char *path;
+    gk_model *model;
+    const gk_step *steps;
+} gk_output;
+
+/* Where a multi-output write failed. */
+typedef struct gk_outputs_failure {
+    size_t output;            /* index of the output the error is about (n: none) */
+    bool checking;            /* found by the name checks, before anything was written */
+} gk_outputs_failure;
+
+/** gk_write_outputs() : writes n files, all or none (a shard set). First every name
+ *  is checked, before anything is written: none may be one of the n_inputs inputs
+ *  (GK_E_SAME_FILE), none may exist without GK_SINK_OVERWRITE in opts->sink_flags
+ *  nor be other than a regular file (gk_sink_dest_ok's errors). Then each output
+ *  goes through gk_write_model in order with opts as given; when output k fails,
+ *  the outputs this call published are removed. opts->progress sees the bytes of
+ *  all outputs together. *failure (may be NULL) says which output an error is
+ *  about and whether the name checks found it.
+ *  @return : GK_OK, or the error about output failure->output. */
+GK_API gk_status gk_write_outputs(const gk_output *outs, size_t n, gk_file *const *inputs, size_t n_inputs,
+                                  const gk_write_opts *opts, gk_outputs_failure *failure, gk_error *err);
+
 /** gk_default_threads() : @return : the number of online cores (at least 1). */
 GK_API int gk_default_threads(void);
 
@@ -797,10 +835,6 @@ GK_API bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char 
 
 /* ---- Shard sets as llama-quantize reads and writes them ---- */
 
-/** gk_quant_shard_path() : writes "PREFIX-%05u-of-%05u.gguf" (idx 0-based) to buf,
- *  llama-quantize's --keep-split output names. @return : false when it does not fit. */
-GK_API bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count);
-
 /** gk_quant_open_inputs() : opens path and, when its split.count is above 1, the
  *  sibling shards the way llama.cpp's loader finds them (path must be the first
  *  shard, named PREFIX-00001-of-0000N.gguf; each shard's split.no is checked;
@@ -868,6 +902,28 @@ GK_API gk_status gk_imatrix_check_model(const gk_imatrix *im, const gk_model *co
 /** gk_imatrix_for_tensor() : @return : the weights for tensor t (ne[0]*ne[2]
  *  values, ne[0] per expert slice) or NULL when there is no entry of that length. */
 GK_API const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor *t);
+
+/* ---- llama-quantize's refusals about the importance matrix ---- */
+
+/** gk_quant_target_demands_imatrix() : @return : true for the targets llama-quantize
+ *  refuses outright without an importance matrix (IQ1_S, IQ1_M, IQ2_S, IQ2_XXS,
+ *  IQ2_XS, Q2_K_S). */
+GK_API bool gk_quant_target_demands_imatrix(const gk_quant_target *t);
+
+/** gk_quant_check_imatrix() : refuses target t without a matrix (im NULL, or
+ *  left empty by the filters) when t demands one.
+ *  @return : GK_OK, or GK_E_UNSUPPORTED naming the target. */
+GK_API gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err);
+
+/** gk_quant_check_imatrix_coverage() : refuses, before anything is written, every
+ *  converted tensor of plan (built from the n models, of target) that llama-quantize
+ *  refuses to quantize without weights (gk_quant_imatrix_required) and im (may be
+ *  NULL) holds none for; the first twelve are named. The message may be longer
+ *  than err has room for: text (text_size bytes; may be NULL) receives it whole.
+ *  @return : GK_OK, or GK_E_UNSUPPORTED. */
+GK_API gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const gk_model *const *models,
+                                                 const gk_quant_plan *plan, const gk_imatrix *im, char *text,
+                                                 size_t text_size, gk_error *err);
 
 /** gk_imatrix_overrides() : the metadata llama-quantize records for a matrix, as
  *  --override-kv pairs to apply after the user's (that is how it passes them):
@@ -951,8 +1007,9 @@ GK_API void gk_split_plan_free(gk_split_plan *plan);
 GK_API gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, size_t k,
                                gk_model **out, gk_error *err);
 
-/** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n.
- *  @return : a malloc'ed path, or NULL when out of memory. */
+/** gk_split_path() : "PREFIX-%05d-of-%05d.gguf" for shard k (0-based) of n: the
+ *  name of every shard set ggufkit writes or opens (split, merge, quantize
+ *  --keep-split). @return : a malloc'ed path, or NULL when out of memory. */
 GK_API char *gk_split_path(const char *prefix, size_t k, size_t n);
 
 /** gk_split_write() : writes every shard of plan for the input in, each through

@@ -16,6 +16,7 @@
 
 #include "ggufkit.h"
 #include "quant/mix.h"
+#include "split/shardname.h"
 
 /* ---- models built in memory ------------------------------------------------ */
 
@@ -776,9 +777,9 @@ START_TEST(keep_split_outputs) {
     ck_assert_int_lt(gk_kv_find(plan.out, "split.no"), 0);
     gk_quant_plan_free(&plan);
     char path[64];
-    ck_assert(gk_quant_shard_path(path, sizeof path, "out", 1, 3));
+    ck_assert(gk_shard_name_format(path, sizeof path, "out", 1, 3));
     ck_assert_str_eq(path, "out-00002-of-00003.gguf");
-    ck_assert(!gk_quant_shard_path(path, 8, "out", 1, 3));
+    ck_assert(!gk_shard_name_format(path, 8, "out", 1, 3));
     gk_model_free(a);
     gk_model_free(b);
     gk_model_free(whole);

@@ -14,6 +14,7 @@
  * rewritten, under the journal (journal.c) and the exclusive header lock
  * (io/lock.h), by a process holding the file's edit lock (gk_open_exclusive). A
  * file without tensors has nothing to keep in place: its header may grow or shrink.
+ * A whole new file is written by the pipeline's gk_rewrite.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -304,33 +305,5 @@ gk_status gk_edit_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_wr
                           gk_error *err) {
     gk_status ok = dest ? GK_OK : gk_edit_replace_check(f, err);
     if (ok != GK_OK) return ok;
-    if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
-    if (m->version == 1) gk_model_set_version(m, 3, NULL);
-    gk_step *steps = calloc(m->n_tensors + 1, sizeof *steps);
-    if (steps == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    for (size_t i = 0; i < m->n_tensors; i++) steps[i] = (gk_step){ f, i, NULL };
-    gk_write_opts o = { 0 };
-    if (opts) o = *opts;
-    o.pad_end = gk_file_pads_end(f);
-    gk_status st;
-    if (dest) {
-        if (f->path && f->path[0] && gk_same_file(f->path, dest)) {
-            free(steps);
-            return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite the input", dest);
-        }
-        st = gk_write_model(dest, m, steps, &o, err);
-        free(steps);
-        return st;
-    }
-    /* Replace the input: under its edit lock (held since its header was read, so
-     * no in-place edit came between), a new file is renamed over it, mode kept. */
-    if (!f->edit_locked) {
-        free(steps);
-        return gk_error_set(err, GK_E_ARG, -1, "%s: not opened to be replaced (gk_open_exclusive)", f->path);
-    }
-    o.sink_flags |= GK_SINK_OVERWRITE | GK_SINK_REPLACE_HELD;
-    if (f->stream != NULL) o.sink_flags |= GK_SINK_ZSTD;   /* archives were refused: a .zst stays one */
-    st = gk_write_model(f->path, m, steps, &o, err);
-    free(steps);
-    return st;
+    return gk_rewrite(f, m, dest, opts, err);
 }

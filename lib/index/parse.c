@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "index/index_internal.h"
+#include "split/shardname.h"
 #include "io/source.h"
 #include "util/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
@@ -128,14 +129,13 @@ char *ix_value_text(const gk_value *v, unsigned head, size_t *len) {
 /* Shard names                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* The shard name read by split/shardname.c, after a final ".zst" (a compressed
+ * shard keeps its set's name). */
 char *ix_shard_prefix(const char *name, int64_t no, int64_t count) {
     if (no < 0 || count < 1 || no >= count) return NULL;
     size_t ln = strlen(name);
     if (ln > 4 && strcmp(name + ln - 4, ".zst") == 0) ln -= 4;
-    char suffix[64];
-    int ls = snprintf(suffix, sizeof suffix, "-%05" PRId64 "-of-%05" PRId64 ".gguf", no + 1, count);
-    if (ls <= 0 || ln <= (size_t)ls || memcmp(name + ln - ls, suffix, (size_t)ls) != 0) return NULL;
-    return strndup(name, ln - (size_t)ls);
+    return gk_shard_name_prefix(name, ln, (uint64_t)no, (uint64_t)count);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,19 +1,14 @@
 /*
- * shards.c - names and discovery of shard sets (PREFIX-00001-of-00003.gguf ...),
- * as llama.cpp's loader finds the siblings of a first shard (the set itself is
- * opened and checked by gk_split_set_open).
+ * shards.c - llama-quantize's input: one model, or the shard set whose first
+ * shard it is (PREFIX-00001-of-00003.gguf ...), as llama.cpp's loader takes it.
+ * The set itself is opened and checked by gk_split_set_open, its names made and
+ * read by split/shardname.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ggufkit.h"
-
-/* The shard name as llama.cpp forms it. */
-bool gk_quant_shard_path(char *buf, size_t size, const char *prefix, unsigned idx, unsigned count) {
-    int n = snprintf(buf, size, "%s-%05u-of-%05u.gguf", prefix, idx + 1, count);
-    return n > 0 && (size_t)n < size;
-}
 
 /* Opens a model or the whole shard set it begins (see ggufkit.h): a set is
  * opened and checked by gk_split_set_open, as merge and verify open it, so that

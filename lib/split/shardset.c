@@ -2,7 +2,8 @@
  * shardset.c - finding, checking and merging a shard set.
  *
  * Any shard leads to its set: its split.no and split.count must agree with its
- * name PREFIX-%05d-of-%05d.gguf, which gives PREFIX and so every sibling. The
+ * name PREFIX-%05d-of-%05d.gguf (shardname.c), which gives PREFIX and so every
+ * sibling. The
  * whole set is checked before anyone uses it (every shard present and valid,
  * split.no in sequence, one split.count and split.tensors.count that the tensors
  * add up to, no tensor twice, one alignment, byte order and version). Merging
@@ -17,6 +18,7 @@
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "split/shardname.h"
 #include "util/strset.h"
 
 struct gk_split_set {
@@ -78,16 +80,6 @@ static gk_status shard_keys(const gk_model *m, const char *path, uint64_t *no, u
     return GK_OK;
 }
 
-/* PREFIX of a shard path named for shard no of count, or NULL (name does not fit). */
-static char *prefix_of(const char *path, uint64_t no, uint64_t count) {
-    char suffix[48];
-    snprintf(suffix, sizeof suffix, "-%05llu-of-%05llu.gguf", (unsigned long long)no + 1,
-             (unsigned long long)count);
-    size_t lp = strlen(path), ls = strlen(suffix);
-    if (lp <= ls || strcmp(path + lp - ls, suffix) != 0) return NULL;
-    return strndup(path, lp - ls);
-}
-
 void gk_split_set_close(gk_split_set *set) {
     if (set == NULL) return;
     for (size_t k = 0; k < set->n; k++) gk_close(set->files[k]);
@@ -99,7 +91,7 @@ void gk_split_set_close(gk_split_set *set) {
 /* Opens shard k and checks it against the first shard read (ref). */
 static gk_status open_sibling(gk_split_set *set, size_t k, unsigned flags, const gk_model *ref,
                               uint64_t ref_tensors, gk_error *err) {
-    char *path = gk_split_path(set->prefix, k, set->n);
+    char *path = gk_shard_name(set->prefix, k, set->n);
     if (path == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_status s = gk_open(path, flags, &set->files[k], err);
     if (s != GK_OK) {
@@ -181,7 +173,7 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
     }
     if (s == GK_OK) {
         set->n = (size_t)count;
-        set->prefix = prefix_of(shard_path, no, count);
+        set->prefix = gk_shard_name_prefix(shard_path, strlen(shard_path), no, count);
         if (set->prefix == NULL)
             s = shard_error(err, GK_E_CORRUPT, shard_path, "shard %llu of %llu must be named PREFIX-%05llu-of-%05llu.gguf", (unsigned long long)no + 1, (unsigned long long)count,
                              (unsigned long long)no + 1, (unsigned long long)count);

@@ -2,13 +2,11 @@
  * split.c - cutting a model into a llama-gguf-split shard set: the plan (which
  * tensors go to which shard, decided as the reference decides), each shard's
  * model (metadata in the first, split.* keys in all) and the writing of the
- * whole set, all shards or none.
+ * whole set, all shards or none (pipeline/outputs.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "format/file.h"
 #include "meta/model.h"
@@ -133,65 +131,23 @@ gk_status gk_split_shard_model(const gk_model *in, const gk_split_plan *plan, si
     return GK_OK;
 }
 
-char *gk_split_path(const char *prefix, size_t k, size_t n) {
-    size_t len = strlen(prefix) + 32;
-    char *p = malloc(len);
-    if (p) snprintf(p, len, "%s-%05zu-of-%05zu.gguf", prefix, k + 1, n);
-    return p;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Writing the set                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* Progress of one shard seen as progress of the whole set. */
-typedef struct set_progress {
-    const gk_write_opts *outer;
-    uint64_t before;   /* input bytes of the shards already written */
-    uint64_t total;    /* input bytes of all shards */
-} set_progress;
-
-static bool shard_progress(void *ctx, uint64_t done, uint64_t total) {
-    (void)total;
-    set_progress *p = ctx;
-    return p->outer->progress(p->outer->progress_ctx, p->before + done, p->total);
-}
-
-/* Refuses shard names that exist (without GK_SINK_OVERWRITE) or name the input. */
-static gk_status check_names(gk_file *in, char **paths, size_t n, unsigned flags, gk_error *err) {
-    for (size_t k = 0; k < n; k++) {
-        if (in->path && gk_same_file(in->path, paths[k]))
-            return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to overwrite the input", paths[k]);
-        gk_error why;
-        if (!gk_sink_dest_ok(paths[k], flags, &why))
-            return gk_error_set(err, why.code, -1, "%s; nothing written", why.message);
+/* The shards' models and steps, as gk_write_outputs takes them. */
+static gk_status shard_outputs(gk_file *in, const char *prefix, const gk_split_plan *plan, gk_output *outs,
+                               gk_error *err) {
+    gk_status s = GK_OK;
+    for (size_t k = 0; k < plan->n_shards && s == GK_OK; k++) {
+        const gk_split_shard *sh = &plan->shards[k];
+        gk_step *steps = calloc(sh->n_tensors + 1, sizeof *steps);
+        outs[k].steps = steps;
+        outs[k].path = gk_split_path(prefix, k, plan->n_shards);
+        if (steps == NULL || outs[k].path == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        else s = gk_split_shard_model(in->model, plan, k, &outs[k].model, err);
+        for (size_t j = 0; s == GK_OK && j < sh->n_tensors; j++) steps[j] = (gk_step){ in, sh->first_tensor + j, NULL };
     }
-    return GK_OK;
-}
-
-/* Input bytes of shard k's tensors (the pipeline's progress unit). */
-static uint64_t shard_input_bytes(const gk_model *in, const gk_split_shard *sh) {
-    uint64_t sum = 0;
-    for (size_t i = sh->first_tensor; i < sh->first_tensor + sh->n_tensors; i++) sum += in->tensors[i].nbytes;
-    return sum;
-}
-
-/* Writes shard k to path. */
-static gk_status write_shard(gk_file *in, const gk_split_plan *plan, size_t k, const char *path,
-                             const gk_write_opts *opts, gk_error *err) {
-    gk_model *m;
-    gk_status s = gk_split_shard_model(in->model, plan, k, &m, err);
-    if (s != GK_OK) return s;
-    const gk_split_shard *sh = &plan->shards[k];
-    gk_step *steps = calloc(sh->n_tensors + 1, sizeof *steps);
-    if (steps == NULL) {
-        gk_model_free(m);
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
-    for (size_t j = 0; j < sh->n_tensors; j++) steps[j] = (gk_step){ in, sh->first_tensor + j, NULL };
-    s = gk_write_model(path, m, steps, opts, err);
-    free(steps);
-    gk_model_free(m);
     return s;
 }
 
@@ -200,39 +156,31 @@ gk_status gk_split_write(gk_file *in, const char *prefix, const gk_split_plan *p
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
-    gk_write_opts defaults = { 0 };
-    if (opts == NULL) opts = &defaults;
     size_t n = plan->n_shards;
-    char **paths = calloc(n ? n : 1, sizeof *paths);
-    if (paths == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    gk_status s = GK_OK;
-    for (size_t k = 0; k < n && s == GK_OK; k++)
-        if ((paths[k] = gk_split_path(prefix, k, n)) == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    if (s == GK_OK) s = check_names(in, paths, n, opts->sink_flags, err);
-
-    set_progress sp = { .outer = opts };
-    for (size_t k = 0; k < n; k++) sp.total += shard_input_bytes(in->model, &plan->shards[k]);
-    gk_write_opts shard_opts = *opts;
+    gk_output *outs = calloc(n ? n : 1, sizeof *outs);
+    if (outs == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status s = shard_outputs(in, prefix, plan, outs, err);
+    gk_write_opts shard_opts = { 0 };
+    if (opts) shard_opts = *opts;
     shard_opts.pad_end = true;
-    if (opts->progress) {
-        shard_opts.progress = shard_progress;
-        shard_opts.progress_ctx = &sp;
+    gk_outputs_failure at;
+    bool written = false;   /* the error is gk_write_outputs's: said in split's words */
+    if (s == GK_OK) written = (s = gk_write_outputs(outs, n, &in, 1, &shard_opts, &at, err)) != GK_OK;
+    if (written) {
+        char msg[GK_MESSAGE_MAX];
+        snprintf(msg, sizeof msg, "%s", err->message);
+        if (!at.checking)
+            gk_error_set(err, s, err->offset, "shard %zu of %zu: %s", at.output + 1, n, msg);
+        else if (s == GK_E_SAME_FILE)
+            gk_error_set(err, s, -1, "%s: refusing to overwrite the input", outs[at.output].path);
+        else
+            gk_error_set(err, s, -1, "%s; nothing written", msg);
     }
-    size_t published = 0;
-    for (size_t k = 0; k < n && s == GK_OK; k++) {
-        s = write_shard(in, plan, k, paths[k], &shard_opts, err);
-        if (s == GK_OK) {
-            published++;
-            sp.before += shard_input_bytes(in->model, &plan->shards[k]);
-        } else {
-            char msg[GK_MESSAGE_MAX];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            gk_error_set(err, s, err->offset, "shard %zu of %zu: %s", k + 1, n, msg);
-        }
+    for (size_t k = 0; k < n; k++) {
+        free((char *)outs[k].path);
+        free((gk_step *)outs[k].steps);
+        gk_model_free(outs[k].model);
     }
-    if (s != GK_OK)   /* all or none: take back what this call published */
-        for (size_t k = 0; k < published; k++) unlink(paths[k]);
-    for (size_t k = 0; k < n; k++) free(paths[k]);
-    free(paths);
+    free(outs);
     return s;
 }

@@ -1,7 +1,8 @@
 /*
- * endian.c - byte order conversion of a whole file into a new one: the header
- * and metadata are written by the writer in the chosen order, every tensor's
- * blocks go through its type's byte-swap kernel in the pipeline. The layout is
+ * endian.c - byte order conversion of a whole file into a new one: a rewrite
+ * (rewrite.c) of the input as its model in the other order. The header and
+ * metadata are written by the writer in the chosen order, every tensor's blocks
+ * go through its type's byte-swap kernel in the pipeline. The layout is
  * canonical and the end padding follows the input, so a canonical file converted
  * there and back is the same file.
  */
@@ -30,26 +31,17 @@ gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_wri
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
+    /* Refused before the types are checked, in endian's own words (gk_rewrite
+     * would refuse it too, after the work of cloning). */
     if (f->path && f->path[0] && gk_same_file(f->path, dest))
         return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to convert in place", dest);
     const gk_model *in = gk_file_model(f);
     gk_status s = in->big_endian != big ? gk_endian_check(in, err) : GK_OK;
     if (s != GK_OK) return s;
     gk_model *out = gk_model_clone(in);
-    gk_step *steps = calloc(in->n_tensors + 1, sizeof *steps);
-    if (out == NULL || steps == NULL) {
-        gk_model_free(out);
-        free(steps);
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
-    if (out->version == 1) out->version = 3;
+    if (out == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_model_set_big_endian(out, big);
-    for (size_t i = 0; i < in->n_tensors; i++) steps[i] = (gk_step){ f, i, NULL };
-    gk_write_opts o = { 0 };
-    if (opts) o = *opts;
-    o.pad_end = gk_file_pads_end(f);
-    s = gk_write_model(dest, out, steps, &o, err);
+    s = gk_rewrite(f, out, dest, opts, err);
     gk_model_free(out);
-    free(steps);
     return s;
 }

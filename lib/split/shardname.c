@@ -1,0 +1,42 @@
+/*
+ * shardname.c - shard file names (PREFIX-00002-of-00003.gguf): made for a set
+ * that is written or opened, read back to find a shard's PREFIX. Every module
+ * that names shards (split, merge, quantize --keep-split, the index) goes
+ * through here, so they cannot disagree about a name.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggufkit.h"
+#include "split/shardname.h"
+
+/* The part after PREFIX: "-%05d-of-%05d.gguf" of shard k (0-based) of n. */
+static int suffix_of(char *buf, size_t size, uint64_t k, uint64_t n) {
+    return snprintf(buf, size, "-%05" PRIu64 "-of-%05" PRIu64 ".gguf", k + 1, n);
+}
+
+bool gk_shard_name_format(char *buf, size_t size, const char *prefix, uint64_t k, uint64_t n) {
+    int n_out = snprintf(buf, size, "%s-%05" PRIu64 "-of-%05" PRIu64 ".gguf", prefix, k + 1, n);
+    return n_out > 0 && (size_t)n_out < size;
+}
+
+char *gk_shard_name(const char *prefix, uint64_t k, uint64_t n) {
+    size_t len = strlen(prefix) + 64;
+    char *p = malloc(len);
+    if (p && !gk_shard_name_format(p, len, prefix, k, n)) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+char *gk_shard_name_prefix(const char *name, size_t len, uint64_t k, uint64_t n) {
+    char suffix[64];
+    int ls = suffix_of(suffix, sizeof suffix, k, n);
+    if (ls <= 0 || len <= (size_t)ls || memcmp(name + len - (size_t)ls, suffix, (size_t)ls) != 0) return NULL;
+    return strndup(name, len - (size_t)ls);
+}
+
+char *gk_split_path(const char *prefix, size_t k, size_t n) { return gk_shard_name(prefix, k, n); }

@@ -1,0 +1,25 @@
+/*
+ * shardname.h - the one place shard file names are made and read:
+ * PREFIX-%05d-of-%05d.gguf, shard numbers counted from 1 in the name (as
+ * llama-gguf-split and llama-quantize --keep-split name them) and from 0 here.
+ */
+#ifndef GK_SPLIT_SHARDNAME_H
+#define GK_SPLIT_SHARDNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** gk_shard_name_format() : writes the name of shard k (0-based) of n with PREFIX
+ *  to buf (size bytes). @return : false when it does not fit. */
+bool gk_shard_name_format(char *buf, size_t size, const char *prefix, uint64_t k, uint64_t n);
+
+/** gk_shard_name() : the same name malloc'ed. @return : it, or NULL when out of memory. */
+char *gk_shard_name(const char *prefix, uint64_t k, uint64_t n);
+
+/** gk_shard_name_prefix() : when the first len bytes of name are the name of shard
+ *  k (0-based) of n, PREFIX (malloc'ed, never empty); NULL when they are not (or
+ *  out of memory). The caller checks k < n: the name alone does not. */
+char *gk_shard_name_prefix(const char *name, size_t len, uint64_t k, uint64_t n);
+
+#endif
