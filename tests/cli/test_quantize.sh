@@ -60,7 +60,7 @@ else bad "synth --layers 8"; fi
 if $have_golden; then
   for g in "$syn"/syn1-preset-*.gguf; do
     p=${g##*/syn1-preset-}; p=${p%.gguf}
-    if ! has_kernels "$p"; then echo "SKIPPED: preset $p (no kernels yet)"; continue; fi
+    if ! has_kernels "$p"; then echo "SKIPPED: preset $p (no kernels in this build)"; continue; fi
     out=$TMP/preset-$p.gguf
     if "$BIN" quantize "$syn/syn1-f32.gguf" "$out" "$p" >"$TMP/out" 2>"$TMP/err"; then
       if [[ $(sha "$out") == $(sha "$g") ]]; then ok "preset $p byte-identical to llama-quantize"
@@ -71,7 +71,7 @@ if $have_golden; then
   for g in "$syn"/syn1-*.gguf; do
     t=${g##*/syn1-}; t=${t%.gguf}
     [[ $t == *.* || $t == preset-* || $t == split-* || $t == f32 || $t == f16 ]] && continue
-    if ! has_kernels "$t"; then echo "SKIPPED: --pure $t (no kernels yet)"; continue; fi
+    if ! has_kernels "$t"; then echo "SKIPPED: --pure $t (no kernels in this build)"; continue; fi
     out=$TMP/pure-$t.gguf
     if "$BIN" quantize --pure "$syn/syn1-f32.gguf" "$out" "$t" >"$TMP/out" 2>"$TMP/err"; then
       if [[ $(sha "$out") == $(sha "$g") ]]; then ok "--pure $t byte-identical"
@@ -81,7 +81,7 @@ if $have_golden; then
   done
   for g in "$syn"/syn1-*.to-*.gguf; do
     base=${g##*/syn1-}; a=${base%%.to-*}; b=${base##*.to-}; b=${b%.gguf}
-    if ! has_kernels "$b"; then echo "SKIPPED: chain $a -> $b (no kernels yet)"; continue; fi
+    if ! has_kernels "$b"; then echo "SKIPPED: chain $a -> $b (no kernels in this build)"; continue; fi
     out=$TMP/chain.gguf
     if [[ $a != f16 ]]; then   # F16 is not a quantized type: no permission needed
       expect_exit 1 "chain $a -> $b refused without --allow-requantize" \
