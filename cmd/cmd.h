@@ -96,6 +96,7 @@ typedef struct cmd_progress {
     uint64_t done;
     double start;
     double last_draw;
+    const gk_write_stats *stats;   /* bytes cloned and copied, shown when some cloned; may be NULL */
 } cmd_progress;
 
 /** cmd_progress_start() : begins a bar of total units (bytes) labelled label. */
@@ -104,6 +105,9 @@ void cmd_progress_start(cmd_progress *p, const char *label, uint64_t total);
 void cmd_progress_update(cmd_progress *p, uint64_t done);
 /** cmd_progress_finish() : clears the bar. */
 void cmd_progress_finish(cmd_progress *p);
+/** cmd_clone_summary() : when some bytes were cloned, says on stderr how many
+ *  were cloned and how many copied (silent otherwise: the output is as ever). */
+void cmd_clone_summary(const gk_write_stats *st);
 
 struct cJSON;
 

@@ -54,6 +54,10 @@ static const char *const usage =
     "                           GGUF.*; key names against the spec; types contradicting a\n"
     "                           well-known key's) and replace an existing OUT\n"
     "  --wait SECONDS           wait that long for another process editing FILE (default 5)\n"
+    "  --no-clone               copy the tensor bytes of a written file even where the\n"
+    "                           filesystem could share them with FILE's (XFS with reflink,\n"
+    "                           btrfs: there a written file clones them, its header padded\n"
+    "                           with a ggufkit.padding pair to keep them block-aligned)\n"
     "  --recover                only recover FILE from an interrupted in-place edit's journal\n"
     "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first;\n"
     "read-only commands (info, dump, verify, index) refuse such a file and say so.\n"
@@ -63,7 +67,7 @@ typedef struct edit_args {
     gk_edit *ops;
     const char *path;
     const char *out;
-    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only;
+    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only, no_clone;
     uint64_t reserve;
     unsigned wait_ms;
 } edit_args;
@@ -219,6 +223,8 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
             a->dry_run = true;
         } else if (strcmp(o, "--force") == 0) {
             a->force = true;
+        } else if (strcmp(o, "--no-clone") == 0) {
+            a->no_clone = true;
         } else if (o[0] == '-' && o[1] != '\0') {
             return cmd_usage_error("edit", "unknown option '%s'", o);
         } else if (a->path == NULL) {
@@ -417,10 +423,17 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     }
     cmd_progress bar;
     cmd_progress_start(&bar, "edit", 0);
+    gk_write_stats stats = { 0 };
+    bar.stats = &stats;
     gk_write_opts opts = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
-                           .progress_ctx = &bar };
+                           .progress_ctx = &bar, .clone = a->no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
+                           .stats = &stats };
+    /* A padding pair the edit deleted is not put back to make the tensors clone. */
+    if (!a->no_clone && gk_kv_get(gk_file_model(f), GK_PADDING_KEY) && !gk_kv_get(m, GK_PADDING_KEY))
+        opts.clone = GK_CLONE_AUTO;
     gk_status st = gk_edit_rewrite(f, m, dest, &opts, &err);
     cmd_progress_finish(&bar);
+    if (st == GK_OK) cmd_clone_summary(&stats);
     if (st != GK_OK) {
         if (st == GK_E_SAME_FILE) fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
         return cmd_report(dest ? dest : a->path, &err);

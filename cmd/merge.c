@@ -8,7 +8,7 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit merge [--force] SHARD OUT\n\n"
+    "usage: ggufkit merge [--no-clone] [--force] SHARD OUT\n\n"
     "Merges the shard set SHARD belongs to (any shard of it; the others are found by\n"
     "name, PREFIX-%05d-of-%05d.gguf) into OUT: the first shard's metadata without the\n"
     "split.* keys, then every shard's tensors in order. The whole set is checked first:\n"
@@ -20,11 +20,15 @@ static const char *const usage =
     "tensor was not padded to the alignment with that tensor padded with zeros (up to\n"
     "alignment-1 bytes: every ggufkit output ends so, as ggml's reader expects).\n"
     "  --force   replace OUT if it exists (never one of the shards)\n"
+    "  --no-clone  copy the tensor bytes even where the filesystem could share them with\n"
+    "            the shards' (XFS with reflink, btrfs: there OUT clones them, its header\n"
+    "            padded with a ggufkit.padding pair to keep them block-aligned; the shards\n"
+    "            of `split --clone` then clone whole)\n"
     "OUT is written atomically: it is complete or absent.\n"
     "Exit status: 0 success, 1 failure (bad set, write error), 2 usage error.\n";
 
 int cmd_merge(int argc, char **argv) {
-    bool force = false;
+    bool force = false, no_clone = false;
     const char *paths[2];
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -34,6 +38,8 @@ int cmd_merge(int argc, char **argv) {
             return GK_EXIT_OK;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
+        } else if (strcmp(a, "--no-clone") == 0) {
+            no_clone = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("merge", "unknown option '%s'", a);
         } else if (n_paths < 2) {
@@ -50,15 +56,20 @@ int cmd_merge(int argc, char **argv) {
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "merge", gk_split_set_tensor_bytes(set));
+    gk_write_stats stats = { 0 };
+    bar.stats = &stats;
     gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
-                           .progress_ctx = &bar };
+                           .progress_ctx = &bar, .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
+                           .stats = &stats };
     gk_status st = gk_merge_write(set, paths[1], &opts, &err);
     cmd_progress_finish(&bar);
     int rc = GK_EXIT_OK;
     if (st != GK_OK) rc = cmd_report(NULL, &err);
-    else
+    else {
         fprintf(stderr, "merged %zu shards, %" PRIu64 " tensors into %s\n", gk_split_set_count(set),
                 gk_split_set_tensor_count(set), paths[1]);
+        cmd_clone_summary(&stats);
+    }
     gk_split_set_close(set);
     return rc;
 }

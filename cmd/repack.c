@@ -9,18 +9,21 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit repack [--alignment N] [--reserve BYTES] [--force] IN OUT\n\n"
+    "usage: ggufkit repack [--alignment N] [--reserve BYTES] [--no-clone] [--force] IN OUT\n\n"
     "Rewrites IN to OUT through ggufkit's writer, keeping the version (2 or 3; v1\n"
     "becomes 3), byte order, metadata order and tensor bytes. Tensor data is laid\n"
     "out in directory order, each tensor at the next aligned offset.\n"
     "  --alignment N  set general.alignment to N (a power of two) and re-lay the data\n"
     "  --reserve BYTES  leave BYTES of room in the header (a ggufkit.padding pair) for\n"
     "                 later `ggufkit edit --in-place` edits\n"
+    "  --no-clone     copy the tensor bytes even where the filesystem could share them\n"
+    "                 with IN's (XFS with reflink, btrfs: there OUT clones them, its header\n"
+    "                 padded with a ggufkit.padding pair to keep them block-aligned)\n"
     "  --force        replace OUT if it exists\n";
 
 int cmd_repack(int argc, char **argv) {
     uint64_t alignment = 0, reserve = 0;
-    bool force = false, has_reserve = false;
+    bool force = false, has_reserve = false, no_clone = false;
     const char *paths[2];
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -36,6 +39,8 @@ int cmd_repack(int argc, char **argv) {
             has_reserve = true;
         } else if (strcmp(a, "--force") == 0) {
             force = true;
+        } else if (strcmp(a, "--no-clone") == 0) {
+            no_clone = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("repack", "unknown option '%s'", a);
         } else if (n_paths < 2) {
@@ -79,10 +84,14 @@ int cmd_repack(int argc, char **argv) {
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "repack", 0);
+    gk_write_stats stats = { 0 };
+    bar.stats = &stats;
     gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .pad_end = gk_file_pads_end(in),
-                           .progress = cmd_write_progress, .progress_ctx = &bar };
+                           .progress = cmd_write_progress, .progress_ctx = &bar,
+                           .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD, .stats = &stats };
     gk_status st = gk_write_model(paths[1], out, steps, &opts, &err);
     cmd_progress_finish(&bar);
+    if (st == GK_OK) cmd_clone_summary(&stats);
     if (st != GK_OK) {
         cmd_report(paths[1], &err);
         goto done;

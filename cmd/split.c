@@ -15,7 +15,8 @@
 
 static const char *const usage =
     "usage: ggufkit split (--split-max-tensors N | --split-max-size SIZE)\n"
-    "                     [--no-tensor-first-split] [--dry-run] IN OUT_PREFIX\n\n"
+    "                     [--no-tensor-first-split] [--clone | --no-clone] [--dry-run]\n"
+    "                     IN OUT_PREFIX\n\n"
     "Splits IN into OUT_PREFIX-00001-of-0000N.gguf ... OUT_PREFIX-0000N-of-0000N.gguf the\n"
     "way llama-gguf-split does (same keys split.no, split.count, split.tensors.count,\n"
     "same cut points, byte-identical shards for alignment 32). The first shard holds\n"
@@ -26,6 +27,13 @@ static const char *const usage =
     "                           units (500M = 500000000). A tensor larger than SIZE gets\n"
     "                           a shard of its own.\n"
     "  --no-tensor-first-split  the first shard holds the metadata only\n"
+    "  --clone                  where the filesystem can share IN's blocks (XFS with reflink,\n"
+    "                           btrfs), pad each shard's header (a ggufkit.padding pair) so\n"
+    "                           its tensors clone instead of being copied (no disk space, no\n"
+    "                           time); the shards then differ from llama-gguf-split's by that\n"
+    "                           pair, and `merge` clones them back. Without it, tensors clone\n"
+    "                           only where llama-gguf-split's layout happens to allow it\n"
+    "  --no-clone               copy every tensor byte\n"
     "  --dry-run                print the plan, write nothing\n"
     "Shards are GGUF v3, as llama-gguf-split writes them: a v1 or v2 input gives v3\n"
     "shards (v2 and v3 differ only in the version field), and merging them gives v3.\n"
@@ -106,6 +114,7 @@ static void print_plan(const char *prefix, const gk_model *m, const gk_split_pla
 int cmd_split(int argc, char **argv) {
     gk_split_opts so = { 0 };
     bool dry_run = false;
+    unsigned clone = GK_CLONE_AUTO;
     const char *paths[2];
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -123,6 +132,11 @@ int cmd_split(int argc, char **argv) {
             so.no_tensor_first_split = true;
         } else if (strcmp(a, "--dry-run") == 0) {
             dry_run = true;
+        } else if (strcmp(a, "--clone") == 0 || strcmp(a, "--no-clone") == 0) {
+            unsigned want = a[2] == 'c' ? GK_CLONE_PAD : GK_CLONE_NEVER;
+            if (clone != GK_CLONE_AUTO && clone != want)
+                return cmd_usage_error("split", "--clone and --no-clone exclude each other");
+            clone = want;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("split", "unknown option '%s'", a);
         } else if (n_paths < 2) {
@@ -149,10 +163,14 @@ int cmd_split(int argc, char **argv) {
         cmd_catch_interrupts();
         cmd_progress bar;
         cmd_progress_start(&bar, "split", 0);
-        gk_write_opts opts = { .progress = cmd_write_progress, .progress_ctx = &bar };
+        gk_write_stats stats = { 0 };
+        bar.stats = &stats;
+        gk_write_opts opts = { .progress = cmd_write_progress, .progress_ctx = &bar, .clone = clone,
+                               .stats = &stats };
         gk_status st = gk_split_write(in, paths[1], &plan, &opts, &err);
         cmd_progress_finish(&bar);
         if (st != GK_OK) rc = cmd_report(NULL, &err);
+        else cmd_clone_summary(&stats);
     }
     gk_split_plan_free(&plan);
     gk_close(in);

@@ -3,6 +3,7 @@
  * the subcommands.
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -118,6 +119,9 @@ static void draw(cmd_progress *p, double now) {
     fprintf(stderr, "\r%-10s [", p->label);
     for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
     fprintf(stderr, "] %5.1f%% %8.1f MB/s ETA %4.0fs ", frac * 100.0, rate, eta);
+    if (p->stats && p->stats->cloned > 0)
+        fprintf(stderr, "cloned %.1f MB, copied %.1f MB ", (double)p->stats->cloned / 1e6,
+                (double)p->stats->copied / 1e6);
     fflush(stderr);
     p->last_draw = now;
 }
@@ -131,8 +135,14 @@ void cmd_progress_update(cmd_progress *p, uint64_t done) {
 
 void cmd_progress_finish(cmd_progress *p) {
     if (!p->active) return;
-    fprintf(stderr, "\r%*s\r", 80, "");
+    fprintf(stderr, "\r%*s\r", p->stats ? 120 : 80, "");
     fflush(stderr);
+}
+
+void cmd_clone_summary(const gk_write_stats *st) {
+    if (st->cloned == 0) return;
+    fprintf(stderr, "cloned %" PRIu64 " bytes (shared with the input, copy-on-write), copied %" PRIu64 " bytes\n",
+            st->cloned, st->copied);
 }
 
 /* cJSON strings end at the first NUL, so a string holding NUL bytes is printed

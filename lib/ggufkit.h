@@ -530,6 +530,7 @@ enum {
     GK_SINK_ZSTD = 1 << 2,        /* compress (zstd) whatever the name (a name ending in .zst always is) */
     GK_SINK_REPLACE_HELD = 1 << 3,/* dest is a file the caller holds with gk_open_exclusive and
                                      replaces on purpose (with GK_SINK_OVERWRITE) */
+    GK_SINK_NO_CLONE = 1 << 4,    /* never share blocks with an input: copy every byte */
 };
 /* Compression level for destinations ending in ".zst" (1-22; default 3). */
 #define GK_SINK_ZSTD_LEVEL(n) ((unsigned)((n) & 0xff) << 8)
@@ -560,6 +561,17 @@ gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_e
  *  is not whole blocks. */
 gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
                                gk_byteswap_fn swap, gk_error *err);
+/** gk_sink_clone_probe() : tries whether the output can share blocks with the
+ *  file open at fd (same filesystem, one that clones: XFS with reflink, btrfs);
+ *  when it can, later gk_sink_copy_from calls from any file clone the whole
+ *  blocks whose source and output offsets are congruent modulo the block size,
+ *  and copy the rest (a refusal then turns cloning off and copies). Call before
+ *  the first byte is written; never with GK_SINK_NO_CLONE or a compressed dest.
+ *  @return : the block size clones are made in, or 0 (everything is copied). */
+GK_API uint64_t gk_sink_clone_probe(gk_sink *s, int fd);
+/** gk_sink_bytes_cloned() : @return : bytes appended by sharing blocks so far
+ *  (the rest of gk_sink_offset was written or copied). */
+GK_API uint64_t gk_sink_bytes_cloned(const gk_sink *s);
 /** gk_sink_offset() : @return : bytes written so far. */
 uint64_t gk_sink_offset(const gk_sink *s);
 /** gk_sink_commit() : fsyncs, links (or renames) into place, fsyncs the folder, frees s.
@@ -592,6 +604,23 @@ typedef struct gk_step {
  * stops the run with GK_E_INTERRUPTED. */
 typedef bool (*gk_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* How tensor bytes that pass unchanged reach an output (gk_write_opts.clone).
+ * Cloning shares the input's blocks (copy-on-write) where the filesystem can
+ * (XFS with reflink, btrfs): the output's bytes are the same either way. */
+enum {
+    GK_CLONE_AUTO = 0,        /* clone where the layout happens to allow it, else copy */
+    GK_CLONE_NEVER = 1,       /* copy every byte (--no-clone) */
+    GK_CLONE_PAD = 2,         /* as AUTO, and where cloning is possible at all, pad the header
+                                 (GK_PADDING_KEY) so that the data section keeps its input's
+                                 position modulo the block size and the tensors clone */
+};
+
+/* Bytes of the outputs written so far, by how they got there. */
+typedef struct gk_write_stats {
+    uint64_t cloned;          /* shared with an input's blocks */
+    uint64_t copied;          /* written: header, padding, copied and converted tensor bytes */
+} gk_write_stats;
+
 typedef struct gk_write_opts {
     unsigned sink_flags;      /* GK_SINK_* */
     bool pad_end;             /* without tensors: pad the header to the alignment (with
@@ -600,6 +629,8 @@ typedef struct gk_write_opts {
     gk_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
     uint64_t reserve;         /* reserved for later use; 0 */
+    unsigned clone;           /* GK_CLONE_*: whether unchanged tensor bytes may share blocks */
+    gk_write_stats *stats;    /* may be NULL: bytes cloned and copied are added to it */
 } gk_write_opts;
 
 /** gk_write_model() : lays out `out` canonically (gk_model_layout) and writes it
@@ -607,7 +638,10 @@ typedef struct gk_write_opts {
  *  per output tensor, same order), zero padding between tensors and after the
  *  last up to the alignment (ggml's reader reads every tensor padded); a file
  *  without tensors ends with its header, padded with pad_end. Memory stays
- *  bounded whatever the model size.
+ *  bounded whatever the model size. Unchanged tensors clone where the dest's
+ *  filesystem can share the input's blocks (opts->clone; the bytes are the
+ *  same); with GK_CLONE_PAD, out then gets a GK_PADDING_KEY pair sized so they
+ *  do (gk_model_pad_to_residue), and only then.
  *  @return : GK_OK, or an error with nothing left at dest. */
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
@@ -1113,6 +1147,16 @@ bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool 
 /** gk_model_set_padding() : sets GK_PADDING_KEY to n zero bytes (position kept,
  *  appended when new): a rewrite leaves that much room for later in-place edits. */
 gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
+
+/** gk_model_pad_to_residue() : makes m's data section (gk_model_data_start)
+ *  start at `residue` modulo `block` by growing its GK_PADDING_KEY pair (added
+ *  at the end when absent; a pair that is not an array of UINT8 becomes one);
+ *  nothing changes when it starts there already. Used so that a rewrite's
+ *  tensors keep their input's position modulo the filesystem block and clone.
+ *  *done is false when no padding gets there (residue not a multiple of the
+ *  alignment, or block not one of it). @return : GK_OK or GK_E_NOMEM. */
+GK_API gk_status gk_model_pad_to_residue(gk_model *m, uint64_t block, uint64_t residue, bool *done,
+                                         gk_error *err);
 
 /* Whether an edited model can be written over the file it was read from without
  * moving the data section. */

@@ -3,7 +3,9 @@
  * and without importance weights (one set per expert for 3-D tensors), thread
  * invariance, and nothing left behind on failure; the rules every writer shares
  * (the last tensor padded whatever pad_end says, no header the reader refuses,
- * layout-key overrides refused).
+ * layout-key overrides refused); the header padding that keeps a data section's
+ * position modulo the filesystem block (gk_model_pad_to_residue) and the byte
+ * counts of gk_write_stats.
  */
 #include <check.h>
 #include <dirent.h>
@@ -302,6 +304,85 @@ START_TEST(test_layout_overrides_refused) {
 }
 END_TEST
 
+START_TEST(test_pad_to_residue) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    const uint64_t residues[] = { 0, 32, 64, 2048, 4064 };
+    for (size_t k = 0; k < sizeof residues / sizeof residues[0]; k++) {
+        for (int reserve = 0; reserve < 2; reserve++) {
+            gk_model *m = gk_model_clone(gk_file_model(f));
+            if (reserve) ck_assert_int_eq(gk_model_set_padding(m, 1000, &err), GK_OK);
+            gk_model_layout(m);
+            bool done = false;
+            ck_assert_int_eq(gk_model_pad_to_residue(m, 4096, residues[k], &done, &err), GK_OK);
+            ck_assert(done);
+            ck_assert_uint_eq(gk_model_data_start(m) % 4096, residues[k]);
+            const gk_value *pad = gk_kv_get(m, GK_PADDING_KEY);
+            if (reserve) ck_assert_uint_ge(pad->arr.n, 1000);   /* grown, never shrunk */
+            if (pad) ck_assert_int_eq(pad->arr.elem, GK_V_U8);
+            uint8_t *hdr;
+            size_t hlen;
+            ck_assert_int_eq(gk_header_serialize(m, &hdr, &hlen, &err), GK_OK);
+            ck_assert_uint_eq(hlen % 4096, residues[k]);
+            free(hdr);
+            gk_model_free(m);
+        }
+    }
+    /* A residue the alignment cannot reach changes nothing. */
+    gk_model *m = gk_model_clone(gk_file_model(f));
+    uint64_t before = gk_model_header_size(m);
+    bool done = true;
+    ck_assert_int_eq(gk_model_pad_to_residue(m, 4096, 17, &done, &err), GK_OK);
+    ck_assert(!done);
+    ck_assert_uint_eq(gk_model_header_size(m), before);
+    ck_assert_ptr_null(gk_kv_get(m, GK_PADDING_KEY));
+    gk_model_free(m);
+    gk_close(f);
+    free(bytes);
+}
+END_TEST
+
+/* Where nothing clones (a file in memory; /tmp), every byte counts as copied and
+ * the output is the one GK_CLONE_NEVER writes. */
+START_TEST(test_stats_count_copied) {
+    size_t len;
+    uint8_t *bytes = make_source(&len);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
+    make_tmpdir("check_pipeline");
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/pad.gguf", tmpdir);
+    snprintf(b, sizeof b, "%s/never.gguf", tmpdir);
+    gk_step steps[2] = { { f, 0, NULL }, { f, 1, NULL } };
+    gk_write_stats st = { 7, 5 };
+    gk_model *out = gk_model_clone(gk_file_model(f));
+    gk_write_opts o = { .pad_end = true, .clone = GK_CLONE_PAD, .stats = &st };
+    ck_assert_int_eq(gk_write_model(a, out, steps, &o, &err), GK_OK);
+    gk_model_free(out);
+    size_t alen, blen;
+    uint8_t *got = read_whole_file(a, &alen);
+    ck_assert_uint_eq(st.cloned, 7);            /* added to what it held */
+    ck_assert_uint_eq(st.copied, 5 + alen);
+    out = gk_model_clone(gk_file_model(f));
+    o.clone = GK_CLONE_NEVER;
+    o.stats = NULL;
+    ck_assert_int_eq(gk_write_model(b, out, steps, &o, &err), GK_OK);
+    gk_model_free(out);
+    uint8_t *never = read_whole_file(b, &blen);
+    ck_assert_uint_eq(alen, blen);
+    ck_assert_int_eq(memcmp(got, never, alen), 0);
+    free(got);
+    free(never);
+    gk_close(f);
+    remove_tmpdir();
+    free(bytes);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("write_model");
@@ -312,6 +393,8 @@ int main(void) {
     tcase_add_test(tc, test_last_tensor_always_padded);
     tcase_add_test(tc, test_no_header_the_reader_refuses);
     tcase_add_test(tc, test_layout_overrides_refused);
+    tcase_add_test(tc, test_pad_to_residue);
+    tcase_add_test(tc, test_stats_count_copied);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -32,4 +32,19 @@ gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **ou
 void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The data-section position that lets the most unchanged tensor bytes clone
+ * (format/layout.c). */
+typedef struct gk_clone_layout {
+    uint64_t residue;          /* data start modulo the block that makes them congruent */
+    uint64_t bytes;            /* unchanged tensor bytes congruent then (0: none) */
+    gk_file *src;              /* the input most of them come from */
+} gk_clone_layout;
+
+/** gk_layout_clone_residue() : among out's tensors copied unchanged from a plain
+ *  file (steps, one per tensor; out laid out), those of a block or more: the
+ *  residue modulo block of the data-section start that makes the most of their
+ *  bytes congruent with their input offsets. @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_layout_clone_residue(const gk_model *out, const gk_step *steps, uint64_t block,
+                                  gk_clone_layout *best, gk_error *err);
+
 #endif

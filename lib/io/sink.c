@@ -16,6 +16,9 @@
  * thread of their own, bypassing the page cache where the filesystem allows.
  * A destination that is a symbolic link stands for the file it names: that
  * file is replaced (temporary file in its folder), the link stays a link.
+ * Where the temporary file can share blocks with an input (gk_sink_clone_probe:
+ * XFS with reflink, btrfs, ...), copies from that input clone their whole
+ * blocks (io/clone.h) instead of copying them; the bytes are the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <zstd.h>
 
 #include "ggufkit.h"
+#include "io/clone.h"
 #include "io/lock.h"
 #include "io/stage.h"
 
@@ -219,9 +223,18 @@ static gk_status copy_buffered(gk_sink *s, int fd, uint64_t off, uint64_t len, g
     return st;
 }
 
+uint64_t gk_sink_clone_probe(gk_sink *s, int fd) {
+    if (s->zc || (s->flags & GK_SINK_NO_CLONE) || s->offset != 0) return 0;
+    uint64_t block = gk_clone_probe(fd, s->fd);
+    gk_stage_clone_allow(s->stage, block);
+    return block;
+}
+
+uint64_t gk_sink_bytes_cloned(const gk_sink *s) { return gk_stage_cloned(s->stage); }
+
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
     if (s->zc) return copy_buffered(s, fd, off, len, err);
-    gk_status st = gk_stage_copy_from(s->stage, fd, off, len, err);
+    gk_status st = gk_stage_clone_from(s->stage, fd, off, len, err);
     if (st == GK_OK) s->offset += len;
     return st;
 }

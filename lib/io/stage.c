@@ -15,6 +15,12 @@
  * STAGE_FIRST and doubles with every hand-off up to STAGE_BYTES, so that a
  * small file is written in small pieces as it goes (and touches little
  * memory), and a large one in large writes.
+ *
+ * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
+ * writer, and shares whole blocks at the block-aligned end of the file; the
+ * next slot starts there. A stage allowed to clone writes through the page
+ * cache: what it still writes is a few pages (headers, the partial blocks
+ * around clones), and a direct write of each would wait for the disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/clone.h"
 #include "io/stage.h"
 
 #define STAGE_BYTES (8u << 20)   /* one slot; a multiple of DIO_ALIGN */
@@ -42,6 +49,8 @@ struct gk_stage {
     int fd;
     const char *name;
     bool kernel_copy;            /* written normally: copies use copy_file_range */
+    uint64_t clone_block;        /* blocks are shared in this size; 0: never */
+    uint64_t cloned;             /* bytes appended by sharing blocks */
     slot slots[2];
     int cur;                     /* the slot being filled */
     size_t limit;                /* hand-off size now: STAGE_FIRST .. STAGE_BYTES */
@@ -264,14 +273,8 @@ static gk_status kernel_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len
     return GK_OK;
 }
 
-gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
-    if (s->kernel_copy) {
-        uint64_t done;
-        gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
-        if (st != GK_OK) return st;
-        off += done;
-        len -= done;
-    }
+/* Reads len bytes of src_fd at off into the slots. */
+static gk_status read_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
     while (len > 0) {
         slot *sl = &s->slots[s->cur];
         size_t n = s->limit - sl->len;
@@ -284,6 +287,55 @@ gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len
         if (sl->len == s->limit && (st = hand_off(s, err)) != GK_OK) return st;
     }
     return GK_OK;
+}
+
+gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    if (s->kernel_copy) {
+        uint64_t done;
+        gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
+        if (st != GK_OK) return st;
+        off += done;
+        len -= done;
+    }
+    return read_copy(s, src_fd, off, len, err);
+}
+
+void gk_stage_clone_allow(gk_stage *s, uint64_t block) {
+    s->clone_block = block;
+    /* What is left to write are headers and the partial blocks around clones:
+     * a few pages, each of which would be a synchronous direct write. */
+    if (block > 0 && !s->kernel_copy) {
+        drop_direct(s->fd);
+        s->kernel_copy = true;
+    }
+}
+
+uint64_t gk_stage_cloned(const gk_stage *s) { return s->cloned; }
+
+gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    const uint64_t b = s->clone_block;
+    const slot *sl = &s->slots[s->cur];
+    uint64_t dst = sl->at + sl->len;
+    if (b == 0 || off % b != dst % b) return gk_stage_copy_from(s, src_fd, off, len, err);
+    uint64_t head = (b - dst % b) % b;
+    if (head >= len || (len - head) / b == 0) return read_copy(s, src_fd, off, len, err);
+    uint64_t body = (len - head) / b * b;
+    gk_status st = read_copy(s, src_fd, off, head, err);
+    if (st == GK_OK) st = hand_off(s, err);
+    if (st == GK_OK) st = wait_idle(s, err);
+    if (st != GK_OK) return st;
+    slot *cur = &s->slots[s->cur];   /* empty now, at dst + head */
+    int e = gk_clone_range(src_fd, off + head, s->fd, cur->at, body);
+    if (e != 0 && gk_clone_refused(e)) {
+        s->clone_block = 0;   /* these files do not share blocks after all: copy */
+        return gk_stage_copy_from(s, src_fd, off + head, len - head, err);
+    }
+    if (e != 0)
+        return gk_error_set(err, GK_E_IO, (int64_t)cur->at, "%s: clone of %llu bytes failed: %s", s->name,
+                            (unsigned long long)body, strerror(e));
+    cur->at += body;
+    s->cloned += body;
+    return read_copy(s, src_fd, off + head + body, len - head - body, err);
 }
 
 gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,

@@ -37,6 +37,22 @@ gk_status gk_stage_zeros(gk_stage *s, uint64_t n, gk_error *err);
  *            first: it shrank while being copied). */
 gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
 
+/** gk_stage_clone_allow() : lets gk_stage_clone_from share blocks of `block`
+ *  bytes (gk_clone_probe's answer; 0 turns it off). */
+void gk_stage_clone_allow(gk_stage *s, uint64_t block);
+
+/** gk_stage_clone_from() : appends len bytes of fd at offset off as
+ *  gk_stage_copy_from does, but shares the whole blocks among them with fd
+ *  (gk_clone_range) when cloning is allowed and off is congruent with the
+ *  output offset modulo the block size: the partial blocks at both ends are
+ *  copied, the staged bytes before them are written first. A refusal turns
+ *  cloning off for the rest of the stage and copies. @return : as
+ *  gk_stage_copy_from; GK_E_IO when a clone the filesystem took on failed. */
+gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
+
+/** gk_stage_cloned() : @return : bytes appended by sharing blocks so far. */
+uint64_t gk_stage_cloned(const gk_stage *s);
+
 /** gk_stage_copy_swapped() : appends len bytes read from fd at offset off (a
  *  whole number of blocks of block_bytes), byte-swapped by swap in the stage's
  *  own buffers. @return : as gk_stage_copy_from, GK_E_ARG for a partial block. */

@@ -12,6 +12,10 @@
  * appends the previous chunk's output and reads the next chunk (two sets of
  * buffers) before it converts its own share; the sink's writer thread takes the
  * bytes to the disk meanwhile.
+ *
+ * Unchanged tensors clone where the output's filesystem can share the input's
+ * blocks (the sink probes it): with GK_CLONE_PAD the header is first padded so
+ * the data section keeps its input's position modulo the block size (layout.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,10 +37,21 @@ int gk_default_threads(void) {
 typedef struct progress {
     const gk_write_opts *opts;
     uint64_t done, total;
+    const gk_sink *sink;
+    gk_write_stats base;      /* *opts->stats as this write found it */
 } progress;
+
+/* Brings opts->stats up to date with the sink. */
+static void count(progress *p) {
+    if (p->opts->stats == NULL || p->sink == NULL) return;
+    uint64_t cloned = gk_sink_bytes_cloned(p->sink);
+    p->opts->stats->cloned = p->base.cloned + cloned;
+    p->opts->stats->copied = p->base.copied + gk_sink_offset(p->sink) - cloned;
+}
 
 static gk_status advance(progress *p, uint64_t bytes, gk_error *err) {
     p->done += bytes;
+    count(p);
     if (p->opts->progress && !p->opts->progress(p->opts->progress_ctx, p->done, p->total))
         return gk_error_set(err, GK_E_INTERRUPTED, -1, "interrupted");
     return GK_OK;
@@ -329,6 +344,29 @@ static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_s
     return convert_tensor(sink, st, ot, out->big_endian, threads, sc, pr, err);
 }
 
+/* Lets the sink clone from the input most unchanged bytes come from, when its
+ * filesystem can; with GK_CLONE_PAD, pads out's header so those bytes are
+ * congruent (and serializes it again into *header). */
+static gk_status prepare_clone(gk_sink *sink, gk_model *out, const gk_step *steps, const gk_write_opts *opts,
+                               uint8_t **header, size_t *header_len, gk_error *err) {
+    gk_clone_layout best;
+    gk_status s = gk_layout_clone_residue(out, steps, 4096, &best, err);
+    if (s != GK_OK || best.src == NULL) return s;
+    /* Without padding, only a layout that makes them congruent already clones
+     * (a stage that may clone writes through the page cache: not for nothing). */
+    if (opts->clone != GK_CLONE_PAD && gk_model_data_start(out) % 4096 != best.residue) return GK_OK;
+    uint64_t block = gk_sink_clone_probe(sink, best.src->fd);
+    if (block == 0 || opts->clone != GK_CLONE_PAD) return GK_OK;
+    if (block != 4096 && (s = gk_layout_clone_residue(out, steps, block, &best, err)) != GK_OK) return s;
+    if (best.bytes == 0 || gk_model_data_start(out) % block == best.residue) return GK_OK;
+    bool done;
+    s = gk_model_pad_to_residue(out, block, best.residue, &done, err);
+    if (s != GK_OK || !done) return s;
+    free(*header);
+    *header = NULL;
+    return gk_header_serialize(out, header, header_len, err);
+}
+
 gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err) {
     gk_error local;
@@ -350,16 +388,24 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
     gk_status s = gk_header_serialize(out, &header, &header_len, err);
     if (s != GK_OK) return s;
     gk_sink *sink;
-    s = gk_sink_open(dest, opts->sink_flags, &sink, err);
+    unsigned flags = opts->sink_flags | (opts->clone == GK_CLONE_NEVER ? GK_SINK_NO_CLONE : 0);
+    s = gk_sink_open(dest, flags, &sink, err);
     if (s != GK_OK) {
         free(header);
+        return s;
+    }
+    if (!(flags & GK_SINK_NO_CLONE)) s = prepare_clone(sink, out, steps, opts, &header, &header_len, err);
+    if (s != GK_OK) {
+        free(header);
+        gk_sink_abort(sink);
         return s;
     }
     /* A file without tensors ends with its header; pad it only as ggml's writer does. */
     size_t write_len = out->n_tensors == 0 && !opts->pad_end ? (size_t)gk_model_header_size(out) : header_len;
     s = gk_sink_write(sink, header, write_len, err);
     free(header);
-    progress pr = { .opts = opts };
+    progress pr = { .opts = opts, .sink = sink };
+    if (opts->stats) pr.base = *opts->stats;
     for (size_t i = 0; i < out->n_tensors; i++) {
         const gk_tensor *it = gk_tensor_at(steps[i].src->model, steps[i].src_tensor);
         if (it) pr.total += it->nbytes;
@@ -378,6 +424,7 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
         uint64_t end = gk_sink_offset(sink);
         s = gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err);
     }
+    count(&pr);
     if (s != GK_OK) {
         gk_sink_abort(sink);
         return s;
