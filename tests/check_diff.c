@@ -11,13 +11,6 @@
 #include "ggufkit.h"
 #include "meta/value.h"
 
-static char tmpdir[64];
-
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_diff.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
 static void path_in(char *buf, size_t size, const char *name) { snprintf(buf, size, "%s/%s", tmpdir, name); }
 
 /* Writes m (tensors laid out canonically) with data[i] as tensor i's bytes. */
@@ -137,7 +130,7 @@ START_TEST(value_comparisons) {
 END_TEST
 
 START_TEST(metadata_changes) {
-    make_tmpdir();
+    make_tmpdir("check_diff");
     char pa[128], pb[128];
     path_in(pa, sizeof pa, "ma.gguf");
     path_in(pb, sizeof pb, "mb.gguf");
@@ -185,7 +178,7 @@ START_TEST(metadata_changes) {
 END_TEST
 
 START_TEST(tensor_numbers) {
-    make_tmpdir();
+    make_tmpdir("check_diff");
     char pa[128], pb[128];
     path_in(pa, sizeof pa, "a.gguf");
     path_in(pb, sizeof pb, "b.gguf");
@@ -278,7 +271,7 @@ END_TEST
 
 START_TEST(same_values_other_type) {
     /* F16-exact values stored as F32 and as F16: same values, not identical */
-    make_tmpdir();
+    make_tmpdir("check_diff");
     char pa[128], pb[128];
     path_in(pa, sizeof pa, "f32.gguf");
     path_in(pb, sizeof pb, "f16.gguf");
@@ -320,7 +313,7 @@ static bool stop_at_once(void *ctx, uint64_t done, uint64_t total) {
 }
 
 START_TEST(interrupted_and_bad_input) {
-    make_tmpdir();
+    make_tmpdir("check_diff");
     char pa[128], pb[128];
     path_in(pa, sizeof pa, "a.gguf");
     path_in(pb, sizeof pb, "b.gguf");

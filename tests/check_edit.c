@@ -15,20 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
-
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_edit.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
 
 /* A small model: a few pairs of several types, a vocabulary, two F32 tensors. */
 static gk_model *small_model(void) {
@@ -53,7 +41,7 @@ static gk_model *small_model(void) {
 }
 
 /* Writes m with patterned tensor bytes (and ggml's end padding) to path. */
-static void write_file(const char *path, gk_model *m) {
+static void write_model(const char *path, gk_model *m) {
     uint8_t *hdr;
     size_t len;
     ck_assert_int_eq(gk_header_serialize(m, &hdr, &len, NULL), GK_OK);
@@ -69,19 +57,6 @@ static void write_file(const char *path, gk_model *m) {
     while (pos % 32) fputc(0, fp), pos++;
     fclose(fp);
     free(hdr);
-}
-
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    ck_assert_ptr_nonnull(fp);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return buf;
 }
 
 /* Applies e to a clone of m. @return : the status; *out the edited clone. */
@@ -470,9 +445,10 @@ END_TEST
 
 /* ---- in place ---------------------------------------------------------------------- */
 
+/* tmp_path(name), malloc'ed (the tests hold more paths than its buffers). */
 static char *path_in_tmp(const char *name) {
-    char *p = malloc(strlen(tmpdir) + strlen(name) + 2);
-    sprintf(p, "%s/%s", tmpdir, name);
+    char *p = strdup(tmp_path(name));
+    ck_assert_ptr_nonnull(p);
     return p;
 }
 
@@ -493,12 +469,12 @@ static gk_status edit_name_in_place(const char *path, const char *name, gk_io_ho
 }
 
 START_TEST(test_inplace_fit_and_padding) {
-    make_tmpdir();
+    make_tmpdir("check_edit");
     char *path = path_in_tmp("m.gguf");
     gk_model *m = small_model();
-    write_file(path, m);
+    write_model(path, m);
     size_t old_len, new_len;
-    uint8_t *old = slurp(path, &old_len);
+    uint8_t *old = read_whole_file(path, &old_len);
     gk_file *f;
     ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_OK);
     uint64_t data = gk_file_data_offset(f);
@@ -516,10 +492,10 @@ START_TEST(test_inplace_fit_and_padding) {
     gk_model_free(r);
     gk_close(f);
     size_t r_len;
-    uint8_t *rbytes = slurp(path2, &r_len);
+    uint8_t *rbytes = read_whole_file(path2, &r_len);
     ck_assert_int_eq(edit_name_in_place(path2, "a name far longer than the slack allows", NULL, NULL, &fits), GK_OK);
     ck_assert(fits);
-    uint8_t *after = slurp(path2, &new_len);
+    uint8_t *after = read_whole_file(path2, &new_len);
     ck_assert_uint_eq(new_len, r_len);
     ck_assert_int_eq(gk_open(path2, 0, &f, NULL), GK_OK);
     uint64_t d2 = gk_file_data_offset(f);
@@ -533,7 +509,7 @@ START_TEST(test_inplace_fit_and_padding) {
     ck_assert_int_eq(edit_name_in_place(path2, "small", NULL, NULL, &fits), GK_OK);
     ck_assert(fits);
     free(after);
-    after = slurp(path2, &new_len);
+    after = read_whole_file(path2, &new_len);
     ck_assert_uint_eq(new_len, r_len);
     ck_assert_int_eq(memcmp(rbytes + d2, after + d2, r_len - d2), 0);
     (void)data;
@@ -561,25 +537,25 @@ static bool crash_hook(void *ctx, const char *what) {
 }
 
 START_TEST(test_inplace_crash_recovery) {
-    make_tmpdir();
+    make_tmpdir("check_edit");
     char *path = path_in_tmp("m.gguf"), *ref = path_in_tmp("ref.gguf");
     gk_model *m = small_model();
     ck_assert_int_eq(gk_model_set_padding(m, 100, NULL), GK_OK);
     gk_model_layout(m);
-    write_file(ref, m);
+    write_model(ref, m);
     size_t old_len, new_len;
-    uint8_t *old = slurp(ref, &old_len);
+    uint8_t *old = read_whole_file(ref, &old_len);
     /* the finished edit, for comparison */
-    write_file(path, m);
+    write_model(path, m);
     bool fits;
     ck_assert_int_eq(edit_name_in_place(path, "a-longer-name", NULL, NULL, &fits), GK_OK);
     ck_assert(fits);
-    uint8_t *done = slurp(path, &new_len);
+    uint8_t *done = read_whole_file(path, &new_len);
     ck_assert_uint_eq(new_len, old_len);
     ck_assert_int_ne(memcmp(old, done, old_len), 0);
     int saw_old = 0, saw_new = 0, restored = 0;
     for (int at = 0; at < 40; at++) {
-        write_file(path, m);
+        write_model(path, m);
         crash_at c = { at, 0 };
         gk_status st = edit_name_in_place(path, "a-longer-name", crash_hook, &c, &fits);
         gk_recovery what;
@@ -587,7 +563,7 @@ START_TEST(test_inplace_crash_recovery) {
         if (st == GK_OK) ck_assert_int_eq(what, GK_RECOVERY_NONE);
         if (what == GK_RECOVERY_RESTORED) restored++;
         size_t len;
-        uint8_t *now = slurp(path, &len);
+        uint8_t *now = read_whole_file(path, &len);
         bool is_old = len == old_len && memcmp(now, old, len) == 0;
         bool is_new = len == new_len && memcmp(now, done, len) == 0;
         ck_assert_msg(is_old || is_new, "crash before operation %d left a mixed file", at);
@@ -616,16 +592,16 @@ static gk_model *write_padded(const char *path) {
     gk_model *m = small_model();
     ck_assert_int_eq(gk_model_set_padding(m, 100, NULL), GK_OK);
     gk_model_layout(m);
-    write_file(path, m);
+    write_model(path, m);
     return m;
 }
 
 START_TEST(test_journal_torn_and_foreign) {
-    make_tmpdir();
+    make_tmpdir("check_edit");
     char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
     gk_model *m = write_padded(path);
     size_t old_len;
-    uint8_t *old = slurp(path, &old_len);
+    uint8_t *old = read_whole_file(path, &old_len);
     /* a torn journal: removed, file untouched */
     FILE *fp = fopen(j, "wb");
     fputs("GGUFKJ01 and nothing more", fp);
@@ -648,7 +624,7 @@ START_TEST(test_journal_torn_and_foreign) {
     bool fits;
     /* a complete journal of another file (other inode) is left alone */
     char *other = path_in_tmp("o.gguf"), *oj = path_in_tmp("o.gguf" GK_JOURNAL_SUFFIX);
-    write_file(other, m);
+    write_model(other, m);
     crash_at c = { 5, 0 };   /* after the journal is complete */
     ck_assert_int_eq(edit_name_in_place(other, "smol", crash_hook, &c, &fits), GK_E_INTERRUPTED);
     ck_assert_int_eq(rename(oj, j), 0);
@@ -656,7 +632,7 @@ START_TEST(test_journal_torn_and_foreign) {
     ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_CORRUPT);
     ck_assert_int_eq(access(j, F_OK), 0);
     size_t len;
-    uint8_t *now = slurp(path, &len);
+    uint8_t *now = read_whole_file(path, &len);
     ck_assert(len == old_len && memcmp(now, old, len) == 0);
     free(now);
     free(old);
@@ -673,7 +649,7 @@ END_TEST
  * readers not kept out, recovery never takes the journal of a live editor, and
  * only an exclusive open may write in place or replace the file. */
 START_TEST(test_edit_lock) {
-    make_tmpdir();
+    make_tmpdir("check_edit");
     char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
     gk_model *m = write_padded(path);
     gk_file *held, *other, *reader;
@@ -712,13 +688,13 @@ START_TEST(test_edit_lock) {
 END_TEST
 
 START_TEST(test_rewrite_replaces_input) {
-    make_tmpdir();
+    make_tmpdir("check_edit");
     char *path = path_in_tmp("m.gguf");
     gk_model *m = small_model();
-    write_file(path, m);
+    write_model(path, m);
     chmod(path, 0640);
     size_t old_len, new_len;
-    uint8_t *old = slurp(path, &old_len);
+    uint8_t *old = read_whole_file(path, &old_len);
     gk_file *f;
     ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &f, NULL), GK_OK);
     uint64_t d_old = gk_file_data_offset(f);
@@ -730,7 +706,7 @@ START_TEST(test_rewrite_replaces_input) {
     struct stat sb;
     ck_assert_int_eq(stat(path, &sb), 0);
     ck_assert_int_eq(sb.st_mode & 0777, 0640);
-    uint8_t *now = slurp(path, &new_len);
+    uint8_t *now = read_whole_file(path, &new_len);
     ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_OK);
     uint64_t d_new = gk_file_data_offset(f);
     ck_assert_uint_gt(d_new, d_old);
@@ -773,9 +749,5 @@ static Suite *edit_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(edit_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(edit_suite());
 }

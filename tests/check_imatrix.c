@@ -24,37 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "types/kernels.h"
 #include "util/sha256.h"
 
-static char tmpdir[256];
-
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */
-
-static void make_tmpdir(void) {
-    if (tmpdir[0]) return;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_imatrix.XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
-        exit(1);
-    }
-}
-
-static char *tmp_path(const char *name) {
-    make_tmpdir();
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    return path;
-}
-
-static void write_file(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
 
 /* A growable byte buffer for building legacy files. */
 typedef struct {
@@ -549,16 +525,10 @@ END_TEST
 /* ------------------------------------------------------------------------- */
 /* Golden parity                                                             */
 
-static const char *golden_dir(void) {
-    const char *g = getenv("GGUFKIT_GOLDEN");
-    static char path[512];
-    struct stat stt;
-    if (g == NULL || g[0] == '\0') return NULL;
-    snprintf(path, sizeof path, "%s/imatrix/syn1.imatrix", g);
-    if (stat(path, &stt) != 0) return NULL;
-    snprintf(path, sizeof path, "%s/syn1/syn1-f32.gguf", g);
-    if (stat(path, &stt) != 0) return NULL;
-    return g;
+/* The golden folder when it holds the matrix and its model, else NULL. */
+static const char *golden_imatrix(void) {
+    if (golden_dir("imatrix/syn1.imatrix") == NULL) return NULL;
+    return golden_dir("syn1/syn1-f32.gguf");
 }
 
 static void skipped(const char *what) {
@@ -568,23 +538,15 @@ static void skipped(const char *what) {
 }
 
 static cJSON *load_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    size_t got = fread(text, 1, (size_t)size, f);
-    fclose(f);
-    text[got] = '\0';
+    char *text = read_text_file(path);
+    if (text == NULL) return NULL;
     cJSON *json = cJSON_Parse(text);
     free(text);
     return json;
 }
 
 START_TEST(golden_matrix_loads) {
-    const char *g = golden_dir();
+    const char *g = golden_imatrix();
     if (g == NULL) {
         skipped("syn1.imatrix reading");
         return;
@@ -622,7 +584,7 @@ static bool is_lowbit(const char *type) {
 }
 
 START_TEST(golden_kernel_parity) {
-    const char *g = golden_dir();
+    const char *g = golden_imatrix();
     if (g == NULL) {
         skipped("IQ2_XXS/IQ2_XS/IQ2_S/IQ1_S/IQ1_M kernel parity");
         return;
@@ -724,15 +686,17 @@ static Suite *imatrix_suite(void) {
 }
 
 int main(void) {
-    make_tmpdir(); /* before forking, so the parent can remove it */
+    /* made before forking, so the parent can remove it */
+    if (!try_make_tmpdir("check_imatrix")) {
+        perror("mkdtemp");
+        exit(1);
+    }
     SRunner *sr = srunner_create(imatrix_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    if (tmpdir[0]) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-    }
+    char was[sizeof tmpdir];
+    memcpy(was, tmpdir, sizeof was);
+    if (try_remove_tmpdir() != 0) fprintf(stderr, "could not remove %s\n", was);
     return failed ? 1 : 0;
 }

@@ -15,31 +15,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "index/index_internal.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
-
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_index_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static char *tmp_path(const char *name) {
-    static char buf[8][512];
-    static int at;
-    char *p = buf[at++ % 8];
-    snprintf(p, 512, "%s/%s", tmpdir, name);
-    return p;
-}
 
 /* Writes m as a file: header, then zero tensor data. keep: bytes to keep (0: all). */
 static void write_model(gk_model *m, const char *path, size_t keep) {
@@ -227,7 +207,7 @@ static gk_status run(const char *db, const char *path, int jobs, bool prune, gk_
 }
 
 START_TEST(test_index_run) {
-    make_tmpdir();
+    make_tmpdir("check_index");
     build_folder();
     const char *db_path = tmp_path("idx.sqlite");
     char dir[512];
@@ -323,9 +303,5 @@ static Suite *index_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(index_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(index_suite());
 }

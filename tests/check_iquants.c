@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "types/cpu.h"
 #include "types/iq_grids.h"
@@ -361,15 +362,8 @@ static char *join(const char *a, const char *b) {
 }
 
 static cJSON *load_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    size_t got = fread(text, 1, (size_t)size, f);
-    fclose(f);
-    text[got] = '\0';
+    char *text = read_text_file(path);
+    if (text == NULL) return NULL;
     cJSON *json = cJSON_Parse(text);
     free(text);
     return json;
@@ -402,13 +396,6 @@ static void hex_of(const void *data, size_t n, char hex[65]) {
     gk_sha256_hex(d, hex);
 }
 
-static const char *golden_dir(void) {
-    const char *g = getenv("GGUFKIT_GOLDEN");
-    struct stat st;
-    if (g == NULL || stat(g, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
-    return g;
-}
-
 static int64_t tensor_elems(const cJSON *t, int64_t *row) {
     const cJSON *ne = cJSON_GetObjectItem(t, "ne");
     int64_t n = 1;
@@ -421,7 +408,7 @@ static int64_t tensor_elems(const cJSON *t, int64_t *row) {
 }
 
 START_TEST(test_golden_quantize) {
-    const char *g = golden_dir();
+    const char *g = golden_dir(NULL);
     if (g == NULL) {
         printf("SKIPPED: golden parity (no golden data at %s)\n",
                getenv("GGUFKIT_GOLDEN") ? getenv("GGUFKIT_GOLDEN") : "(GGUFKIT_GOLDEN unset)");
@@ -479,7 +466,7 @@ START_TEST(test_golden_quantize) {
 END_TEST
 
 START_TEST(test_golden_dequantize) {
-    const char *g = golden_dir();
+    const char *g = golden_dir(NULL);
     if (g == NULL) {
         printf("SKIPPED: golden parity (no golden data at %s)\n",
                getenv("GGUFKIT_GOLDEN") ? getenv("GGUFKIT_GOLDEN") : "(GGUFKIT_GOLDEN unset)");
@@ -556,9 +543,5 @@ static Suite *iquants_suite(void) {
 
 int main(void) {
     setup_swap_lists();
-    SRunner *sr = srunner_create(iquants_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(iquants_suite());
 }

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "util/sha256.h"
 
@@ -81,16 +82,8 @@ static void sha256_hex_of(const void *data, size_t n, char hex[65]) {
 }
 
 static cJSON *load_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    size_t got = fread(text, 1, (size_t)size, f);
-    fclose(f);
-    text[got] = '\0';
+    char *text = read_text_file(path);
+    if (text == NULL) return NULL;
     cJSON *json = cJSON_Parse(text);
     free(text);
     return json;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "types/fp16.h"
 #include "types/kernels.h"
@@ -361,13 +362,6 @@ static const ktype *ktype_by_name(const char *name) {
     return NULL;
 }
 
-static const char *golden_dir(void) {
-    const char *dir = getenv("GGUFKIT_GOLDEN");
-    struct stat st;
-    if (dir == NULL || *dir == '\0' || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
-    return dir;
-}
-
 static void *read_range(const char *path, long offset, size_t n) {
     FILE *f = fopen(path, "rb");
     ck_assert_msg(f != NULL, "cannot open %s", path);
@@ -574,7 +568,7 @@ static void check_golden_dir(const char *dir, const char *sub, const cJSON *syn1
 }
 
 START_TEST(test_golden_parity) {
-    const char *dir = golden_dir();
+    const char *dir = golden_dir(NULL);
     if (dir == NULL) {
         const char *env = getenv("GGUFKIT_GOLDEN");
         printf("SKIPPED: golden parity (no golden data at %s)\n", env ? env : "(GGUFKIT_GOLDEN unset)");
@@ -632,9 +626,5 @@ static Suite *kquants_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(kquants_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(kquants_suite());
 }

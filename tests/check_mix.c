@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "quant/mix.h"
 #include "split/shardname.h"
@@ -788,42 +789,15 @@ END_TEST
 
 /* ---- golden: the imatrix presets' type choices ------------------------------ */
 
-static const char *golden_dir(void) {
-    const char *g = getenv("GGUFKIT_GOLDEN");
-    if (g == NULL || *g == '\0') return NULL;
-    char p[4096];
-    snprintf(p, sizeof p, "%s/imatrix/MANIFEST.json", g);
-    FILE *f = fopen(p, "rb");
-    if (f == NULL) return NULL;
-    fclose(f);
-    return g;
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 START_TEST(golden_imatrix_preset_types) {
-    const char *g = golden_dir();
+    const char *g = golden_dir("imatrix/MANIFEST.json");
     if (g == NULL) {
         printf("SKIPPED: golden parity (no golden data at %s)\n", getenv("GGUFKIT_GOLDEN") ? getenv("GGUFKIT_GOLDEN") : "(GGUFKIT_GOLDEN unset)");
         return;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/imatrix/MANIFEST.json", g);
-    char *text = slurp(path);
+    char *text = read_text_file(path);
     ck_assert_ptr_nonnull(text);
     cJSON *man = cJSON_Parse(text);
     free(text);
@@ -909,9 +883,5 @@ static Suite *mix_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(mix_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(mix_suite());
 }

@@ -22,26 +22,6 @@
 #define NE1 4
 #define NE2 3
 
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gk-pipeline-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) continue;
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(tmpdir);
-}
-
 static size_t count_entries(void) {
     DIR *d = opendir(tmpdir);
     size_t n = 0;
@@ -100,7 +80,7 @@ START_TEST(test_copy_is_identical) {
     gk_file *f;
     gk_error err;
     ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/copy.gguf", tmpdir);
     gk_model *out = gk_model_clone(gk_file_model(f));
@@ -129,7 +109,7 @@ START_TEST(test_expert_weights_per_slice) {
     float imat[NE0 * NE2];
     for (int e = 0; e < NE2; e++)
         for (int i = 0; i < NE0; i++) imat[e * NE0 + i] = (e == 1) ? (i % 3 == 0 ? 50.0f : 0.01f) : 1.0f + (float)(i % 5 * e);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/q.gguf", tmpdir);
     ck_assert_int_eq(write_quantized(f, dest, GK_TYPE_Q4_K, imat, 2, &err), GK_OK);
@@ -163,7 +143,7 @@ START_TEST(test_threads_do_not_change_bytes) {
     gk_file *f;
     gk_error err;
     ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     uint8_t *first = NULL;
     size_t first_len = 0;
     const int counts[] = { 1, 2, 3, 7 };
@@ -195,7 +175,7 @@ START_TEST(test_failure_leaves_nothing) {
     gk_file *f;
     gk_error err;
     ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/bad.gguf", tmpdir);
     /* A row of 256 cannot be IQ4_NL? It can; use a type with no quantizer instead. */
@@ -251,7 +231,7 @@ static gk_file *small_source(uint8_t **bytes) {
 START_TEST(test_last_tensor_always_padded) {
     uint8_t *bytes;
     gk_file *f = small_source(&bytes);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char dest[300];
     const uint32_t aligns[] = { 32, 64, 4096, 65536 };
     for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
@@ -275,7 +255,7 @@ END_TEST
 START_TEST(test_no_header_the_reader_refuses) {
     uint8_t *bytes;
     gk_file *f = small_source(&bytes);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/bad.gguf", tmpdir);
     const gk_value bad[] = { { .type = GK_V_I32, .i = 64 }, { .type = GK_V_U32, .u = 0 },
@@ -373,7 +353,7 @@ START_TEST(test_stats_count_copied) {
     gk_file *f;
     gk_error err;
     ck_assert_int_eq(gk_open_memory(bytes, len, 0, &f, &err), GK_OK);
-    make_tmpdir();
+    make_tmpdir("check_pipeline");
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/pad.gguf", tmpdir);
     snprintf(b, sizeof b, "%s/never.gguf", tmpdir);

@@ -104,11 +104,6 @@ static gk_status same_either_way(const uint8_t *data, size_t size, unsigned flag
     return sa;
 }
 
-static const char *testdata_dir(void) {
-    const char *d = getenv("GGUFKIT_TESTDATA");
-    return d && *d ? d : "testdata";
-}
-
 /* Runs same_either_way on every file of folder ending in ext; with prefixes,
  * on every prefix too. @return : files checked. */
 static int each_file(const char *folder, const char *ext, bool prefixes) {

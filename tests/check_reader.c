@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 #include "meta/value.h"   /* gk_utf8_valid */
 
@@ -49,25 +50,6 @@ typedef struct row {
     char fragment[FIELD_MAX];      /* good: piece of the first warning, "-" for none */
     bool canonical;                /* good: the writer reproduces the header */
 } row;
-
-static char testdata[2048];
-
-static const char *testdata_dir(void) {
-    if (testdata[0]) return testdata;
-    const char *candidates[] = { getenv("GGUFKIT_TESTDATA"), "testdata", "../testdata", "../../testdata" };
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        char probe[2200];
-        if (candidates[i] == NULL || candidates[i][0] == '\0') continue;
-        snprintf(probe, sizeof probe, "%.2000s/bad/EXPECTED.tsv", candidates[i]);
-        if (access(probe, R_OK) == 0) {
-            snprintf(testdata, sizeof testdata, "%.2000s", candidates[i]);
-            return testdata;
-        }
-    }
-    ck_abort_msg("no fixtures: set GGUFKIT_TESTDATA to the repository's testdata folder "
-                 "(run scripts/make-bad-fixtures to create them)");
-    return NULL;
-}
 
 /* Splits a tab-separated line in place. @return : number of fields. */
 static int split_tabs(char *line, char **fields, int max) {

@@ -23,14 +23,12 @@
 
 #define SOURCE_BYTES (21u << 20)
 
-static char tmpdir[256];
 static uint8_t *source;          /* the bytes of tmpdir/source.bin */
 
 static uint8_t pattern(uint64_t i) { return (uint8_t)((i * 2654435761u) >> 13); }
 
 static void setup(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gk-sink-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    make_tmpdir("check_sink");
     source = malloc(SOURCE_BYTES);
     ck_assert_ptr_nonnull(source);
     for (uint64_t i = 0; i < SOURCE_BYTES; i++) source[i] = pattern(i);
@@ -43,16 +41,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    char p[600];
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(tmpdir);
+    remove_tmpdir();
     free(source);
 }
 

@@ -28,23 +28,6 @@
 #include "ggufkit.h"
 #include "io/source.h"
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name) {
-    static char buf[8][512];
-    static int at;
-    char *p = buf[at++ % 8];
-    snprintf(p, 512, "%s/%s", tmpdir, name);
-    return p;
-}
-
-static void write_file(const char *path, const void *p, size_t n) {
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(p, 1, n, fp), n);
-    fclose(fp);
-}
-
 /* A GGUF of three F32 tensors of n pseudo-random values each. */
 static uint8_t *make_gguf(size_t n, size_t *len) {
     gk_error err;
@@ -122,16 +105,9 @@ static uint8_t *make_tar(const uint8_t *p, size_t n, size_t *out_len) {
     return t;
 }
 
-static void setup(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_source_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void setup(void) { make_tmpdir("check_source"); }
 
-static void teardown(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { remove_tmpdir(); }
 
 /* Opens path both ways: as recorded, and measured. cut: whether its data is
  * short; recorded: whether its container records the whole length (a tar entry

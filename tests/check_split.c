@@ -14,52 +14,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_util.h"
 #include "ggufkit.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
-
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_split_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static char *tmp_path(const char *name) {
-    static char buf[8][512];
-    static int at;
-    char *p = buf[at++ % 8];
-    snprintf(p, 512, "%s/%s", tmpdir, name);
-    return p;
-}
 
 static bool exists(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0;
 }
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static bool same_bytes(const char *a, const char *b) {
     size_t la, lb;
-    uint8_t *pa = slurp(a, &la), *pb = slurp(b, &lb);
+    uint8_t *pa = read_whole_file(a, &la), *pb = read_whole_file(b, &lb);
     bool same = la == lb && memcmp(pa, pb, la) == 0;
     free(pa);
     free(pb);
@@ -256,7 +223,7 @@ END_TEST
 /* ---- writing, finding and merging ------------------------------------------------- */
 
 static void round_trip(uint32_t align, bool big, uint64_t max_tensors, size_t from_shard) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 13, align, big);
     split_file(in, "s", max_tensors);
     size_t n = (13 + max_tensors - 1) / max_tensors;
@@ -291,7 +258,7 @@ START_TEST(merge_round_trip_one_shard) { round_trip(128, false, 50, 0); }
 END_TEST
 
 START_TEST(split_refuses_existing) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 6, 32, false);
     FILE *f = fopen(tmp_path("s-00002-of-00002.gguf"), "w");
     fclose(f);
@@ -314,7 +281,7 @@ static bool stop_in_second(void *ctx, uint64_t done, uint64_t total) {
 }
 
 START_TEST(split_all_or_none) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 9, 32, false);
     gk_split_opts o = { .max_tensors = 3 };
     gk_split_plan p;
@@ -380,7 +347,7 @@ static void other_alignment(gk_model *m) { gk_kv_set_u32(m, "general.alignment",
 
 /* Splits into 3 shards, replaces shard 1 by an edited one, expects the set refused. */
 static void expect_refused(void (*edit)(gk_model *), gk_status want, const char *words) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 9, 32, false);
     split_file(in, "s", 3);
     gk_split_opts o = { .max_tensors = 3 };
@@ -409,7 +376,7 @@ START_TEST(set_mixed_alignment) { expect_refused(other_alignment, GK_E_CORRUPT, 
 END_TEST
 
 START_TEST(set_missing_shard) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 9, 32, false);
     split_file(in, "s", 3);
     ck_assert_int_eq(unlink(tmp_path("s-00002-of-00003.gguf")), 0);
@@ -451,7 +418,7 @@ END_TEST
 /* ---- byte order ------------------------------------------------------------------- */
 
 START_TEST(endian_round_trip) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 10, 32, false);
     gk_error err;
     ck_assert_int_eq(gk_endian_check(gk_file_model(in), &err), GK_OK);
@@ -492,7 +459,7 @@ START_TEST(endian_missing_kernel_named) {
 END_TEST
 
 START_TEST(pads_end) {
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_model *m = gk_model_new();
     uint64_t ne = 3;  /* 12 bytes: the file ends 20 bytes short of alignment unless padded */
     ck_assert_int_eq(gk_tensor_add(m, "w", GK_TYPE_F32, 1, &ne, NULL), GK_OK);
@@ -542,7 +509,7 @@ static char *golden(const char *dir, const char *name) {
 START_TEST(golden_split_merge) {
     const char *dir = golden_syn1();
     if (dir == NULL) return;
-    make_tmpdir();
+    make_tmpdir("check_split");
     gk_file *in;
     gk_error err;
     ck_assert_int_eq(gk_open(golden(dir, "syn1-f32.gguf"), GK_OPEN_DEFAULT, &in, &err), GK_OK);
@@ -571,7 +538,7 @@ END_TEST
 START_TEST(golden_endian) {
     const char *dir = golden_syn1();
     if (dir == NULL) return;
-    make_tmpdir();
+    make_tmpdir("check_split");
     static const char *const names[2][2] = { { "syn1-f32.gguf", "syn1-f32.be.gguf" },
                                              { "syn1-f16.gguf", "syn1-f16.be.gguf" } };
     for (int i = 0; i < 2; i++) {
@@ -616,9 +583,5 @@ static Suite *split_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(split_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(split_suite());
 }

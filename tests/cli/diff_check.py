@@ -29,6 +29,8 @@ import zlib
 
 import numpy as np
 
+from gguf_writer import STR, Writer
+
 SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 
 
@@ -174,20 +176,17 @@ def make(out, variant):
         tensors = [("long", [20000, 3], long_t), ("small", [4, 8], small),
                    ("zeros", [64], np.zeros(64, np.float32)), ("new", [16], np.ones(16, np.float32))]
 
-    def s(b):
-        return struct.pack("<Q", len(b)) + b
-
-    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), 1)
-    head += s(b"general.architecture") + struct.pack("<I", 8) + s(b"t")
+    w = Writer()
+    w.header(len(tensors), 1)
+    w.kv("general.architecture", STR, "t")
     off, blobs = 0, []
     for name, ne, arr in tensors:
-        head += s(name.encode()) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
-        head += struct.pack("<IQ", 0, off)
+        w.tensor_info(name, ne, 0, off)
         blob = arr.tobytes()
         blobs.append(blob + b"\0" * ((-len(blob)) % 32))
         off += len(blobs[-1])
-    head += b"\0" * ((-len(head)) % 32)
-    open(out, "wb").write(head + b"".join(blobs))
+    w.pad(32)
+    open(out, "wb").write(w.buf + b"".join(blobs))
 
 
 def png(path, width, height, panels, frame_x):

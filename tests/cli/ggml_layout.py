@@ -20,6 +20,8 @@ Both byte orders are read (the version's low 16 bits decide). Standard library o
 import struct
 import sys
 
+from gguf_writer import STR, Writer
+
 # type id: (elements per block, bytes per block) for the types the tests write.
 TYPES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
          8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176),
@@ -92,17 +94,15 @@ def check(path):
 
 
 def unpadded(out, n):
-    def s(x):
-        b = x.encode()
-        return struct.pack("<Q", len(b)) + b
-    head = b"GGUF" + struct.pack("<IQQ", 3, 2, 1)
-    head += s("general.architecture") + struct.pack("<I", 8) + s("llama")
-    head += s("a.weight") + struct.pack("<IQIQ", 1, 8, 0, 0)
-    head += s("b.weight") + struct.pack("<IQIQ", 1, n, 0, 32)
-    head += b"\0" * (-len(head) % 32)
+    w = Writer()
+    w.header(2, 1)
+    w.kv("general.architecture", STR, "llama")
+    w.tensor_info("a.weight", [8], 0, 0)
+    w.tensor_info("b.weight", [n], 0, 32)
+    w.pad(32)
     data = struct.pack("<8f", *range(8)) + struct.pack("<%df" % n, *[i + 0.5 for i in range(n)])
     with open(out, "wb") as f:
-        f.write(head + data)
+        f.write(w.buf + data)
 
 
 def main(argv):

@@ -15,6 +15,8 @@ Standard library only.
 import struct
 import sys
 
+from gguf_writer import Writer
+
 SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "B", 10: "Q", 11: "q", 12: "d"}
 TYPE_IDS = {"u8": 0, "i8": 1, "u16": 2, "i16": 3, "u32": 4, "i32": 5, "u64": 10, "i64": 11}
 # ggml type id -> (block elements, block bytes)
@@ -135,9 +137,10 @@ def main():
             n *= d
         return n
 
-    head = bytearray(b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs)))
+    w = Writer(version=version)
+    w.header(len(tensors), len(kvs))
     for k, t, v in kvs:
-        head += struct.pack("<Q", len(k)) + k + struct.pack("<I", t) + v
+        w.kv_raw(k, t, v)
     off = 0
     placed = []
     for t in tensors:
@@ -145,10 +148,9 @@ def main():
         placed.append(off)
         off += nbytes(t)
     for t, o in zip(tensors, placed):
-        head += struct.pack("<Q", len(t[0])) + t[0] + struct.pack("<I", len(t[1]))
-        head += b"".join(struct.pack("<Q", d) for d in t[1]) + struct.pack("<IQ", t[2], o)
-    out = bytearray(head)
-    out += bytes(align_up(len(out), align) - len(out))
+        w.tensor_info(t[0], t[1], t[2], o)
+    w.pad(align)
+    out = w.buf
     base = len(out)
     for t, o in zip(tensors, placed):
         out += bytes(base + o - len(out))

@@ -20,39 +20,34 @@
 # its tensor data, leave the input's bytes unchanged, and the other way round.
 set -u
 
-BIN=${1:?usage: test_clone.sh PATH/TO/ggufkit}
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+: "${1:?usage: test_clone.sh PATH/TO/ggufkit}"
 HERE=$(cd "$(dirname "$0")" && pwd)
-export GGUFKIT_NO_PROGRESS=1
 MAX_SECONDS=${CLONE_MAX_SECONDS:-2}
 
-skip() {
+skip_all() {
     echo "=================================================================="
     echo "SKIPPED: clone tests ($*)"
     echo "=================================================================="
     exit 77
 }
 
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot make and mount filesystems"
+[ "$(id -u)" -eq 0 ] || skip_all "not root: cannot make and mount filesystems"
 for tool in mkfs.xfs mkfs.btrfs mkfs.ext4 losetup mount umount; do
     command -v "$tool" >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool is missing (scripts/setup installs xfsprogs, btrfs-progs)"
+    command -v "$tool" >/dev/null 2>&1 || skip_all "$tool is missing (scripts/setup installs xfsprogs, btrfs-progs)"
 done
 
-TMP=$(mktemp -d)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 MOUNTS=()
-cleanup() {
+# run at exit by common.sh, before it removes $TMP
+test_cleanup() {
     local m
     for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
     for m in "$TMP"/*.img; do   # mount -o loop detaches at umount; make sure
         [ -e "$m" ] && losetup -j "$m" 2>/dev/null | cut -d: -f1 | xargs -r -n1 losetup -d 2>/dev/null
     done
-    rm -rf "$TMP"
 }
-trap cleanup EXIT
-
-# shellcheck source=common.sh
-. "$HERE/common.sh"
 
 # mount_fs KIND DIR SIZE : a sparse image of SIZE formatted as KIND, loop-mounted at DIR.
 mount_fs() {
@@ -219,10 +214,10 @@ plain_suite() {
     expect_same_file "$fs --in-place=auto = edit -o" "$mnt/ip.gguf" "$mnt/e.gguf"
 }
 
-mount_fs xfs "$TMP/xfs" 4G || skip "cannot mount an XFS image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
-mount_fs btrfs "$TMP/btrfs" 4G || skip "cannot mount a btrfs image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
-mount_fs ext4 "$TMP/ext4" 1G || skip "cannot mount an ext4 image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
-mount_fs tmpfs "$TMP/tmpfs" 512M || skip "cannot mount a tmpfs"
+mount_fs xfs "$TMP/xfs" 4G || skip_all "cannot mount an XFS image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
+mount_fs btrfs "$TMP/btrfs" 4G || skip_all "cannot mount a btrfs image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
+mount_fs ext4 "$TMP/ext4" 1G || skip_all "cannot mount an ext4 image: $(cat "$TMP/mkfs.err" "$TMP/mount.err" 2>/dev/null | head -2)"
+mount_fs tmpfs "$TMP/tmpfs" 512M || skip_all "cannot mount a tmpfs"
 
 "$BIN" synth --preset tinyllama --type F16 --layers 8 "$TMP/big.gguf" >/dev/null 2>&1 || bad "synth of the 1 GB model"
 "$BIN" synth --preset tiny --layers 3 "$TMP/small.gguf" >/dev/null 2>&1 || bad "synth of the small model"
@@ -237,5 +232,4 @@ plain_suite tmpfs "$TMP/tmpfs"
 
 echo "figures (model: $size bytes; goal: 0.2 s, bound: $MAX_SECONDS s; space: less than 16 MiB):"
 cat "$FIGURES"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

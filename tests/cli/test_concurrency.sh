@@ -18,25 +18,20 @@
 # Nothing here depends on timing: whatever the interleaving, these must hold.
 # GK_CONCURRENCY_ROUNDS overrides the iterations per process (default 12).
 set -u
-G=$(realpath "$1")
-export GGUFKIT_NO_PROGRESS=1
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 ROUNDS=${GK_CONCURRENCY_ROUNDS:-12}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-fails=0
-checks=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { checks=$((checks + 1)); }
 
-mkdir -p "$W/m" "$W/log"
-F="$W/m/model.gguf"
-"$G" synth --preset tiny --layers 4 "$W/src.gguf" >/dev/null || { echo "FAIL: synth"; exit 1; }
-"$G" repack --reserve 2K "$W/src.gguf" "$F" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
+mkdir -p "$TMP/m" "$TMP/log"
+F="$TMP/m/model.gguf"
+"$BIN" synth --preset tiny --layers 4 "$TMP/src.gguf" >/dev/null || { echo "FAIL: synth"; exit 1; }
+"$BIN" repack --reserve 2K "$TMP/src.gguf" "$F" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
 
 # tensor_sha FILE : sha256 of everything from the data section on.
 tensor_sha() {
   local d
-  d=$("$G" info --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data_offset"])')
+  d=$("$BIN" info --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data_offset"])')
   tail -c +$((d + 1)) "$1" | sha256sum | cut -d' ' -f1
 }
 SHA=$(tensor_sha "$F")
@@ -54,9 +49,9 @@ editor() {   # editor K : ROUNDS in-place edits of its own key
   local k=$1 i rc key; key=$(key_of "$k")
   local mode=--in-place; [ "$k" = 3 ] && mode=--in-place=auto
   for ((i = 1; i <= ROUNDS; i++)); do
-    "$G" edit --wait 120 --set "$key=$(value "$k" "$i")" $mode "$F" >/dev/null 2>"$W/log/e$k-$i.err"
+    "$BIN" edit --wait 120 --set "$key=$(value "$k" "$i")" $mode "$F" >/dev/null 2>"$TMP/log/e$k-$i.err"
     rc=$?
-    echo "$i $rc" >>"$W/log/e$k.rc"
+    echo "$i $rc" >>"$TMP/log/e$k.rc"
   done
 }
 
@@ -64,9 +59,9 @@ reader() {   # reader CMD : ROUNDS reads
   local i rc
   for ((i = 1; i <= ROUNDS * 2; i++)); do
     # shellcheck disable=SC2086
-    "$G" $1 "$F" >/dev/null 2>"$W/log/r-${1%% *}-$i.err"
+    "$BIN" $1 "$F" >/dev/null 2>"$TMP/log/r-${1%% *}-$i.err"
     rc=$?
-    echo "$i $rc" >>"$W/log/r-${1%% *}.rc"
+    echo "$i $rc" >>"$TMP/log/r-${1%% *}.rc"
   done
 }
 
@@ -81,13 +76,13 @@ for r in verify info dump; do
   n=0
   while read -r i rc; do
     n=$((n + 1))
-    [ "$rc" = 0 ] && pass || fail "$r round $i: exit $rc: $(head -3 "$W/log/r-$r-$i.err")"
-  done <"$W/log/r-$r.rc"
-  [ "$n" = $((ROUNDS * 2)) ] && pass || fail "$r: $n reads recorded, not $((ROUNDS * 2))"
+    [ "$rc" = 0 ] && ok || bad "$r round $i: exit $rc: $(head -3 "$TMP/log/r-$r-$i.err")"
+  done <"$TMP/log/r-$r.rc"
+  [ "$n" = $((ROUNDS * 2)) ] && ok || bad "$r: $n reads recorded, not $((ROUNDS * 2))"
 done
 
 # Editors: 0, or 1 with a message; the last success of each is what the file holds.
-python3 - "$G" "$F" >"$W/final.tsv" <<'EOF' || fail "cannot read the metadata of the result"
+python3 - "$BIN" "$F" >"$TMP/final.tsv" <<'EOF' || bad "cannot read the metadata of the result"
 import json, subprocess, sys
 d = json.loads(subprocess.run([sys.argv[1], "dump", "--json", "--json-array", sys.argv[2]],
                               capture_output=True, check=True).stdout)
@@ -98,37 +93,37 @@ EOF
 summary=""
 for k in 1 2 3; do
   key=$(key_of "$k")
-  last=0 ok=0 busy=0
+  last=0 n_done=0 busy=0
   while read -r i rc; do
     if [ "$rc" = 0 ]; then
-      ok=$((ok + 1)); last=$i; pass
-    elif [ "$rc" = 1 ] && [ -s "$W/log/e$k-$i.err" ]; then
-      busy=$((busy + 1)); pass
+      n_done=$((n_done + 1)); last=$i; ok
+    elif [ "$rc" = 1 ] && [ -s "$TMP/log/e$k-$i.err" ]; then
+      busy=$((busy + 1)); ok
     else
-      fail "editor $k round $i: exit $rc: $(head -3 "$W/log/e$k-$i.err")"
+      bad "editor $k round $i: exit $rc: $(head -3 "$TMP/log/e$k-$i.err")"
     fi
-  done <"$W/log/e$k.rc"
-  got=$(awk -F'\t' -v k="$key" '$1 == k {print $2}' "$W/final.tsv")
+  done <"$TMP/log/e$k.rc"
+  got=$(awk -F'\t' -v k="$key" '$1 == k {print $2}' "$TMP/final.tsv")
   if [ "$last" = 0 ]; then
-    want=$([ "$k" = 3 ] && "$G" dump --json "$W/src.gguf" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["general.name"]["value"])')
+    want=$([ "$k" = 3 ] && "$BIN" dump --json "$TMP/src.gguf" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["general.name"]["value"])')
   else
     want=$(value "$k" "$last")
   fi
-  [ "$got" = "$want" ] && pass ||
-    fail "$key: holds '${got:0:40}...' (${#got} bytes), not the last successful edit (round $last, ${#want} bytes)"
-  summary="$summary editor $k: $ok done, $busy gave up waiting;"
+  [ "$got" = "$want" ] && ok ||
+    bad "$key: holds '${got:0:40}...' (${#got} bytes), not the last successful edit (round $last, ${#want} bytes)"
+  summary="$summary editor $k: $n_done done, $busy gave up waiting;"
 done
 
 # The file itself.
-"$G" verify "$F" >"$W/v.out" 2>&1 && pass || fail "the model does not verify: $(head -3 "$W/v.out")"
-[ "$(tensor_sha "$F")" = "$SHA" ] && pass || fail "tensor bytes changed"
-left=$(ls -A "$W/m" | grep -v '^model\.gguf$')
-[ -z "$left" ] && pass || fail "left in the model's folder: $(echo $left)"
+"$BIN" verify "$F" >"$TMP/v.out" 2>&1 && ok || bad "the model does not verify: $(head -3 "$TMP/v.out")"
+[ "$(tensor_sha "$F")" = "$SHA" ] && ok || bad "tensor bytes changed"
+left=$(ls -A "$TMP/m" | grep -v '^model\.gguf$')
+[ -z "$left" ] && ok || bad "left in the model's folder: $(echo $left)"
 
 # A held edit lock (taken here by python): an in-place editor and a rewriting one
 # give up at once with --wait 0, exit 1 naming the reason and change nothing;
 # readers are not kept out; once the lock is gone, the edit goes through.
-python3 - "$G" "$F" <<'EOF' && pass || fail "a held edit lock: see above"
+python3 - "$BIN" "$F" <<'EOF' && ok || bad "a held edit lock: see above"
 import fcntl, os, struct, subprocess, sys
 g, path = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDWR)
@@ -149,5 +144,4 @@ assert r.returncode == 0, r
 EOF
 
 echo "cli_concurrency: $ROUNDS rounds per editor, $((ROUNDS * 2)) reads per reader;$summary $((SECONDS - T0)) s"
-echo "cli_concurrency: $checks checks passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -20,34 +20,12 @@
 # message saying a seekable file is needed (info, dump, verify).
 set -u
 
-BIN=${1:?usage: test_containers.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run CMD... : stdout to $TMP/out, stderr to $TMP/err, status in $rc (a signal fails).
-run() {
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    if [ "$rc" -ge 128 ]; then bad "$*: crashed (exit $rc)"; fi
-}
-expect_rc() {   # NAME WANT
-    if [ "$rc" -eq "$2" ]; then ok; else
-        bad "$1: exit $rc, expected $2"
-        sed 's/^/    out: /' "$TMP/out" | head -3
-        sed 's/^/    err: /' "$TMP/err" | head -3
-    fi
-}
+# run_cmd CMD... : common.sh's run, named after the command itself.
+run_cmd() { run "$*" "$@"; }
 expect_in() {   # NAME FILE FIXED-STRING
     if grep -qF -- "$3" "$2"; then ok; else
         bad "$1: '$3' not in $(basename "$2"): $(head -c 400 "$2")"
@@ -88,17 +66,17 @@ name() {
 }
 for k in b.gguf b.gguf.zst b.tar b.tar.gz b.zip; do
     whole=$(name "$W" "$k") cut=$(name "$C" "$k")
-    run "$BIN" verify "$whole"
+    run_cmd "$BIN" verify "$whole"
     expect_rc "verify whole $k" 0
-    run "$BIN" verify "$cut"
+    run_cmd "$BIN" verify "$cut"
     expect_rc "verify cut $k" 1
     expect_in "verify cut $k" "$TMP/out" "run past the end of the file"
-    run "$BIN" verify --json "$cut"
+    run_cmd "$BIN" verify --json "$cut"
     expect_in "verify --json cut $k" "$TMP/out" '"data-past-eof"'
     for cmd in repack quantize; do
         rm -f "$TMP/o.gguf"
-        if [ $cmd = repack ]; then run "$BIN" repack "$cut" "$TMP/o.gguf"; else
-            run "$BIN" quantize "$cut" "$TMP/o.gguf" Q8_0
+        if [ $cmd = repack ]; then run_cmd "$BIN" repack "$cut" "$TMP/o.gguf"; else
+            run_cmd "$BIN" quantize "$cut" "$TMP/o.gguf" Q8_0
         fi
         expect_rc "$cmd cut $k" 1
         expect_in "$cmd cut $k: names the input" "$TMP/err" "ggufkit: $cut: "
@@ -117,7 +95,7 @@ for f in "$W"/*; do   # cut early: inside the container's first header (or the G
     head -c 100 "$f" >"$I/cut/early100-$b"
     head -c 2000 "$f" >"$I/cut/early2000-$b"
 done
-run "$BIN" index --db "$TMP/ix.sqlite" "$I"
+run_cmd "$BIN" index --db "$TMP/ix.sqlite" "$I"
 expect_rc "index of cut containers" 0
 # the query of docs/index.md: "Which files are broken, and why?"
 sqlite3 "$TMP/ix.sqlite" \
@@ -156,7 +134,7 @@ for _ in range(22):
 put(fd, "long.gguf")              # a path of more than 4400 bytes
 os.close(fd)
 EOF
-run "$BIN" index --json --db "$TMP/deep.sqlite" "$D"
+run_cmd "$BIN" index --json --db "$TMP/deep.sqlite" "$D"
 expect_rc "index of a deep tree" 0
 n=$(sqlite3 "$TMP/deep.sqlite" "SELECT count(*) FROM files WHERE path LIKE '%/deep300.gguf' AND error IS NULL")
 if [ "$n" = 1 ]; then ok; else bad "index: the file 300 folders deep is missing"; fi
@@ -166,15 +144,15 @@ expect_in "index: left_out counted" "$TMP/out" '"left_out":	1'
 # ---- item 7: a zstd window above the default 2^27 limit ------------------------
 # From a pipe zstd records no size, so the frame declares the whole 2^28 window.
 cat "$DATA/good/canonical.gguf" | zstd -q --long=28 -c >"$TMP/long.gguf.zst" || bad "zstd --long"
-run "$BIN" info "$TMP/long.gguf.zst"
+run_cmd "$BIN" info "$TMP/long.gguf.zst"
 expect_rc "info of a --long=28 .zst" 0
-run "$BIN" verify "$TMP/long.gguf.zst"
+run_cmd "$BIN" verify "$TMP/long.gguf.zst"
 expect_rc "verify of a --long=28 .zst" 0
-GGUFKIT_ZSTD_WINDOW_LOG_MAX=27 run "$BIN" info "$TMP/long.gguf.zst"
+GGUFKIT_ZSTD_WINDOW_LOG_MAX=27 run_cmd "$BIN" info "$TMP/long.gguf.zst"
 expect_rc "info, window capped at 2^27" 1
 expect_in "info, window capped at 2^27" "$TMP/err" "GGUFKIT_ZSTD_WINDOW_LOG_MAX"
 for cmd in info dump verify; do
-    run "$BIN" $cmd --help
+    run_cmd "$BIN" $cmd --help
     expect_in "$cmd --help: window" "$TMP/out" "GGUFKIT_ZSTD_WINDOW_LOG_MAX"
 done
 
@@ -189,30 +167,30 @@ for damage in missing broken; do
         head -c 200 "$TMP/third.gguf" >"$third"
         want="$third: offset"
     fi
-    run "$BIN" quantize "$first" "$TMP/q.gguf" Q8_0
+    run_cmd "$BIN" quantize "$first" "$TMP/q.gguf" Q8_0
     expect_rc "quantize, shard 3 $damage" 1
     expect_in "quantize, shard 3 $damage" "$TMP/err" "ggufkit: $want"
-    run "$BIN" merge "$first" "$TMP/merged.gguf"
+    run_cmd "$BIN" merge "$first" "$TMP/merged.gguf"
     expect_rc "merge, shard 3 $damage" 1
     expect_in "merge, shard 3 $damage" "$TMP/err" "ggufkit: $want"
-    run "$BIN" verify "$S/s-00002-of-00005.gguf"
+    run_cmd "$BIN" verify "$S/s-00002-of-00005.gguf"
     expect_rc "verify, shard 3 $damage" 1
     expect_in "verify, shard 3 $damage" "$TMP/out" "shard set: $want"
-    run "$BIN" info "$S/s-00002-of-00005.gguf"
+    run_cmd "$BIN" info "$S/s-00002-of-00005.gguf"
     expect_in "info, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
-    run "$BIN" info --json "$S/s-00002-of-00005.gguf"
+    run_cmd "$BIN" info --json "$S/s-00002-of-00005.gguf"
     expect_in "info --json, shard 3 $damage" "$TMP/out" "\"error\":	\"$want"
-    run "$BIN" dump "$first"
+    run_cmd "$BIN" dump "$first"
     expect_in "dump, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
 done
 
 # ---- item 14: misplaced data fails info/dump, as their help says; pipes ---------
 for cmd in info dump; do
-    run "$BIN" $cmd --help
+    run_cmd "$BIN" $cmd --help
     expect_not_in "$cmd --help" "$TMP/out" "past the end of the file) are listed too; they do not fail"
     expect_not_in "$cmd --help" "$TMP/out" "past the end of the file) go to stderr and do not fail"
     expect_in "$cmd --help" "$TMP/out" "misplaced (past the"
-    run "$BIN" $cmd "$C/b.gguf"
+    run_cmd "$BIN" $cmd "$C/b.gguf"
     expect_rc "$cmd of a cut file" 1
     expect_in "$cmd of a cut file: still listed" "$TMP/out" "b.gguf"
     expect_in "$cmd of a cut file: reported" "$TMP/err" "run past the end of the file"
@@ -225,5 +203,4 @@ for cmd in info dump verify; do
     expect_in "$cmd of a pipe" "$TMP/all" "ggufkit reads seekable files"
 done
 
-echo "test_containers: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -31,11 +31,9 @@
 # GK_CRASH_KILLS overrides the kills per subcommand (default 50), GK_CRASH_DIR
 # the folder the files go to (default /dev/shm when it has 2 GB free, else TMPDIR).
 set -u
-G=$(realpath "$1")
 SHIM=${2:-}
 [ -n "$SHIM" ] && [ -f "$SHIM" ] || { echo "SKIPPED: crash-safety tests (no fault shim given: the kills land through it)"; exit 77; }
 SHIM=$(realpath "$SHIM")
-export GGUFKIT_NO_PROGRESS=1
 KILLS=${GK_CRASH_KILLS:-50}
 # A RAM-backed folder when there is one (a kill does not care about the disk;
 # fsync there is free, so the runs are short): GK_CRASH_DIR overrides.
@@ -44,14 +42,12 @@ if [ -z "$BASE" ]; then
   BASE=${TMPDIR:-/tmp}
   [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt 2000000 ] && BASE=/dev/shm
 fi
-W=$(mktemp -d "$BASE/gk-crash.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-fails=0
-checks=0
+GK_TMP_BASE=$BASE GK_TMP_TEMPLATE=gk-crash.XXXXXX
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"   # $TMP/out is a folder here: expect_exit and run are not used
 T0=$SECONDS
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { checks=$((checks + 1)); }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 stamp() { stat -c '%s %Y %i' "$@"; }
 
@@ -66,12 +62,12 @@ ALLOW_TEMPS=0   # 1 while O_TMPFILE is refused: named temporary files may be lef
 # count_work CMD... : runs CMD once under the shim; sets steps and wbytes to the
 # steps it took and the bytes it wrote (stdin, stdout and stderr aside).
 count_work() {
-  rm -f "$W/counts"
-  env $(shim_env GK_FAULT_COUNT_OUT="$W/counts") "$@" >/dev/null 2>"$W/ref.err" ||
-    fail "counting run failed: $* ($(cat "$W/ref.err"))"
-  steps=$(awk '$1 == "steps" { print $2 }' "$W/counts" 2>/dev/null)
-  wbytes=$(awk '$1 == "written" { print $2 }' "$W/counts" 2>/dev/null)
-  [ -n "$steps" ] && [ "$steps" -gt 0 ] || { fail "counting run: no steps counted: $*"; steps=1; wbytes=1; }
+  rm -f "$TMP/counts"
+  env $(shim_env GK_FAULT_COUNT_OUT="$TMP/counts") "$@" >/dev/null 2>"$TMP/ref.err" ||
+    bad "counting run failed: $* ($(cat "$TMP/ref.err"))"
+  steps=$(awk '$1 == "steps" { print $2 }' "$TMP/counts" 2>/dev/null)
+  wbytes=$(awk '$1 == "written" { print $2 }' "$TMP/counts" 2>/dev/null)
+  [ -n "$steps" ] && [ "$steps" -gt 0 ] || { bad "counting run: no steps counted: $*"; steps=1; wbytes=1; }
 }
 
 # kill_point I N : sets trig to the I-th of N kill points (I from 1) over a run
@@ -90,7 +86,7 @@ kill_point() {
 # rc (137 when the kill landed, the exit status when the run ended first).
 run_killed() {
   local trigger=$1; shift
-  env $(shim_env GK_FAULT_TRIGGER="$trigger" GK_FAULT_ACTION=kill) "$@" >/dev/null 2>"$W/killed.err"
+  env $(shim_env GK_FAULT_TRIGGER="$trigger" GK_FAULT_ACTION=kill) "$@" >/dev/null 2>"$TMP/killed.err"
   rc=$?
 }
 
@@ -108,12 +104,12 @@ check_folder() {
       if cmp -s "$f" "$refdir/$b"; then
         n_present=$((n_present + 1))
       else
-        fail "$dir/$b exists but differs from the reference ($($G verify "$f" 2>&1 | head -2 | tr '\n' ' '))"
+        bad "$dir/$b exists but differs from the reference ($($BIN verify "$f" 2>&1 | head -2 | tr '\n' ' '))"
       fi
     elif [ "$ALLOW_TEMPS" = 1 ] && [[ "$b" == .*.ggufkit-?????? ]] && [ -f "$refdir/${b:1:${#b}-16}" ]; then
       n_temp=$((n_temp + 1))
     else
-      fail "$dir: unexpected file '$b' after a kill"
+      bad "$dir: unexpected file '$b' after a kill"
     fi
   done
   shopt -u nullglob dotglob
@@ -144,11 +140,11 @@ kill_loop() {
     run_killed "$trig" "$@"
     if [ "$rc" -eq 137 ]; then killed=$((killed + 1))
     elif [ "$rc" -eq 0 ]; then completed=$((completed + 1))
-    else fail "$name: kill $i: exit $rc, not 0 or SIGKILL: $(head -3 "$W/killed.err")"
+    else bad "$name: kill $i: exit $rc, not 0 or SIGKILL: $(head -3 "$TMP/killed.err")"
     fi
     check_folder "$outdir" "$refdir"
     present=$((present + n_present))
-    [ "$(stamp $inputs)" == "$before_stamp" ] || fail "$name: kill $i: an input changed (size/mtime/inode)"
+    [ "$(stamp $inputs)" == "$before_stamp" ] || bad "$name: kill $i: an input changed (size/mtime/inode)"
     remove_finals "$outdir" "$refdir"
     # keep at most the last 10 kills' temporary files (disk space)
     if [ $((i % 10)) -eq 0 ] && [ "$i" -lt "$KILLS" ]; then
@@ -158,15 +154,15 @@ kill_loop() {
   done
   local left; left=$(find "$outdir" -maxdepth 1 -name '.*.ggufkit-*' | wc -l)
   temps=$((temps + left))
-  [ "$(cat $inputs | sha256sum)" == "$before_sha" ] && pass || fail "$name: an input's sha256 changed"
+  [ "$(cat $inputs | sha256sum)" == "$before_sha" ] && ok || bad "$name: an input's sha256 changed"
   # A normal run next to the leftover temporary files gives the reference.
-  if "$@" >/dev/null 2>"$W/after.err"; then
+  if "$@" >/dev/null 2>"$TMP/after.err"; then
     check_folder "$outdir" "$refdir"
-    [ "$n_present" -eq "$(ls "$refdir" | wc -l)" ] && pass ||
-      fail "$name: the run after the kills did not publish every output"
-    [ "$n_temp" -eq "$left" ] && pass || fail "$name: the run after the kills changed the leftover temporary files ($left -> $n_temp)"
+    [ "$n_present" -eq "$(ls "$refdir" | wc -l)" ] && ok ||
+      bad "$name: the run after the kills did not publish every output"
+    [ "$n_temp" -eq "$left" ] && ok || bad "$name: the run after the kills changed the leftover temporary files ($left -> $n_temp)"
   else
-    fail "$name: a normal run after the kills failed ($left leftover temporary files): $(head -3 "$W/after.err")"
+    bad "$name: a normal run after the kills failed ($left leftover temporary files): $(head -3 "$TMP/after.err")"
   fi
   remove_finals "$outdir" "$refdir"
   remove_temps "$outdir"
@@ -177,41 +173,41 @@ kill_loop() {
 # Inputs and references
 # ---------------------------------------------------------------------------
 
-mkdir -p "$W/in" "$W/ref"
-IN="$W/in/m.gguf"
-"$G" synth --preset tiny --layers 16 "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
-"$G" split --split-max-tensors 40 "$IN" "$W/in/s" >/dev/null || { echo "FAIL: split (input set)"; exit 1; }
-SHARD1="$W/in/s-00001-of-00004.gguf"
-[ -f "$SHARD1" ] || { echo "FAIL: expected 4 shards"; ls "$W/in"; exit 1; }
-SHARDS=$(ls "$W/in"/s-*.gguf | tr '\n' ' ')
+mkdir -p "$TMP/in" "$TMP/ref"
+IN="$TMP/in/m.gguf"
+"$BIN" synth --preset tiny --layers 16 "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
+"$BIN" split --split-max-tensors 40 "$IN" "$TMP/in/s" >/dev/null || { echo "FAIL: split (input set)"; exit 1; }
+SHARD1="$TMP/in/s-00001-of-00004.gguf"
+[ -f "$SHARD1" ] || { echo "FAIL: expected 4 shards"; ls "$TMP/in"; exit 1; }
+SHARDS=$(ls "$TMP/in"/s-*.gguf | tr '\n' ' ')
 HAS_EDIT=0
-"$G" edit --help >/dev/null 2>&1 && HAS_EDIT=1
+"$BIN" edit --help >/dev/null 2>&1 && HAS_EDIT=1
 
 # One reference folder per subcommand, each output verified once.
-make_ref() {   # make_ref NAME CMD... (the command writes into $W/ref/NAME/)
+make_ref() {   # make_ref NAME CMD... (the command writes into $TMP/ref/NAME/)
   local name=$1; shift
-  mkdir -p "$W/ref/$name"
-  "$@" >/dev/null 2>"$W/ref.err" || { echo "FAIL: reference $name: $(cat "$W/ref.err")"; exit 1; }
+  mkdir -p "$TMP/ref/$name"
+  "$@" >/dev/null 2>"$TMP/ref.err" || { echo "FAIL: reference $name: $(cat "$TMP/ref.err")"; exit 1; }
   local f
-  for f in "$W/ref/$name"/*; do
-    "$G" verify "$f" >/dev/null 2>&1 || { echo "FAIL: reference $name: $f does not verify"; exit 1; }
+  for f in "$TMP/ref/$name"/*; do
+    "$BIN" verify "$f" >/dev/null 2>&1 || { echo "FAIL: reference $name: $f does not verify"; exit 1; }
   done
 }
-make_ref repack "$G" repack "$IN" "$W/ref/repack/r.gguf"
-make_ref quantize "$G" quantize "$IN" "$W/ref/quantize/q.gguf" Q8_0
-make_ref split "$G" split --split-max-tensors 30 "$IN" "$W/ref/split/p"
-make_ref merge "$G" merge "$SHARD1" "$W/ref/merge/mm.gguf"
-make_ref endian "$G" endian --to big "$IN" "$W/ref/endian/be.gguf"
-cmp -s "$W/ref/merge/mm.gguf" "$IN" && pass || fail "merge of the split input is not the input"
+make_ref repack "$BIN" repack "$IN" "$TMP/ref/repack/r.gguf"
+make_ref quantize "$BIN" quantize "$IN" "$TMP/ref/quantize/q.gguf" Q8_0
+make_ref split "$BIN" split --split-max-tensors 30 "$IN" "$TMP/ref/split/p"
+make_ref merge "$BIN" merge "$SHARD1" "$TMP/ref/merge/mm.gguf"
+make_ref endian "$BIN" endian --to big "$IN" "$TMP/ref/endian/be.gguf"
+cmp -s "$TMP/ref/merge/mm.gguf" "$IN" && ok || bad "merge of the split input is not the input"
 if [ "$HAS_EDIT" = 1 ]; then
-  make_ref edit "$G" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$W/ref/edit/e.gguf" "$IN"
+  make_ref edit "$BIN" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$TMP/ref/edit/e.gguf" "$IN"
   # in place: a copy with room in its header
-  "$G" repack --reserve 4K "$IN" "$W/in/p-old.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
-  cp "$W/in/p-old.gguf" "$W/in/p-new.gguf"
-  "$G" edit --in-place --set general.name=crash-test-in-place "$W/in/p-new.gguf" >/dev/null 2>&1 ||
+  "$BIN" repack --reserve 4K "$IN" "$TMP/in/p-old.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
+  cp "$TMP/in/p-old.gguf" "$TMP/in/p-new.gguf"
+  "$BIN" edit --in-place --set general.name=crash-test-in-place "$TMP/in/p-new.gguf" >/dev/null 2>&1 ||
     { echo "FAIL: reference in-place edit"; exit 1; }
-  "$G" verify "$W/in/p-new.gguf" >/dev/null 2>&1 || { echo "FAIL: in-place reference does not verify"; exit 1; }
-  cmp -s "$W/in/p-old.gguf" "$W/in/p-new.gguf" && { echo "FAIL: in-place edit changed nothing"; exit 1; }
+  "$BIN" verify "$TMP/in/p-new.gguf" >/dev/null 2>&1 || { echo "FAIL: in-place reference does not verify"; exit 1; }
+  cmp -s "$TMP/in/p-old.gguf" "$TMP/in/p-new.gguf" && { echo "FAIL: in-place edit changed nothing"; exit 1; }
 fi
 echo "setup: $(stat -c %s "$IN") byte model, references made in $((SECONDS - T0)) s"
 
@@ -219,14 +215,14 @@ echo "setup: $(stat -c %s "$IN") byte model, references made in $((SECONDS - T0)
 # Kill loops
 # ---------------------------------------------------------------------------
 
-kill_loop repack "$IN" "$W/ref/repack" "$W/out/repack" "$G" repack "$IN" "$W/out/repack/r.gguf"
-kill_loop quantize "$IN" "$W/ref/quantize" "$W/out/quantize" "$G" quantize "$IN" "$W/out/quantize/q.gguf" Q8_0
-kill_loop split "$IN" "$W/ref/split" "$W/out/split" "$G" split --split-max-tensors 30 "$IN" "$W/out/split/p"
-kill_loop merge "$SHARDS" "$W/ref/merge" "$W/out/merge" "$G" merge "$SHARD1" "$W/out/merge/mm.gguf"
-kill_loop endian "$IN" "$W/ref/endian" "$W/out/endian" "$G" endian --to big "$IN" "$W/out/endian/be.gguf"
+kill_loop repack "$IN" "$TMP/ref/repack" "$TMP/out/repack" "$BIN" repack "$IN" "$TMP/out/repack/r.gguf"
+kill_loop quantize "$IN" "$TMP/ref/quantize" "$TMP/out/quantize" "$BIN" quantize "$IN" "$TMP/out/quantize/q.gguf" Q8_0
+kill_loop split "$IN" "$TMP/ref/split" "$TMP/out/split" "$BIN" split --split-max-tensors 30 "$IN" "$TMP/out/split/p"
+kill_loop merge "$SHARDS" "$TMP/ref/merge" "$TMP/out/merge" "$BIN" merge "$SHARD1" "$TMP/out/merge/mm.gguf"
+kill_loop endian "$IN" "$TMP/ref/endian" "$TMP/out/endian" "$BIN" endian --to big "$IN" "$TMP/out/endian/be.gguf"
 if [ "$HAS_EDIT" = 1 ]; then
-  kill_loop edit-o "$IN" "$W/ref/edit" "$W/out/edit" \
-    "$G" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$W/out/edit/e.gguf" "$IN"
+  kill_loop edit-o "$IN" "$TMP/ref/edit" "$TMP/out/edit" \
+    "$BIN" edit --set general.name=crash-test --delete tokenizer.chat_template -o "$TMP/out/edit/e.gguf" "$IN"
 else
   echo "SKIPPED: edit kill tests (ggufkit edit --help does not work)"
 fi
@@ -239,7 +235,7 @@ kill_edit() {
   kill_point "$i" "$KILLS"
   run_killed "$trig" "$@"
   [ "$rc" -eq 137 ] && n_killed=$((n_killed + 1))
-  [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && fail "$name: kill $i ($trig): exit $rc: $(head -3 "$W/killed.err")"
+  [ "$rc" -ne 137 ] && [ "$rc" -ne 0 ] && bad "$name: kill $i ($trig): exit $rc: $(head -3 "$TMP/killed.err")"
 }
 
 # In place: kill, check that verify refuses a journaled file without touching
@@ -248,69 +244,69 @@ kill_edit() {
 # header rewritten and synced, journal removed) and inside its writes (a torn
 # journal, a torn header).
 if [ "$HAS_EDIT" = 1 ]; then
-  OLD=$(sha "$W/in/p-old.gguf")
-  NEW=$(sha "$W/in/p-new.gguf")
-  mkdir -p "$W/inplace"
-  F="$W/inplace/p.gguf"
-  EDIT=("$G" edit --in-place --set general.name=crash-test-in-place "$F")
-  cp "$W/in/p-old.gguf" "$F"
+  OLD=$(sha "$TMP/in/p-old.gguf")
+  NEW=$(sha "$TMP/in/p-new.gguf")
+  mkdir -p "$TMP/inplace"
+  F="$TMP/inplace/p.gguf"
+  EDIT=("$BIN" edit --in-place --set general.name=crash-test-in-place "$F")
+  cp "$TMP/in/p-old.gguf" "$F"
   count_work "${EDIT[@]}"
   n_old=0 n_new=0 n_recovered=0 n_killed=0 t=$SECONDS
   for ((i = 1; i <= KILLS; i++)); do
-    kill_edit "$i" "edit --in-place" "$W/in/p-old.gguf" "$F" "${EDIT[@]}"
+    kill_edit "$i" "edit --in-place" "$TMP/in/p-old.gguf" "$F" "${EDIT[@]}"
     if [ -e "$F.ggufkit-journal" ]; then
       before=$(sha "$F")
-      out=$("$G" verify "$F" 2>&1)
+      out=$("$BIN" verify "$F" 2>&1)
       vrc=$?
-      [ "$vrc" -eq 1 ] && pass || fail "edit --in-place: kill $i ($trig): verify of a journaled file exits $vrc: $out"
-      case "$out" in *"ggufkit edit --recover $F"*) pass ;; *) fail "edit --in-place: kill $i ($trig): verify does not name the recovery: $out" ;; esac
-      [ "$(sha "$F")" == "$before" ] && [ -e "$F.ggufkit-journal" ] && pass ||
-        fail "edit --in-place: kill $i ($trig): verify wrote to the model or its journal"
+      [ "$vrc" -eq 1 ] && ok || bad "edit --in-place: kill $i ($trig): verify of a journaled file exits $vrc: $out"
+      case "$out" in *"ggufkit edit --recover $F"*) ok ;; *) bad "edit --in-place: kill $i ($trig): verify does not name the recovery: $out" ;; esac
+      [ "$(sha "$F")" == "$before" ] && [ -e "$F.ggufkit-journal" ] && ok ||
+        bad "edit --in-place: kill $i ($trig): verify wrote to the model or its journal"
     fi
-    out=$("$G" edit --recover "$F" 2>&1) || fail "edit --in-place: kill $i ($trig): edit --recover failed: $out"
+    out=$("$BIN" edit --recover "$F" 2>&1) || bad "edit --in-place: kill $i ($trig): edit --recover failed: $out"
     case "$out" in *journal*) n_recovered=$((n_recovered + 1)) ;; esac
-    out=$("$G" verify "$F" 2>&1) || fail "edit --in-place: kill $i ($trig): verify after recovery: $out"
+    out=$("$BIN" verify "$F" 2>&1) || bad "edit --in-place: kill $i ($trig): verify after recovery: $out"
     s=$(sha "$F")
     if [ "$s" == "$OLD" ]; then n_old=$((n_old + 1))
     elif [ "$s" == "$NEW" ]; then n_new=$((n_new + 1))
-    else fail "edit --in-place: kill $i ($trig): after recovery the file is neither the old nor the new version"
+    else bad "edit --in-place: kill $i ($trig): after recovery the file is neither the old nor the new version"
     fi
-    extra=$(ls -A "$W/inplace" | grep -v '^p\.gguf$')
-    [ -z "$extra" ] || { fail "edit --in-place: kill $i ($trig): left after recovery: $extra"; rm -f "$W/inplace"/.??* "$W/inplace"/*journal*; }
+    extra=$(ls -A "$TMP/inplace" | grep -v '^p\.gguf$')
+    [ -z "$extra" ] || { bad "edit --in-place: kill $i ($trig): left after recovery: $extra"; rm -f "$TMP/inplace"/.??* "$TMP/inplace"/*journal*; }
   done
-  [ $((n_old + n_new)) -eq "$KILLS" ] && pass
-  [ "$n_killed" -gt 0 ] && pass || fail "edit --in-place: no kill landed"
+  [ $((n_old + n_new)) -eq "$KILLS" ] && ok
+  [ "$n_killed" -gt 0 ] && ok || bad "edit --in-place: no kill landed"
   echo "edit --in-place: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed), after recovery: $n_old old, $n_new new, $n_recovered journals recovered by edit --recover, $((SECONDS - t)) s"
   # A journal left by a kill does not stop the next edit: it is recovered first.
   # The kill lands before each step in turn until one leaves the journal.
   n_journal=0
   for ((k = 1; k <= steps && n_journal == 0; k++)); do
-    cp "$W/in/p-old.gguf" "$F"
+    cp "$TMP/in/p-old.gguf" "$F"
     run_killed "step:$k" "${EDIT[@]}"
     [ -e "$F.ggufkit-journal" ] && n_journal=1
   done
   if [ "$n_journal" = 1 ]; then
-    if "${EDIT[@]}" >/dev/null 2>"$W/e.err"; then
-      [ "$(sha "$F")" == "$NEW" ] && pass || fail "edit --in-place after a leftover journal: not the new version"
-      [ ! -e "$F.ggufkit-journal" ] && pass || fail "edit --in-place left the journal"
+    if "${EDIT[@]}" >/dev/null 2>"$TMP/e.err"; then
+      [ "$(sha "$F")" == "$NEW" ] && ok || bad "edit --in-place after a leftover journal: not the new version"
+      [ ! -e "$F.ggufkit-journal" ] && ok || bad "edit --in-place left the journal"
     else
-      fail "edit --in-place refused to run after a kill left a journal: $(cat "$W/e.err")"
+      bad "edit --in-place refused to run after a kill left a journal: $(cat "$TMP/e.err")"
     fi
   else
-    fail "leftover-journal check: no kill before any of the $steps steps of an in-place edit left a journal"
+    bad "leftover-journal check: no kill before any of the $steps steps of an in-place edit left a journal"
   fi
 fi
 
 # In place with a rewrite (--in-place=auto on a file without room): the new file
 # replaces FILE by a rename. After a kill FILE is the old or the new version.
 if [ "$HAS_EDIT" = 1 ]; then
-  mkdir -p "$W/auto"
-  A="$W/auto/a.gguf"
+  mkdir -p "$TMP/auto"
+  A="$TMP/auto/a.gguf"
   LONG=$(head -c 3000 /dev/zero | tr '\0' n)
-  AUTO=("$G" edit --in-place=auto --set general.name="$LONG" "$A")
+  AUTO=("$BIN" edit --in-place=auto --set general.name="$LONG" "$A")
   cp "$IN" "$A"
-  "${AUTO[@]}" >"$W/auto.out" 2>&1 || fail "reference --in-place=auto rewrite failed: $(head -3 "$W/auto.out")"
-  grep -q rewritten "$W/auto.out" && pass || fail "reference --in-place=auto did not rewrite: $(head -3 "$W/auto.out")"
+  "${AUTO[@]}" >"$TMP/auto.out" 2>&1 || bad "reference --in-place=auto rewrite failed: $(head -3 "$TMP/auto.out")"
+  grep -q rewritten "$TMP/auto.out" && ok || bad "reference --in-place=auto did not rewrite: $(head -3 "$TMP/auto.out")"
   AUTO_NEW=$(sha "$A")
   AUTO_OLD=$(sha "$IN")
   cp "$IN" "$A"
@@ -321,28 +317,28 @@ if [ "$HAS_EDIT" = 1 ]; then
     s=$(sha "$A")
     if [ "$s" == "$AUTO_OLD" ]; then n_old=$((n_old + 1))
     elif [ "$s" == "$AUTO_NEW" ]; then n_new=$((n_new + 1))
-    else fail "edit --in-place=auto: kill $i ($trig): the file is neither the old nor the new version"
+    else bad "edit --in-place=auto: kill $i ($trig): the file is neither the old nor the new version"
     fi
-    for f in "$W/auto"/.??* "$W/auto"/*; do
+    for f in "$TMP/auto"/.??* "$TMP/auto"/*; do
       [ -e "$f" ] && [ "$f" != "$A" ] || continue
       if [[ "$(basename "$f")" == .a.gguf.ggufkit-?????? ]] && [ "$(sha "$f")" == "$AUTO_NEW" ]; then
         n_named=$((n_named + 1))
       else
-        fail "edit --in-place=auto: kill $i ($trig): left: $(basename "$f")"
+        bad "edit --in-place=auto: kill $i ($trig): left: $(basename "$f")"
       fi
       rm -f "$f"
     done
   done
-  [ "$n_killed" -gt 0 ] && pass || fail "edit --in-place=auto: no kill landed"
-  [ "$n_named" -le 2 ] && pass || fail "edit --in-place=auto: $n_named kills left the new file under a temporary name (only the kill before the rename may)"
+  [ "$n_killed" -gt 0 ] && ok || bad "edit --in-place=auto: no kill landed"
+  [ "$n_named" -le 2 ] && ok || bad "edit --in-place=auto: $n_named kills left the new file under a temporary name (only the kill before the rename may)"
   echo "edit --in-place=auto: $KILLS kills over $steps steps and $wbytes written bytes ($n_killed landed): $n_old old, $n_new new, $n_named left the complete new file beside it, $((SECONDS - t)) s"
 fi
 
 # A filesystem without O_TMPFILE (refused by the shim): named temporary files,
 # still published whole.
 SHIM_EXTRA=GK_FAULT_NO_TMPFILE=1 ALLOW_TEMPS=1
-kill_loop repack "$IN" "$W/ref/repack" "$W/out/repack-named" "$G" repack "$IN" "$W/out/repack-named/r.gguf"
-kill_loop split "$IN" "$W/ref/split" "$W/out/split-named" "$G" split --split-max-tensors 30 "$IN" "$W/out/split-named/p"
+kill_loop repack "$IN" "$TMP/ref/repack" "$TMP/out/repack-named" "$BIN" repack "$IN" "$TMP/out/repack-named/r.gguf"
+kill_loop split "$IN" "$TMP/ref/split" "$TMP/out/split-named" "$BIN" split --split-max-tensors 30 "$IN" "$TMP/out/split-named/p"
 SHIM_EXTRA= ALLOW_TEMPS=0
 
 # ---------------------------------------------------------------------------
@@ -359,7 +355,7 @@ shim_run() {   # shim_run VARS... -- CMD... (env for the shim, then the command)
 # no_leftovers NAME DIR : DIR holds nothing at all.
 no_leftovers() {
   local left; left=$(ls -A "$2")
-  [ -z "$left" ] && pass || fail "$1: left behind in the destination folder: $(echo $left)"
+  [ -z "$left" ] && ok || bad "$1: left behind in the destination folder: $(echo $left)"
 }
 
 declare -A CMDS=(
@@ -374,31 +370,31 @@ declare -A CMDS=(
 
 if [ -n "$SHIM" ] && [ -f "$SHIM" ]; then
   for name in $(echo "${!CMDS[@]}" | tr ' ' '\n' | sort); do
-    D="$W/fail/$name"
+    D="$TMP/fail/$name"
     mkdir -p "$D"
     # shellcheck disable=SC2086
     set -- ${CMDS[$name]//@/$D}
     # 1. ENOSPC after 3 MB of output
-    shim_run GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=3000000 -- "$G" "$@" >/dev/null 2>"$W/f.err"
+    shim_run GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=3000000 -- "$BIN" "$@" >/dev/null 2>"$TMP/f.err"
     rc=$?
-    [ "$rc" -eq 1 ] && pass || fail "$name with a failing write: exit $rc, not 1"
-    grep -qi "no space" "$W/f.err" && pass || fail "$name with a failing write: message does not say why: $(head -2 "$W/f.err")"
+    [ "$rc" -eq 1 ] && ok || bad "$name with a failing write: exit $rc, not 1"
+    grep -qi "no space" "$TMP/f.err" && ok || bad "$name with a failing write: message does not say why: $(head -2 "$TMP/f.err")"
     no_leftovers "$name (ENOSPC)" "$D"
     # 2. SIGINT (Ctrl-C) and SIGTERM while the temporary file is being written:
     #    the shim sends the signal when the command has read half of its input
     #    (synth, which has none: when it writes its first bytes), so the
     #    command still has work to do when it arrives, on any machine.
     if [ "$name" = synth ]; then trigger=(GK_FAULT_TRIGGER_PATH="$D/" GK_FAULT_TRIGGER=write:0)
-    elif [ "$name" = merge ]; then trigger=(GK_FAULT_TRIGGER_PATH="$W/in/s-" GK_FAULT_TRIGGER=read:$(( $(cat $SHARDS | wc -c) / 2 )))
+    elif [ "$name" = merge ]; then trigger=(GK_FAULT_TRIGGER_PATH="$TMP/in/s-" GK_FAULT_TRIGGER=read:$(( $(cat $SHARDS | wc -c) / 2 )))
     else trigger=(GK_FAULT_TRIGGER_PATH="$IN" GK_FAULT_TRIGGER=read:$(( $(stat -c %s "$IN") / 2 )))
     fi
     for sig in INT TERM; do
-      env $(shim_env "${trigger[@]}" GK_FAULT_ACTION=${sig,,}) "$G" "$@" >/dev/null 2>"$W/f.err"
+      env $(shim_env "${trigger[@]}" GK_FAULT_ACTION=${sig,,}) "$BIN" "$@" >/dev/null 2>"$TMP/f.err"
       rc=$?
-      [ "$rc" -ne 0 ] && pass || fail "$name interrupted by SIG$sig: exit 0"
+      [ "$rc" -ne 0 ] && ok || bad "$name interrupted by SIG$sig: exit 0"
       left=$(ls -A "$D")
-      if [ -z "$left" ]; then pass
-      else fail "$name interrupted by SIG$sig (exit $rc) while writing leaves: $(echo $left)"
+      if [ -z "$left" ]; then ok
+      else bad "$name interrupted by SIG$sig (exit $rc) while writing leaves: $(echo $left)"
       fi
       rm -rf "$D"
       mkdir -p "$D"
@@ -409,5 +405,4 @@ else
   echo "SKIPPED: failure cleanup and SIGINT checks (no fault shim given)"
 fi
 
-echo "cli_crash_safety: $checks checks passed, $fails failed, $((SECONDS - T0)) s"
-[ "$fails" -eq 0 ]
+finish "$((SECONDS - T0)) s"

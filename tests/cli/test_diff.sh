@@ -16,43 +16,11 @@
 # exit statuses, usage errors, and every testdata/bad fixture on either side.
 set -u
 
-BIN=${1:?usage: test_diff.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
-GOLDEN=${GGUFKIT_GOLDEN:-$HERE/../../../shared/golden}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 CHECK=$HERE/diff_check.py
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run NAME CMD... : stdout/stderr to $TMP/out, $TMP/err; sets $rc; a signal fails.
-run() {
-    local name=$1
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    if [ "$rc" -ge 128 ]; then
-        bad "$name: crashed (exit $rc)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-        return 1
-    fi
-    return 0
-}
-expect_rc() {   # NAME WANT
-    if [ "$rc" -eq "$2" ]; then ok; else
-        bad "$1: exit $rc, expected $2"
-        sed 's/^/    out: /' "$TMP/out" | head -3
-        sed 's/^/    err: /' "$TMP/err" | head -3
-    fi
-}
 expect_out() {   # NAME FIXED-STRING
     if grep -qF -- "$2" "$TMP/out"; then ok; else
         bad "$1: output lacks '$2'"
@@ -310,5 +278,4 @@ if run "cut .zst" "$BIN" diff --json "$TMP/a.gguf" "$TMP/cut.gguf.zst"; then
     if [ -s "$TMP/out" ]; then bad "cut .zst: printed a partial report"; else ok; fi
 fi
 
-echo "test_diff: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

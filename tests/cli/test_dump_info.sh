@@ -13,41 +13,9 @@
 # every syn1 file must agree with MANIFEST.json.
 set -u
 
-BIN=${1:?usage: test_dump_info.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-GOLDEN=${GGUFKIT_GOLDEN:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-skipped=0
-
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# expect_exit CODE NAME CMD... : runs CMD (stdout to $TMP/out, stderr to $TMP/err)
-# and checks its exit status.
-expect_exit() {
-    local want=$1 name=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-
-# expect_grep NAME FILE PATTERN : FILE holds a line matching PATTERN (fixed string).
-expect_grep() {
-    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3' in $(basename "$2")"; fi
-}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
 # expect_same NAME ACTUAL EXPECTED [json_equal options] : parsed JSON equality.
 # Comparisons are queued and run by one json_equal.py --batch at the end (a
@@ -199,8 +167,7 @@ expect_same "dump data cut short" "$TMP/shortdata.json" "$TMP/tiny-le3.json" --i
 # Golden parity
 # ---------------------------------------------------------------------------
 if [ -z "$GOLDEN" ] || [ ! -d "$GOLDEN/real" ] || [ ! -d "$GOLDEN/syn1" ]; then
-    echo "SKIPPED: golden dump parity (no golden data at ${GOLDEN:-<GGUFKIT_GOLDEN unset>})"
-    skipped=$((skipped + 1))
+    skip "golden dump parity (no golden data at ${GOLDEN:-<GGUFKIT_GOLDEN unset>})"
 else
     n_parity=0
     for ref in "$GOLDEN"/real/*.dump.json "$GOLDEN/syn1/syn1-f32.dump.json"; do
@@ -293,5 +260,4 @@ EOF
 fi
 
 run_comparisons
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

@@ -17,13 +17,7 @@
 # dump --json -> --patch must give back the identical file.
 set -u
 
-BIN=${1:?usage: test_edit.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-GOLDEN=${GGUFKIT_GOLDEN:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
-
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
@@ -188,8 +182,7 @@ if [ -n "$GOLDEN" ] && [ -f "$GOLDEN/syn1/syn1-f32.gguf" ]; then
     chmod u+w "$W"/*.gguf
     have_golden=1
 else
-    echo "SKIPPED: golden parity (no golden data at ${GOLDEN:-<unset>}): using generated files"
-    skipped=$((skipped + 1))
+    skip "golden parity (no golden data at ${GOLDEN:-<unset>}): using generated files"
     # synth's tiny model plus the test.* pairs of the golden syn1 file.
     syn1_keys=(--set general.name=synthetic-1 --set test.u8:u8=200 --set test.i8:i8=-100
         --set test.u16:u16=60000 --set test.i16:i16=-30000 --set test.u32:u32=4000000000
@@ -441,8 +434,7 @@ if command -v zstd >/dev/null; then
         ls -a "$TMP" | grep -q 'ggufkit-edit' && bad "$n: temporary file left" || ok
     done
 else
-    echo "SKIPPED: .zst in-place rewrites (no zstd tool)"
-    skipped=$((skipped + 1))
+    skip ".zst in-place rewrites (no zstd tool)"
 fi
 (cd "$TMP" && cp c0.gguf m.gguf && tar cf a.tar m.gguf && tar czf a.tar.gz m.gguf) || bad "archives"
 for ar in a.tar a.tar.gz; do
@@ -503,5 +495,4 @@ expect_exit 0 "--delete ggufkit.padding --in-place=auto" "$BIN" edit --in-place=
 expect_exit 0 "verify after deleting the pair" "$BIN" verify "$TMP/p.gguf"
 
 run_checks
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

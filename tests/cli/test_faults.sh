@@ -11,10 +11,8 @@
 # of testdata/fuzz/regress (GGUFKIT_TESTDATA).
 # A check that cannot run here prints a loud "SKIPPED:" line.
 set -u
-G=$(realpath "$1")
 SHIM=${2:-}
 [ -n "$SHIM" ] && [ -f "$SHIM" ] && SHIM=$(realpath "$SHIM") || SHIM=""
-export GGUFKIT_NO_PROGRESS=1
 # GK_FAULTS_ON_TMPFS=1: the work folder is on a tmpfs (/dev/shm), a very fast
 # "disk", so a run shows that no fault case depends on the disk's speed.
 if [ "${GK_FAULTS_ON_TMPFS:-0}" = 1 ]; then
@@ -22,40 +20,37 @@ if [ "${GK_FAULTS_ON_TMPFS:-0}" = 1 ]; then
     echo "SKIPPED: fault tests on tmpfs (no writable tmpfs at /dev/shm)"
     exit 77
   fi
-  W=$(mktemp -d /dev/shm/gk-faults.XXXXXX)
-else
-  W=$(mktemp -d "${TMPDIR:-/tmp}/gk-faults.XXXXXX")
+  GK_TMP_BASE=/dev/shm
 fi
+GK_TMP_TEMPLATE=gk-faults.XXXXXX
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 MOUNTS=()
-cleanup() {
+# run at exit by common.sh, before it removes $TMP
+test_cleanup() {
   local m
   for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
-  chattr -i "$W"/* 2>/dev/null
-  rm -rf "$W"
+  chattr -i "$TMP"/* 2>/dev/null
 }
-trap cleanup EXIT
-fails=0
-checks=0
 T0=$SECONDS
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { checks=$((checks + 1)); }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 ident() { stat -c '%i %s %Y' "$1"; }
 
 # ---------------------------------------------------------------------------
 # Inputs and references
 # ---------------------------------------------------------------------------
-mkdir -p "$W/in" "$W/ref"
-IN="$W/in/m.gguf"
-"$G" synth --preset tiny "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
-"$G" split --split-max-tensors 8 "$IN" "$W/in/s" >/dev/null || { echo "FAIL: split"; exit 1; }
-SHARD1="$W/in/s-00001-of-00003.gguf"
-[ -f "$W/in/s-00003-of-00003.gguf" ] || { echo "FAIL: expected 3 shards"; exit 1; }
-"$G" repack --reserve 4K "$IN" "$W/in/p.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
+mkdir -p "$TMP/in" "$TMP/ref"
+IN="$TMP/in/m.gguf"
+"$BIN" synth --preset tiny "$IN" >/dev/null || { echo "FAIL: synth"; exit 1; }
+"$BIN" split --split-max-tensors 8 "$IN" "$TMP/in/s" >/dev/null || { echo "FAIL: split"; exit 1; }
+SHARD1="$TMP/in/s-00001-of-00003.gguf"
+[ -f "$TMP/in/s-00003-of-00003.gguf" ] || { echo "FAIL: expected 3 shards"; exit 1; }
+"$BIN" repack --reserve 4K "$IN" "$TMP/in/p.gguf" >/dev/null || { echo "FAIL: repack --reserve"; exit 1; }
 HAS_EDIT=0
-"$G" edit --help >/dev/null 2>&1 && HAS_EDIT=1
-snapshot() { (cd "$W/in" && sha256sum * | sha256sum); }
+"$BIN" edit --help >/dev/null 2>&1 && HAS_EDIT=1
+snapshot() { (cd "$TMP/in" && sha256sum * | sha256sum); }
 IN_SUM=$(snapshot)
 
 # Writing subcommands: NAME -> arguments; @ stands for the destination folder.
@@ -80,9 +75,9 @@ args_for() { ARGS=(${CMD[$1]//@/$2}); }
 
 # References, made once in a plain folder.
 for name in $NAMES repack-zst; do
-  mkdir -p "$W/ref/$name"
-  args_for "$name" "$W/ref/$name"
-  "$G" "${ARGS[@]}" >/dev/null 2>"$W/err" || { echo "FAIL: reference $name: $(cat "$W/err")"; exit 1; }
+  mkdir -p "$TMP/ref/$name"
+  args_for "$name" "$TMP/ref/$name"
+  "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err" || { echo "FAIL: reference $name: $(cat "$TMP/err")"; exit 1; }
 done
 
 # expect_fail LABEL DIR PATTERN [CMD...]: the command (already run; rc and
@@ -90,12 +85,12 @@ done
 # PATTERN (extended regex, case-insensitive), the inputs unchanged and DIR empty.
 expect_fail() {
   local label=$1 dir=$2 pattern=$3
-  [ "$rc" -eq 1 ] && pass || fail "$label: exit $rc, not 1 ($(head -c 300 "$W/err"))"
-  grep -Eqi "$pattern" "$W/err" && pass || fail "$label: message does not say '$pattern': $(head -c 300 "$W/err")"
-  [ "$(snapshot)" == "$IN_SUM" ] && pass || fail "$label: an input changed"
+  [ "$rc" -eq 1 ] && ok || bad "$label: exit $rc, not 1 ($(head -c 300 "$TMP/err"))"
+  grep -Eqi "$pattern" "$TMP/err" && ok || bad "$label: message does not say '$pattern': $(head -c 300 "$TMP/err")"
+  [ "$(snapshot)" == "$IN_SUM" ] && ok || bad "$label: an input changed"
   if [ -n "$dir" ]; then
     local left; left=$(ls -A "$dir" 2>/dev/null)
-    [ -z "$left" ] && pass || fail "$label: left behind: $(echo $left)"
+    [ -z "$left" ] && ok || bad "$label: left behind: $(echo $left)"
   fi
 }
 
@@ -104,7 +99,7 @@ run_env() {
   local vars=()
   while [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
-  env "${vars[@]}" "$G" "$@" >/dev/null 2>"$W/err"
+  env "${vars[@]}" "$BIN" "$@" >/dev/null 2>"$TMP/err"
   rc=$?
 }
 shim_env() { echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0"; }
@@ -114,61 +109,61 @@ shim_env() { echo "LD_PRELOAD=$SHIM" "ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan
 # ---------------------------------------------------------------------------
 can_mount=0
 if [ "$(id -u)" = 0 ]; then
-  mkdir -p "$W/probe"
-  if mount -t tmpfs -o size=1m tmpfs "$W/probe" 2>/dev/null; then
-    umount "$W/probe"
+  mkdir -p "$TMP/probe"
+  if mount -t tmpfs -o size=1m tmpfs "$TMP/probe" 2>/dev/null; then
+    umount "$TMP/probe"
     can_mount=1
   fi
 fi
 if [ "$can_mount" = 1 ]; then
   for size in 1m 3m; do
-    M="$W/full-$size"
+    M="$TMP/full-$size"
     mkdir -p "$M"
-    mount -t tmpfs -o size=$size tmpfs "$M" || { fail "mount tmpfs $size"; continue; }
+    mount -t tmpfs -o size=$size tmpfs "$M" || { bad "mount tmpfs $size"; continue; }
     MOUNTS+=("$M")
     for name in $NAMES repack-zst; do
       args_for "$name" "$M"
-      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
       rc=$?
       expect_fail "disk full ($size tmpfs): $name" "$M" "no space|write failed"
       rm -rf "${M:?}"/* "$M"/.??* 2>/dev/null
     done
-    umount "$M" && pass || fail "umount $M"
+    umount "$M" && ok || bad "umount $M"
     MOUNTS=("${MOUNTS[@]/$M/}")
   done
   # In place on a full disk: the journal cannot be written; the file is kept.
-  M="$W/full-inplace"
+  M="$TMP/full-inplace"
   mkdir -p "$M"
   if [ "$HAS_EDIT" = 1 ] && mount -t tmpfs -o size=8m tmpfs "$M"; then
     MOUNTS+=("$M")
-    cp "$W/in/p.gguf" "$M/p.gguf"
+    cp "$TMP/in/p.gguf" "$M/p.gguf"
     before=$(sha "$M/p.gguf")
     head -c 100M /dev/zero >"$M/filler" 2>/dev/null   # fills what is left
-    "$G" edit --in-place --set general.name=faults-in-place-a-longer-name "$M/p.gguf" >/dev/null 2>"$W/err"
+    "$BIN" edit --in-place --set general.name=faults-in-place-a-longer-name "$M/p.gguf" >/dev/null 2>"$TMP/err"
     rc=$?
     rm -f "$M/filler"
     expect_fail "disk full: edit --in-place" "" "no space|write failed"
-    [ "$(sha "$M/p.gguf")" == "$before" ] && pass || fail "disk full: edit --in-place changed the file"
+    [ "$(sha "$M/p.gguf")" == "$before" ] && ok || bad "disk full: edit --in-place changed the file"
     left=$(ls -A "$M" | grep -v '^p\.gguf$')
-    [ -z "$left" ] && pass || fail "disk full: edit --in-place left: $(echo $left)"
-    "$G" verify "$M/p.gguf" >/dev/null 2>&1 && pass || fail "disk full: the file does not verify after a failed in-place edit"
+    [ -z "$left" ] && ok || bad "disk full: edit --in-place left: $(echo $left)"
+    "$BIN" verify "$M/p.gguf" >/dev/null 2>&1 && ok || bad "disk full: the file does not verify after a failed in-place edit"
     # --in-place=auto falls back to a rewrite when the edit does not fit: no room for it either
     head -c 100M /dev/zero >"$M/filler" 2>/dev/null
-    "$G" edit --in-place=auto --set "general.name=$(head -c 6000 /dev/zero | tr '\0' x)" "$M/p.gguf" >/dev/null 2>"$W/err"
+    "$BIN" edit --in-place=auto --set "general.name=$(head -c 6000 /dev/zero | tr '\0' x)" "$M/p.gguf" >/dev/null 2>"$TMP/err"
     rc=$?
     rm -f "$M/filler"
     expect_fail "disk full: edit --in-place=auto (rewrite)" "" "no space|write failed"
-    [ "$(sha "$M/p.gguf")" == "$before" ] && pass || fail "disk full: edit --in-place=auto changed the file"
+    [ "$(sha "$M/p.gguf")" == "$before" ] && ok || bad "disk full: edit --in-place=auto changed the file"
     left=$(ls -A "$M" | grep -v '^p\.gguf$')
-    [ -z "$left" ] && pass || fail "disk full: edit --in-place=auto left: $(echo $left)"
+    [ -z "$left" ] && ok || bad "disk full: edit --in-place=auto left: $(echo $left)"
     umount "$M"
   fi
   # split publishes shard 1 and 2, then runs out of space: none may stay.
-  M="$W/full-split"
+  M="$TMP/full-split"
   mkdir -p "$M"
   if mount -t tmpfs -o size=5m tmpfs "$M"; then
     MOUNTS+=("$M")
-    "$G" split --split-max-tensors 8 "$IN" "$M/o" >/dev/null 2>"$W/err"
+    "$BIN" split --split-max-tensors 8 "$IN" "$M/o" >/dev/null 2>"$TMP/err"
     rc=$?
     expect_fail "disk full after 2 of 3 shards: split" "$M" "no space|write failed"
     umount "$M"
@@ -182,10 +177,10 @@ fi
 # ---------------------------------------------------------------------------
 if command -v prlimit >/dev/null; then
   for name in $NAMES repack-zst; do
-    D="$W/fsize/$name"
+    D="$TMP/fsize/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
-    prlimit --fsize=1000000 "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    prlimit --fsize=1000000 "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
     rc=$?
     expect_fail "file size limit: $name" "$D" "too large|write failed|size limit"
   done
@@ -202,7 +197,7 @@ if [ -n "$SHIM" ]; then
     for mode in eio eof; do
       for name in $NAMES; do
         [ "$name" = synth ] && continue
-        D="$W/read/$name-$after-$mode"
+        D="$TMP/read/$name-$after-$mode"
         mkdir -p "$D"
         args_for "$name" "$D"
         run_env $(shim_env) GK_FAULT_READ_PATH=/in/ GK_FAULT_READ_AFTER=$after GK_FAULT_READ_MODE=$mode -- "${ARGS[@]}"
@@ -212,7 +207,7 @@ if [ -n "$SHIM" ]; then
   done
   # A write that fails with EIO, and an fsync that fails: nothing left.
   for name in $NAMES; do
-    D="$W/wfault/$name"
+    D="$TMP/wfault/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
     run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_WRITE_AFTER=1000000 GK_FAULT_WRITE_ERRNO=5 -- "${ARGS[@]}"
@@ -223,29 +218,29 @@ if [ -n "$SHIM" ]; then
   # O_DIRECT taken by the filesystem but its writes refused (EINVAL): the
   # output is written normally instead, and is the reference output.
   for name in $NAMES repack-zst; do
-    D="$W/einval/$name"
+    D="$TMP/einval/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
     run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
-    [ "$rc" -eq 0 ] && pass || fail "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$W/err"))"
-    for f in "$W/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && pass || fail "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
+    [ "$rc" -eq 0 ] && ok || bad "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
+    for f in "$TMP/ref/$name"/*; do
+      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
     done
-    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$W/ref/$name" | wc -l)" ] && pass || fail "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
+    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
   done
   # A filesystem without O_TMPFILE (the shim refuses it): the output goes through
   # a named temporary file, is still the reference, and a failing write leaves
   # nothing behind either.
   for name in $NAMES; do
-    D="$W/notmp/$name"
+    D="$TMP/notmp/$name"
     mkdir -p "$D"
     args_for "$name" "$D"
     run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 -- "${ARGS[@]}"
-    [ "$rc" -eq 0 ] && pass || fail "O_TMPFILE refused: $name: exit $rc ($(head -c 300 "$W/err"))"
-    for f in "$W/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && pass || fail "O_TMPFILE refused: $name: $(basename "$f") differs from the reference"
+    [ "$rc" -eq 0 ] && ok || bad "O_TMPFILE refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
+    for f in "$TMP/ref/$name"/*; do
+      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_TMPFILE refused: $name: $(basename "$f") differs from the reference"
     done
-    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$W/ref/$name" | wc -l)" ] && pass || fail "O_TMPFILE refused: $name: other files: $(ls -A "$D")"
+    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_TMPFILE refused: $name: other files: $(ls -A "$D")"
     rm -rf "$D"
     mkdir -p "$D"
     args_for "$name" "$D"
@@ -257,15 +252,15 @@ if [ -n "$SHIM" ]; then
   # the rest of the data is missing mid-stream on any disk at any speed.
   for name in repack quantize endian edit-o; do
     [ -n "${CMD[$name]:-}" ] || continue
-    S="$W/shrink-in"
-    D="$W/shrink/$name"
+    S="$TMP/shrink-in"
+    D="$TMP/shrink/$name"
     mkdir -p "$S" "$D"
     cp "$IN" "$S/m.gguf"
     ARGS=(${CMD[$name]//@/$D})
     ARGS=("${ARGS[@]//$IN/$S/m.gguf}")
     run_env $(shim_env) GK_FAULT_TRIGGER_PATH=/shrink-in/m.gguf GK_FAULT_TRIGGER=read:1000000 \
       GK_FAULT_ACTION=truncate:3000000 -- "${ARGS[@]}"
-    [ "$(stat -c %s "$S/m.gguf")" = 3000000 ] && pass || fail "input truncated while read: $name: the shim did not truncate the input"
+    [ "$(stat -c %s "$S/m.gguf")" = 3000000 ] && ok || bad "input truncated while read: $name: the shim did not truncate the input"
     expect_fail "input truncated while read: $name" "$D" "ended early|ends|truncated|shrank|past"
     rm -rf "$S"
   done
@@ -307,7 +302,7 @@ fi
 
 # Broken compressed inputs and archive members: an error and no output, or
 # (when the damage spares the model) exactly the reference output.
-Z="$W/z"
+Z="$TMP/z"
 mkdir -p "$Z"
 zstd_ok=0
 command -v zstd >/dev/null && zstd -q "$IN" -o "$Z/m.gguf.zst" && zstd_ok=1
@@ -326,23 +321,23 @@ open(z + "/cut-checksum.gguf.zst", "wb").write(d[:-4])
 EOF
   for f in cut-half cut-header flip-0 flip-1 flip-2 flip-3; do
     for name in repack endian; do
-      D="$W/zout/$f-$name"
+      D="$TMP/zout/$f-$name"
       mkdir -p "$D"
       ARGS=(${CMD[$name]//@/$D})
       ARGS=("${ARGS[@]//$IN/$Z/$f.gguf.zst}")
-      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
       rc=$?
       expect_fail "broken zstd ($f): $name" "$D" "zstd|truncated|ends|corrupt|checksum"
     done
   done
   # Without its 4-byte checksum the stream still holds every byte: an error or
   # the exact reference, never anything else.
-  D="$W/zout/cut-checksum"
+  D="$TMP/zout/cut-checksum"
   mkdir -p "$D"
-  "$G" repack "$Z/cut-checksum.gguf.zst" "$D/o.gguf" >/dev/null 2>"$W/err"
+  "$BIN" repack "$Z/cut-checksum.gguf.zst" "$D/o.gguf" >/dev/null 2>"$TMP/err"
   rc=$?
   if [ "$rc" -eq 0 ]; then
-    cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" && pass || fail "zstd without checksum: output differs from the reference"
+    cmp -s "$D/o.gguf" "$TMP/ref/repack/o.gguf" && ok || bad "zstd without checksum: output differs from the reference"
     echo "note: a .gguf.zst without its frame checksum is accepted (the output is the reference)"
   else
     expect_fail "zstd without checksum: repack" "$D" "zstd|truncated|checksum"
@@ -350,27 +345,27 @@ EOF
 else
   echo "SKIPPED: broken .gguf.zst tests (no zstd)"
 fi
-A="$W/a"
+A="$TMP/a"
 mkdir -p "$A"
-(cd "$W/in" && tar -cf "$A/m.tar" m.gguf && tar -czf "$A/m.tar.gz" m.gguf)
-command -v zip >/dev/null && (cd "$W/in" && zip -q -0 "$A/m.zip" m.gguf)
+(cd "$TMP/in" && tar -cf "$A/m.tar" m.gguf && tar -czf "$A/m.tar.gz" m.gguf)
+command -v zip >/dev/null && (cd "$TMP/in" && zip -q -0 "$A/m.zip" m.gguf)
 for ar in m.tar m.tar.gz m.zip; do
   [ -f "$A/$ar" ] || { echo "SKIPPED: truncated $ar member (cannot make it)"; continue; }
   # the intact member reads as the reference
-  D="$W/aout/$ar-ok"
+  D="$TMP/aout/$ar-ok"
   mkdir -p "$D"
-  "$G" repack "$A/$ar::m.gguf" "$D/o.gguf" >/dev/null 2>"$W/err" && cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" &&
-    pass || fail "archive $ar: intact member does not repack to the reference: $(head -c 200 "$W/err")"
+  "$BIN" repack "$A/$ar::m.gguf" "$D/o.gguf" >/dev/null 2>"$TMP/err" && cmp -s "$D/o.gguf" "$TMP/ref/repack/o.gguf" &&
+    ok || bad "archive $ar: intact member does not repack to the reference: $(head -c 200 "$TMP/err")"
   size=$(stat -c %s "$A/$ar")
   for keep in 60 95; do
     cut="$A/cut$keep-$ar"
     head -c $((size * keep / 100)) "$A/$ar" >"$cut"
     for name in repack endian; do
-      D="$W/aout/$ar-$keep-$name"
+      D="$TMP/aout/$ar-$keep-$name"
       mkdir -p "$D"
       ARGS=(${CMD[$name]//@/$D})
       ARGS=("${ARGS[@]//$IN/$cut::m.gguf}")
-      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
       rc=$?
       expect_fail "truncated archive ($ar cut to $keep%): $name" "$D" "archive|truncat|ends|early|member"
     done
@@ -380,13 +375,13 @@ done
 # Without libarchive (loaded only when an archive is opened): archive members
 # are refused with a reason, plain files read as ever.
 if [ -n "$SHIM" ] && [ -f "$A/m.tar" ]; then
-  D="$W/aout/no-libarchive"
+  D="$TMP/aout/no-libarchive"
   mkdir -p "$D"
   run_env $(shim_env) GK_FAULT_DLOPEN=libarchive -- repack "$A/m.tar::m.gguf" "$D/o.gguf"
   expect_fail "archive member without libarchive" "$D" "archive support is not available.*libarchive"
   run_env $(shim_env) GK_FAULT_DLOPEN=libarchive -- repack "$IN" "$D/o.gguf"
-  [ "$rc" -eq 0 ] && cmp -s "$D/o.gguf" "$W/ref/repack/o.gguf" && pass ||
-    fail "a plain file without libarchive: exit $rc ($(head -c 200 "$W/err"))"
+  [ "$rc" -eq 0 ] && cmp -s "$D/o.gguf" "$TMP/ref/repack/o.gguf" && ok ||
+    bad "a plain file without libarchive: exit $rc ($(head -c 200 "$TMP/err"))"
   rm -f "$D/o.gguf"
 else
   echo "SKIPPED: archive without libarchive (no fault shim or no tar)"
@@ -397,7 +392,7 @@ fi
 # ---------------------------------------------------------------------------
 # A folder nobody may write to: chmod 555 (not for root), else a read-only bind
 # mount (root), else chattr +i.
-RO="$W/ro"
+RO="$TMP/ro"
 mkdir -p "$RO"
 ro_how=""
 if [ "$(id -u)" != 0 ]; then
@@ -411,7 +406,7 @@ if [ -z "$ro_how" ] && command -v chattr >/dev/null && chattr +i "$RO" 2>/dev/nu
 if [ -n "$ro_how" ] && ! touch "$RO/probe" 2>/dev/null; then
   for name in $NAMES repack-zst; do
     args_for "$name" "$RO"
-    "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
     rc=$?
     expect_fail "unwritable folder ($ro_how): $name" "$RO" "read-only|permission|cannot create|not permitted"
   done
@@ -435,20 +430,20 @@ first_output() {
 
 # An existing destination is refused without --force, replaced with it.
 for name in $NAMES repack-zst; do
-  D="$W/exists/$name"
+  D="$TMP/exists/$name"
   mkdir -p "$D"
   args_for "$name" "$D"
   first=$(first_output "$name")
   echo "precious" >"$D/$first"
-  "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+  "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
   rc=$?
-  [ "$rc" -eq 1 ] && pass || fail "existing destination: $name: exit $rc, not 1"
-  grep -qi "exists" "$W/err" && pass || fail "existing destination: $name: message: $(head -c 200 "$W/err")"
-  [ "$(cat "$D/$first")" == "precious" ] && pass || fail "existing destination: $name replaced it without --force"
-  [ "$(ls -A "$D")" == "$first" ] && pass || fail "existing destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
+  [ "$rc" -eq 1 ] && ok || bad "existing destination: $name: exit $rc, not 1"
+  grep -qi "exists" "$TMP/err" && ok || bad "existing destination: $name: message: $(head -c 200 "$TMP/err")"
+  [ "$(cat "$D/$first")" == "precious" ] && ok || bad "existing destination: $name replaced it without --force"
+  [ "$(ls -A "$D")" == "$first" ] && ok || bad "existing destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
   if [ "$name" != split ]; then
-    "$G" "${ARGS[@]}" --force >/dev/null 2>"$W/err" && cmp -s "$D/$first" "$W/ref/$name/$first" && pass ||
-      fail "existing destination: $name --force does not give the reference: $(head -c 200 "$W/err")"
+    "$BIN" "${ARGS[@]}" --force >/dev/null 2>"$TMP/err" && cmp -s "$D/$first" "$TMP/ref/$name/$first" && ok ||
+      bad "existing destination: $name --force does not give the reference: $(head -c 200 "$TMP/err")"
   fi
 done
 
@@ -456,23 +451,23 @@ done
 # or a folder alike) is never replaced, --force or not: the rename would put a
 # file in its place.
 for name in $NAMES repack-zst; do
-  D="$W/notfile/$name"
+  D="$TMP/notfile/$name"
   mkdir -p "$D"
   args_for "$name" "$D"
   first=$(first_output "$name")
   mkfifo "$D/$first"
   force=--force
   [ "$name" = split ] && force=
-  "$G" "${ARGS[@]}" $force >/dev/null 2>"$W/err"
+  "$BIN" "${ARGS[@]}" $force >/dev/null 2>"$TMP/err"
   rc=$?
-  [ "$rc" -eq 1 ] && pass || fail "fifo destination: $name: exit $rc, not 1"
-  grep -qi "not a regular file" "$W/err" && pass || fail "fifo destination: $name: message: $(head -c 200 "$W/err")"
-  [ -p "$D/$first" ] && pass || fail "fifo destination: $name replaced the fifo"
-  [ "$(ls -A "$D")" == "$first" ] && pass || fail "fifo destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
+  [ "$rc" -eq 1 ] && ok || bad "fifo destination: $name: exit $rc, not 1"
+  grep -qi "not a regular file" "$TMP/err" && ok || bad "fifo destination: $name: message: $(head -c 200 "$TMP/err")"
+  [ -p "$D/$first" ] && ok || bad "fifo destination: $name replaced the fifo"
+  [ "$(ls -A "$D")" == "$first" ] && ok || bad "fifo destination: $name left: $(ls -A "$D" | tr '\n' ' ')"
 done
 
 # The output is the input: same path, a hard link, a symbolic link; also with --force.
-V="$W/same"
+V="$TMP/same"
 mkdir -p "$V"
 for how in path hardlink symlink; do
   for name in repack quantize endian edit-o merge; do
@@ -480,7 +475,7 @@ for how in path hardlink symlink; do
     for force in "" --force; do
       rm -rf "${V:?}"/*
       if [ "$name" = merge ]; then
-        cp "$W/in"/s-0000?-of-00003.gguf "$V/"
+        cp "$TMP/in"/s-0000?-of-00003.gguf "$V/"
         src="$V/s-00002-of-00003.gguf"
       else
         cp "$IN" "$V/m.gguf"
@@ -501,15 +496,15 @@ for how in path hardlink symlink; do
         merge) ARGS=(merge "$V/s-00001-of-00003.gguf" "$out") ;;
       esac
       [ -n "$force" ] && ARGS+=("$force")
-      "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+      "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
       rc=$?
       label="output is the input ($how${force:+, --force}): $name"
-      [ "$rc" -eq 1 ] && pass || fail "$label: exit $rc, not 1 ($(head -c 200 "$W/err"))"
-      grep -Eqi "input|same|exists|in place|--in-place" "$W/err" && pass || fail "$label: message: $(head -c 200 "$W/err")"
-      [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && pass ||
-        fail "$label: the input was changed or replaced"
+      [ "$rc" -eq 1 ] && ok || bad "$label: exit $rc, not 1 ($(head -c 200 "$TMP/err"))"
+      grep -Eqi "input|same|exists|in place|--in-place" "$TMP/err" && ok || bad "$label: message: $(head -c 200 "$TMP/err")"
+      [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && ok ||
+        bad "$label: the input was changed or replaced"
       left=$(ls -A "$V" | grep ggufkit-)
-      [ -z "$left" ] && pass || fail "$label: left: $left"
+      [ -z "$left" ] && ok || bad "$label: left: $left"
     done
   done
 done
@@ -522,12 +517,12 @@ for how in path symlink; do
   if [ "$how" = symlink ]; then ln -s x-00001-of-00003.gguf "$V/y-00002-of-00003.gguf"; prefix="$V/y"; fi
   before_id=$(ident "$src")
   before=$(sha "$src")
-  "$G" split --split-max-tensors 8 "$src" "$prefix" >/dev/null 2>"$W/err"
+  "$BIN" split --split-max-tensors 8 "$src" "$prefix" >/dev/null 2>"$TMP/err"
   rc=$?
-  [ "$rc" -eq 1 ] && grep -Eqi "input|exists" "$W/err" && pass || fail "split onto its input ($how): exit $rc: $(head -c 200 "$W/err")"
-  [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && pass || fail "split onto its input ($how): input changed"
+  [ "$rc" -eq 1 ] && grep -Eqi "input|exists" "$TMP/err" && ok || bad "split onto its input ($how): exit $rc: $(head -c 200 "$TMP/err")"
+  [ "$(sha "$src")" == "$before" ] && [ "$(ident "$src")" == "$before_id" ] && ok || bad "split onto its input ($how): input changed"
   n=$(ls -A "$V" | wc -l)
-  [ "$n" -eq "$([ $how = symlink ] && echo 2 || echo 1)" ] && pass || fail "split onto its input ($how): left $(ls -A "$V" | tr '\n' ' ')"
+  [ "$n" -eq "$([ $how = symlink ] && echo 2 || echo 1)" ] && ok || bad "split onto its input ($how): left $(ls -A "$V" | tr '\n' ' ')"
 done
 # A model without tensors is refused as well (nothing to compare tensor by tensor).
 if [ -n "${GGUFKIT_TESTDATA:-}" ] && [ -f "$GGUFKIT_TESTDATA/good/no-tensors.gguf" ]; then
@@ -541,31 +536,31 @@ if [ -n "${GGUFKIT_TESTDATA:-}" ] && [ -f "$GGUFKIT_TESTDATA/good/no-tensors.ggu
       endian) ARGS=(endian --to big "$V/n.gguf" "$V/n.gguf" --force) ;;
       edit-o) ARGS=(edit --set general.name=same -o "$V/n.gguf" "$V/n.gguf" --force) ;;
     esac
-    "$G" "${ARGS[@]}" >/dev/null 2>"$W/err"
+    "$BIN" "${ARGS[@]}" >/dev/null 2>"$TMP/err"
     rc=$?
-    [ "$rc" -eq 1 ] && [ "$(ident "$V/n.gguf")" == "$before_id" ] && pass ||
-      fail "output is the input (no tensors, --force): $name: exit $rc, file $( [ "$(ident "$V/n.gguf")" == "$before_id" ] && echo kept || echo replaced)"
+    [ "$rc" -eq 1 ] && [ "$(ident "$V/n.gguf")" == "$before_id" ] && ok ||
+      bad "output is the input (no tensors, --force): $name: exit $rc, file $( [ "$(ident "$V/n.gguf")" == "$before_id" ] && echo kept || echo replaced)"
   done
 else
   echo "SKIPPED: tensor-less same-file check (GGUFKIT_TESTDATA not set)"
 fi
 
 # A shard missing from the set: merge refuses, writes nothing.
-MS="$W/missing"
+MS="$TMP/missing"
 mkdir -p "$MS/out"
-cp "$W/in"/s-0000?-of-00003.gguf "$MS/"
+cp "$TMP/in"/s-0000?-of-00003.gguf "$MS/"
 rm "$MS/s-00002-of-00003.gguf"
 for first in s-00001-of-00003.gguf s-00003-of-00003.gguf; do
-  "$G" merge "$MS/$first" "$MS/out/o.gguf" >/dev/null 2>"$W/err"
+  "$BIN" merge "$MS/$first" "$MS/out/o.gguf" >/dev/null 2>"$TMP/err"
   rc=$?
-  [ "$rc" -eq 1 ] && pass || fail "missing shard: merge exit $rc"
-  grep -Eqi "missing|not found|no such|cannot open" "$W/err" && pass || fail "missing shard: message: $(head -c 200 "$W/err")"
-  [ -z "$(ls -A "$MS/out")" ] && pass || fail "missing shard: merge left $(ls -A "$MS/out")"
+  [ "$rc" -eq 1 ] && ok || bad "missing shard: merge exit $rc"
+  grep -Eqi "missing|not found|no such|cannot open" "$TMP/err" && ok || bad "missing shard: message: $(head -c 200 "$TMP/err")"
+  [ -z "$(ls -A "$MS/out")" ] && ok || bad "missing shard: merge left $(ls -A "$MS/out")"
 done
-if [ -f "$W/ref/quantize/o.gguf" ]; then
-  "$G" quantize "$MS/s-00001-of-00003.gguf" "$MS/out/q.gguf" Q8_0 >/dev/null 2>"$W/err"
+if [ -f "$TMP/ref/quantize/o.gguf" ]; then
+  "$BIN" quantize "$MS/s-00001-of-00003.gguf" "$MS/out/q.gguf" Q8_0 >/dev/null 2>"$TMP/err"
   rc=$?
-  [ "$rc" -eq 1 ] && [ -z "$(ls -A "$MS/out")" ] && pass || fail "missing shard: quantize of the set exit $rc, left $(ls -A "$MS/out")"
+  [ "$rc" -eq 1 ] && [ -z "$(ls -A "$MS/out")" ] && ok || bad "missing shard: quantize of the set exit $rc, left $(ls -A "$MS/out")"
 fi
 
 # ---------------------------------------------------------------------------
@@ -573,24 +568,23 @@ fi
 #    repack refuses them with a message about what it cannot write
 # ---------------------------------------------------------------------------
 if [ -n "${GGUFKIT_TESTDATA:-}" ] && [ -d "$GGUFKIT_TESTDATA/fuzz/regress" ]; then
-  R="$W/regress"
+  R="$TMP/regress"
   mkdir -p "$R"
   for f in "$GGUFKIT_TESTDATA"/fuzz/regress/*.gguf "$GGUFKIT_TESTDATA"/fuzz/regress/*.zip; do
     b=$(basename "$f")
-    "$G" verify "$f" >/dev/null 2>&1
+    "$BIN" verify "$f" >/dev/null 2>&1
     rc=$?
-    [ "$rc" -le 1 ] && pass || fail "fuzz regression $b: verify exit $rc"
-    "$G" repack "$f" "$R/o.gguf" >/dev/null 2>"$W/err"
+    [ "$rc" -le 1 ] && ok || bad "fuzz regression $b: verify exit $rc"
+    "$BIN" repack "$f" "$R/o.gguf" >/dev/null 2>"$TMP/err"
     rc=$?
     case $b in
       align-*) expect_fail "fuzz regression $b: repack" "$R" "alignment" ;;
       *.zip) expect_fail "fuzz regression $b: repack" "$R" "archive" ;;
-      *) [ "$rc" -le 1 ] && pass || fail "fuzz regression $b: repack exit $rc"; rm -f "$R"/* ;;
+      *) [ "$rc" -le 1 ] && ok || bad "fuzz regression $b: repack exit $rc"; rm -f "$R"/* ;;
     esac
   done
 else
   echo "SKIPPED: fuzz regression files (GGUFKIT_TESTDATA/fuzz/regress not found)"
 fi
 
-echo "cli_faults: $checks checks passed, $fails failed, $((SECONDS - T0)) s"
-[ "$fails" -eq 0 ]
+finish "$((SECONDS - T0)) s"

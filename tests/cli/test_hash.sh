@@ -17,43 +17,10 @@
 # verify --data on testdata/data (each finding at its offset) and on golden files.
 set -u
 
-BIN=${1:?usage: test_hash.sh PATH/TO/ggufkit}
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac   # the tests run in other folders
 HERE=$(cd "$(dirname "$0")" && pwd)
-DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
-GOLDEN=${GGUFKIT_GOLDEN:-$HERE/../../../shared/golden}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
+# shellcheck source=common.sh
+. "$HERE/common.sh"   # BIN is absolute: the tests run in other folders
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run NAME CMD... : stdout/stderr to $TMP/out, $TMP/err; sets $rc; a signal fails.
-run() {
-    local name=$1
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    if [ "$rc" -ge 128 ]; then
-        bad "$name: crashed (exit $rc)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-        return 1
-    fi
-    return 0
-}
-expect_rc() {   # NAME WANT
-    if [ "$rc" -eq "$2" ]; then ok; else
-        bad "$1: exit $rc, expected $2"
-        sed 's/^/    out: /' "$TMP/out" | head -3
-        sed 's/^/    err: /' "$TMP/err" | head -3
-    fi
-}
 same_file() {   # NAME A B
     if cmp -s "$2" "$3"; then ok; else
         bad "$1: outputs differ"
@@ -327,5 +294,4 @@ for f in "$DATA"/bad/*.gguf; do
     fi
 done
 
-echo "cli_hash: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

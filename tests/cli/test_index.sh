@@ -15,34 +15,10 @@
 # codes; every query of docs/index.md runs and returns the expected rows.
 set -u
 
-BIN=${1:?usage: test_index.sh PATH/TO/ggufkit}
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"   # BIN is absolute; TMP is made writable before it is removed
 DOCS=$HERE/../../docs/index.md
-GOLDEN=${GGUFKIT_GOLDEN:-}
-TMP=$(mktemp -d)
-trap 'chmod -R u+rwX "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# expect_exit CODE NAME CMD... : runs CMD (stdout to $TMP/out, stderr to $TMP/err).
-expect_exit() {
-    local want=$1 name=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
 
 # json_field FILE KEY : a top-level field of a JSON file.
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
@@ -316,5 +292,4 @@ sys.exit(1 if not rows or bad else 0)
 EOF
 [ $? -eq 0 ] && ok || bad "--full-arrays keeps whole arrays"
 
-echo "index: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -15,46 +15,14 @@
 # (types without a byte-swap kernel are reported SKIPPED).
 set -u
 
-BIN=${1:?usage: test_split_merge_endian.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 EDIT="python3 $HERE/gguf_edit.py"
-GOLDEN=${GGUFKIT_GOLDEN:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
-
-passed=0
-failed=0
-skipped=0
-
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# expect_exit CODE NAME CMD... : runs CMD (stdout to $TMP/out, stderr to $TMP/err).
-expect_exit() {
-    local want=$1 name=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then
-        ok
-    else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
 
 # expect_err NAME PATTERN : the last command's stderr holds PATTERN (fixed string).
 expect_err() {
     if grep -qF -- "$2" "$TMP/err"; then ok; else bad "$1: no '$2' in stderr: $(head -c 300 "$TMP/err")"; fi
-}
-
-# expect_same NAME A B : files A and B are byte-identical.
-expect_same() {
-    if cmp -s "$2" "$3"; then ok; else bad "$1: $(basename "$2") differs from $(basename "$3")"; fi
 }
 
 # expect_none NAME GLOB... : no file matches any of the globs.
@@ -99,14 +67,14 @@ else
     n=$(ls "$TMP"/s1/m-*-of-00006.gguf 2>/dev/null | wc -l)
     [ "$n" -eq 6 ] && ok || bad "split by tensors: $n shards, expected 6"
     expect_exit 0 "merge from shard 4" "$BIN" merge "$TMP/s1/m-00004-of-00006.gguf" "$TMP/s1/merged.gguf"
-    expect_same "merge by tensors" "$TMP/s1/merged.gguf" "$M"
+    expect_same_file "merge by tensors" "$TMP/s1/merged.gguf" "$M"
     expect_exit 0 "info of a shard" "$BIN" info "$TMP/s1/m-00002-of-00006.gguf"
     if grep -q "shard 2 of 6" "$TMP/out" && grep -q "complete, 6 shards, 21 tensors" "$TMP/out"; then ok; else bad "info of a shard: no set report"; fi
 
     mkdir -p "$TMP/s2"
     expect_exit 0 "split by size" "$BIN" split --split-max-size 600K "$M" "$TMP/s2/m"
     expect_exit 0 "merge by size" "$BIN" merge "$TMP/s2/m-00001-of-"*.gguf "$TMP/s2/merged.gguf"
-    expect_same "merge by size" "$TMP/s2/merged.gguf" "$M"
+    expect_same_file "merge by size" "$TMP/s2/merged.gguf" "$M"
 
     # a tensor larger than the limit gets a shard of its own (no abort)
     mkdir -p "$TMP/s3"
@@ -114,7 +82,7 @@ else
     n=$(ls "$TMP"/s3/m-*-of-00021.gguf 2>/dev/null | wc -l)
     [ "$n" -eq 21 ] && ok || bad "split tiny size: $n shards, expected 21"
     expect_exit 0 "merge tiny size" "$BIN" merge "$TMP/s3/m-00021-of-00021.gguf" "$TMP/s3/merged.gguf"
-    expect_same "merge tiny size" "$TMP/s3/merged.gguf" "$M"
+    expect_same_file "merge tiny size" "$TMP/s3/merged.gguf" "$M"
 
     # --no-tensor-first-split: a metadata-only first shard
     mkdir -p "$TMP/s4"
@@ -122,7 +90,7 @@ else
     expect_exit 0 "dump metadata shard" "$BIN" info "$TMP/s4/m-00001-of-00004.gguf"
     if grep -q "^tensors: *0" "$TMP/out"; then ok; else bad "no-tensor-first-split: first shard has tensors"; fi
     expect_exit 0 "merge no tensor first" "$BIN" merge "$TMP/s4/m-00003-of-00004.gguf" "$TMP/s4/merged.gguf"
-    expect_same "merge no tensor first" "$TMP/s4/merged.gguf" "$M"
+    expect_same_file "merge no tensor first" "$TMP/s4/merged.gguf" "$M"
 
     # --dry-run writes nothing
     mkdir -p "$TMP/s5"
@@ -140,18 +108,18 @@ else
         grep -q "^alignment: *64" "$TMP/out" && ok || bad "alignment 64: $(basename "$s") not aligned to 64"
     done
     expect_exit 0 "merge alignment 64" "$BIN" merge "$TMP/a64/m-00002-of-"*.gguf "$TMP/a64/merged.gguf"
-    expect_same "merge alignment 64" "$TMP/a64/merged.gguf" "$TMP/a64/in.gguf"
+    expect_same_file "merge alignment 64" "$TMP/a64/merged.gguf" "$TMP/a64/in.gguf"
 
     # big-endian models split and merge in their own order
     mkdir -p "$TMP/be"
     expect_exit 0 "endian to big" "$BIN" endian --to big "$M" "$TMP/be/in.gguf"
     expect_exit 0 "split big-endian" "$BIN" split --split-max-tensors 8 "$TMP/be/in.gguf" "$TMP/be/m"
     expect_exit 0 "merge big-endian" "$BIN" merge "$TMP/be/m-00001-of-00003.gguf" "$TMP/be/merged.gguf"
-    expect_same "merge big-endian" "$TMP/be/merged.gguf" "$TMP/be/in.gguf"
+    expect_same_file "merge big-endian" "$TMP/be/merged.gguf" "$TMP/be/in.gguf"
     expect_exit 0 "endian back to little" "$BIN" endian --to little "$TMP/be/merged.gguf" "$TMP/be/le.gguf"
-    expect_same "endian round trip" "$TMP/be/le.gguf" "$M"
+    expect_same_file "endian round trip" "$TMP/be/le.gguf" "$M"
     expect_exit 0 "endian native" "$BIN" endian --to native "$TMP/be/in.gguf" "$TMP/be/native.gguf"
-    expect_same "endian native" "$TMP/be/native.gguf" "$M"
+    expect_same_file "endian native" "$TMP/be/native.gguf" "$M"
 
     # refusals: existing outputs, inputs never overwritten
     expect_exit 1 "split over existing shards" "$BIN" split --split-max-tensors 4 "$M" "$TMP/s1/m"
@@ -159,7 +127,7 @@ else
     expect_exit 1 "merge over existing" "$BIN" merge "$TMP/s1/m-00001-of-00006.gguf" "$TMP/s1/merged.gguf"
     cp "$TMP/s1/m-00003-of-00006.gguf" "$TMP/keep.gguf"
     expect_exit 1 "merge over a shard" "$BIN" merge --force "$TMP/s1/m-00001-of-00006.gguf" "$TMP/s1/m-00003-of-00006.gguf"
-    expect_same "merge over a shard leaves it" "$TMP/s1/m-00003-of-00006.gguf" "$TMP/keep.gguf"
+    expect_same_file "merge over a shard leaves it" "$TMP/s1/m-00003-of-00006.gguf" "$TMP/keep.gguf"
     expect_exit 1 "endian in place" "$BIN" endian --force --to big "$M" "$M"
     expect_exit 1 "endian over existing" "$BIN" endian --to big "$M" "$TMP/s1/merged.gguf"
     expect_exit 0 "endian --force" "$BIN" endian --force --to big "$M" "$TMP/s1/merged.gguf"
@@ -181,8 +149,7 @@ else
         left=$(ls -A "$TMP/s7" | wc -l)
         [ "$left" -eq 0 ] && ok || bad "split failure midway left $(ls -A "$TMP/s7" | tr '\n' ' ')"
     else
-        echo "SKIPPED: midway failure test (no prlimit)"
-        skipped=$((skipped + 1))
+        skip "midway failure test (no prlimit)"
     fi
 
     # broken sets (crafted from a good one with gguf_edit.py)
@@ -266,32 +233,31 @@ fi
 # Golden parity
 # ---------------------------------------------------------------------------
 if [ -z "$GOLDEN" ] || [ ! -d "$GOLDEN/syn1" ]; then
-    echo "SKIPPED: golden parity (no golden data at ${GOLDEN:-<GGUFKIT_GOLDEN unset>})"
-    skipped=$((skipped + 1))
+    skip "golden parity (no golden data at ${GOLDEN:-<GGUFKIT_GOLDEN unset>})"
 else
     S=$GOLDEN/syn1
     mkdir -p "$TMP/g"
     expect_exit 0 "golden split t5" "$BIN" split --split-max-tensors 5 "$S/syn1-f32.gguf" "$TMP/g/syn1-split-t5"
     for k in 1 2 3 4 5; do
         f=syn1-split-t5-0000$k-of-00005.gguf
-        expect_same "golden split t5 shard $k" "$TMP/g/$f" "$S/$f"
+        expect_same_file "golden split t5 shard $k" "$TMP/g/$f" "$S/$f"
     done
     expect_exit 0 "golden split 1M" "$BIN" split --split-max-size 1M "$S/syn1-f16.gguf" "$TMP/g/syn1-split-1M"
     for k in 1 2 3 4; do
         f=syn1-split-1M-0000$k-of-00004.gguf
-        expect_same "golden split 1M shard $k" "$TMP/g/$f" "$S/$f"
+        expect_same_file "golden split 1M shard $k" "$TMP/g/$f" "$S/$f"
     done
     expect_exit 0 "merge golden t5 shards" "$BIN" merge "$S/syn1-split-t5-00003-of-00005.gguf" "$TMP/g/t5.gguf"
-    expect_same "merge golden t5 shards" "$TMP/g/t5.gguf" "$S/syn1-f32.gguf"
+    expect_same_file "merge golden t5 shards" "$TMP/g/t5.gguf" "$S/syn1-f32.gguf"
     $EDIT "$S/syn1-split-t5.merged.gguf" "$TMP/g/ref-merged.gguf" --del-prefix split.
-    expect_same "merge equals the reference merge without split.*" "$TMP/g/t5.gguf" "$TMP/g/ref-merged.gguf"
+    expect_same_file "merge equals the reference merge without split.*" "$TMP/g/t5.gguf" "$TMP/g/ref-merged.gguf"
     expect_exit 0 "merge golden 1M shards" "$BIN" merge "$S/syn1-split-1M-00004-of-00004.gguf" "$TMP/g/1m.gguf"
-    expect_same "merge golden 1M shards" "$TMP/g/1m.gguf" "$S/syn1-f16.gguf"
+    expect_same_file "merge golden 1M shards" "$TMP/g/1m.gguf" "$S/syn1-f16.gguf"
     expect_exit 1 "merge the reference merge (stale split.count 0)" "$BIN" merge "$S/syn1-split-t5.merged.gguf" "$TMP/g/x.gguf"
 
     for t in f32 f16; do
         expect_exit 0 "golden endian $t" "$BIN" endian --to big "$S/syn1-$t.gguf" "$TMP/g/$t.be.gguf"
-        expect_same "golden endian $t" "$TMP/g/$t.be.gguf" "$S/syn1-$t.be.gguf"
+        expect_same_file "golden endian $t" "$TMP/g/$t.be.gguf" "$S/syn1-$t.be.gguf"
     done
 
     # every golden file to the other byte order and back
@@ -303,8 +269,7 @@ else
         "$BIN" endian --to $there "$f" "$TMP/g/rt1.gguf" >/dev/null 2>"$TMP/err"
         rc=$?
         if [ $rc -ne 0 ] && grep -q "is not available" "$TMP/err"; then
-            echo "SKIPPED: endian round trip of $(basename "$f"): $(head -1 "$TMP/err")"
-            skipped=$((skipped + 1))
+            skip "endian round trip of $(basename "$f"): $(head -1 "$TMP/err")"
             continue
         fi
         if [ $rc -ne 0 ]; then
@@ -314,11 +279,10 @@ else
         if cmp -s "$f" "$TMP/g/rt1.gguf"; then bad "endian of $(basename "$f") changed nothing"; continue; fi
         "$BIN" endian --to $back "$TMP/g/rt1.gguf" "$TMP/g/rt2.gguf" >/dev/null 2>"$TMP/err" ||
             { bad "endian back of $(basename "$f"): $(head -1 "$TMP/err")"; continue; }
-        expect_same "endian round trip of $(basename "$f")" "$TMP/g/rt2.gguf" "$f"
+        expect_same_file "endian round trip of $(basename "$f")" "$TMP/g/rt2.gguf" "$f"
         n_rt=$((n_rt + 1))
     done
     echo "endian round trips: $n_rt golden files byte-identical"
 fi
 
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

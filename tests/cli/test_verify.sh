@@ -16,43 +16,9 @@
 # files at once, --schema on a fixture, usage errors).
 set -u
 
-BIN=${1:?usage: test_verify.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-}
-
-# run NAME CMD... : runs CMD with stdout/stderr to $TMP/out, $TMP/err; sets $rc.
-# A status of 128 or more means the program died of a signal: always a failure.
-run() {
-    local name=$1
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    if [ "$rc" -ge 128 ]; then
-        bad "$name: crashed (exit $rc)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-        return 1
-    fi
-    return 0
-}
-
-expect_rc() {   # NAME WANT
-    if [ "$rc" -eq "$2" ]; then ok; else
-        bad "$1: exit $rc, expected $2"
-        sed 's/^/    out: /' "$TMP/out" | head -3
-        sed 's/^/    err: /' "$TMP/err" | head -3
-    fi
-}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
 # squashed : $TMP/out without blanks, so cJSON's pretty-printed layout
 # ({"code":<TAB>"x", ...}) can be matched as fixed strings without a JSON parser
@@ -174,5 +140,4 @@ if run "verify no file" "$BIN" verify; then expect_rc "verify without a file" 2;
 if run "verify bad option" "$BIN" verify --nope "$DATA/good/v2.gguf"; then expect_rc "verify --nope" 2; fi
 if run "verify missing file" "$BIN" verify "$TMP/does-not-exist.gguf"; then expect_rc "verify of a missing file" 1; fi
 
-echo "cli_verify: $n_bad bad and $n_good good fixtures; $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "$n_bad bad and $n_good good fixtures"

@@ -17,15 +17,10 @@
 # usage: test_writers.sh PATH/TO/ggufkit
 set -u
 
-BIN=${1:?usage: test_writers.sh PATH/TO/ggufkit}
 HERE=$(cd "$(dirname "$0")" && pwd)
-LAYOUT="python3 $HERE/ggml_layout.py"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-export GGUFKIT_NO_PROGRESS=1
-
 # shellcheck source=common.sh
 . "$HERE/common.sh"
+LAYOUT="python3 $HERE/ggml_layout.py"
 
 # loads NAME FILE... : ggml's reader takes each FILE's data section, and verify accepts it.
 loads() {
@@ -158,5 +153,4 @@ cmp -s "$U" <(head -c "$usize" "$TMP/mu.gguf") && ok || bad "merge of U: the fir
 "$BIN" merge --help | grep -q "padded with zeros" && ok || bad "merge --help does not say what comes back of an unpadded file"
 grep -q "padded with zeros" "$HERE/../../README.md" && ok || bad "README does not say what merge gives back of an unpadded file"
 
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

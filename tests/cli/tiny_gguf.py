@@ -20,11 +20,8 @@ import random
 import struct
 import sys
 
-U8, I8, U16, I16, U32, I32, F32, BOOL, STR, ARR, U64, I64, F64 = range(13)
-TYPE_NAMES = ["UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
-              "BOOL", "STRING", "ARRAY", "UINT64", "INT64", "FLOAT64"]
-SCALAR_FMT = {U8: "B", I8: "b", U16: "H", I16: "h", U32: "I", I32: "i", F32: "f",
-              BOOL: "?", U64: "Q", I64: "q", F64: "d"}
+from gguf_writer import (U8, I8, U16, I16, U32, I32, F32, BOOL, STR, ARR, U64, I64, F64,
+                         TYPE_NAMES, Writer)
 
 
 def f32(x):
@@ -93,36 +90,6 @@ TENSORS = [
 ]
 
 
-class Writer:
-    def __init__(self, big, version):
-        self.e = ">" if big else "<"
-        self.version = version
-        self.buf = bytearray()
-
-    def put(self, fmt, *v):
-        self.buf += struct.pack(self.e + fmt, *v)
-
-    def count(self, n):
-        self.put("I" if self.version == 1 else "Q", n)
-
-    def string(self, s):
-        b = s if isinstance(s, bytes) else s.encode("utf-8")
-        self.count(len(b))
-        self.buf += b
-
-    def value(self, t, v):
-        if t == STR:
-            self.string(v)
-        elif t == ARR:
-            elem, items = v
-            self.put("I", elem)
-            self.count(len(items))
-            for item in items:
-                self.value(elem, item)
-        else:
-            self.put(SCALAR_FMT[t], v)
-
-
 def json_value(t, v):
     if t == ARR:
         return [json_value(v[0], item) for item in v[1]]
@@ -155,31 +122,21 @@ def build(big, version, out_gguf):
         "GGUF.kv_count": {"index": 2, "type": count_type, "offset": 8 + count_size,
                           "value": len(KVS)},
     }
-    w.buf += b"GGUF"
-    w.put("I", version)
-    w.count(len(TENSORS))
-    w.count(len(KVS))
+    w.header(len(TENSORS), len(KVS))
     for i, (key, t, v) in enumerate(KVS):
         entry = {"index": i + 3, "type": TYPE_NAMES[t], "offset": len(w.buf)}
         if t == ARR:
             entry["array_types"] = array_types(v)
         entry["value"] = json_value(t, v)
         metadata[key] = entry
-        w.string(key)
-        w.put("I", t)
-        w.value(t, v)
+        w.kv(key, t, v)
     tensors = {}
     offset = 0
     params = 0
     by_type = {}
     for i, (name, tid, tname, ne, esize) in enumerate(TENSORS):
         tensors[name] = {"index": i, "shape": ne, "type": tname, "offset": len(w.buf)}
-        w.string(name)
-        w.put("I", len(ne))
-        for d in ne:
-            w.put("I" if version == 1 else "Q", d)
-        w.put("I", tid)
-        w.put("Q", offset)
+        w.tensor_info(name, ne, tid, offset)
         n = 1
         for d in ne:
             n *= d
@@ -187,7 +144,7 @@ def build(big, version, out_gguf):
         count, nbytes = by_type.get(tname, (0, 0))
         by_type[tname] = (count + 1, nbytes + n * esize)
         offset += (n * esize + 31) // 32 * 32
-    w.buf += bytes(-len(w.buf) % 32)
+    w.pad(32)
     data_offset = len(w.buf)
     w.buf += bytes(range(256)) * (offset // 256) + bytes(range(offset % 256))
     with open(out_gguf, "wb") as f:
