@@ -25,13 +25,7 @@ typedef struct type_usage {
 
 /* Everything info reports, gathered once for both output forms. */
 typedef struct info_facts {
-    uint32_t version;
-    bool big_endian;
-    uint32_t alignment;
-    size_t kv_count;
-    size_t tensor_count;
-    uint64_t data_offset;
-    uint64_t file_size;
+    gk_file_facts file;
     gk_str arch, name;          /* ptr NULL when absent or not a string */
     bool has_ftype;
     uint64_t ftype;
@@ -94,18 +88,12 @@ static int usage_cmp(const void *a, const void *b) {
 static void gather(gk_file *f, info_facts *fx) {
     const gk_model *m = gk_file_model(f);
     memset(fx, 0, sizeof *fx);
-    fx->version = gk_model_version(m);
-    fx->big_endian = gk_model_big_endian(m);
-    fx->alignment = gk_model_alignment(m);
-    fx->kv_count = gk_kv_count(m);
-    fx->tensor_count = gk_tensor_count(m);
-    fx->data_offset = gk_file_data_offset(f);
-    fx->file_size = gk_file_size(f);
+    gk_file_facts_of(f, &fx->file);
     fx->arch = string_key(m, "general.architecture");
     fx->name = string_key(m, "general.name");
     fx->has_ftype = gk_kv_get_uint(m, "general.file_type", &fx->ftype) == GK_OK;
     fx->n_warnings = gk_file_warning_count(f);
-    for (size_t i = 0; i < fx->tensor_count; i++) {
+    for (size_t i = 0; i < fx->file.n_tensors; i++) {
         const gk_tensor *t = gk_tensor_at(m, i);
         uint64_t elems = gk_tensor_elements(t, &fx->params_overflow);
         if (fx->params > UINT64_MAX - elems) fx->params_overflow = true;
@@ -169,14 +157,14 @@ static void print_gk_str(FILE *out, gk_str s) {
 static void info_text(FILE *out, const char *path, gk_file *f, const info_facts *fx) {
     char a[32], b[32];
     fprintf(out, "file:          %s\n", path);
-    fprintf(out, "version:       %" PRIu32 "\n", fx->version);
-    fprintf(out, "byte order:    %s\n", fx->big_endian ? "big-endian" : "little-endian");
-    fprintf(out, "alignment:     %" PRIu32 "\n", fx->alignment);
-    fprintf(out, "kv pairs:      %zu\n", fx->kv_count);
-    fprintf(out, "tensors:       %zu\n", fx->tensor_count);
-    fprintf(out, "data offset:   %" PRIu64 "\n", fx->data_offset);
-    short_bytes(a, sizeof a, fx->file_size);
-    fprintf(out, "file size:     %" PRIu64 " (%s)\n", fx->file_size, a);
+    fprintf(out, "version:       %" PRIu32 "\n", fx->file.version);
+    fprintf(out, "byte order:    %s\n", fx->file.big_endian ? "big-endian" : "little-endian");
+    fprintf(out, "alignment:     %" PRIu32 "\n", fx->file.alignment);
+    fprintf(out, "kv pairs:      %zu\n", fx->file.n_kv);
+    fprintf(out, "tensors:       %zu\n", fx->file.n_tensors);
+    fprintf(out, "data offset:   %" PRIu64 "\n", fx->file.data_offset);
+    short_bytes(a, sizeof a, fx->file.file_size);
+    fprintf(out, "file size:     %" PRIu64 " (%s)\n", fx->file.file_size, a);
     fputs("architecture:  ", out);
     print_gk_str(out, fx->arch);
     fputs("\nname:          ", out);
@@ -279,13 +267,13 @@ static cJSON *info_json(const char *path, gk_file *f, const info_facts *fx) {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
     put(o, "file", cJSON_CreateString(path), &ok);
-    put(o, "version", gk_json_u64(fx->version), &ok);
-    put(o, "endian", cJSON_CreateString(fx->big_endian ? "BIG" : "LITTLE"), &ok);
-    put(o, "alignment", gk_json_u64(fx->alignment), &ok);
-    put(o, "kv_count", gk_json_u64(fx->kv_count), &ok);
-    put(o, "tensor_count", gk_json_u64(fx->tensor_count), &ok);
-    put(o, "data_offset", gk_json_u64(fx->data_offset), &ok);
-    put(o, "file_size", gk_json_u64(fx->file_size), &ok);
+    put(o, "version", gk_json_u64(fx->file.version), &ok);
+    put(o, "endian", cJSON_CreateString(fx->file.big_endian ? "BIG" : "LITTLE"), &ok);
+    put(o, "alignment", gk_json_u64(fx->file.alignment), &ok);
+    put(o, "kv_count", gk_json_u64(fx->file.n_kv), &ok);
+    put(o, "tensor_count", gk_json_u64(fx->file.n_tensors), &ok);
+    put(o, "data_offset", gk_json_u64(fx->file.data_offset), &ok);
+    put(o, "file_size", gk_json_u64(fx->file.file_size), &ok);
     put(o, "architecture", json_opt_str(fx->arch), &ok);
     put(o, "name", json_opt_str(fx->name), &ok);
     put(o, "file_type", ftype_json(fx), &ok);

@@ -489,6 +489,19 @@ GK_API uint64_t gk_file_size(const gk_file *f);
 GK_API uint64_t gk_file_header_end(const gk_file *f);
 /** gk_file_data_offset() : @return : file offset where the data section starts. */
 GK_API uint64_t gk_file_data_offset(const gk_file *f);
+
+/* The container facts of an open file: what `info` shows and `index` stores. */
+typedef struct gk_file_facts {
+    uint32_t version;     /* GGUF version the file was read as */
+    bool big_endian;      /* the file's byte order */
+    uint32_t alignment;   /* general.alignment when valid, else 32 */
+    size_t n_kv;          /* key/value pairs */
+    size_t n_tensors;     /* tensors in the directory */
+    uint64_t data_offset; /* file offset where the data section starts */
+    uint64_t file_size;   /* size in bytes of the (decompressed) file */
+} gk_file_facts;
+/** gk_file_facts_of() : fills *out with f's container facts. */
+GK_API void gk_file_facts_of(const gk_file *f, gk_file_facts *out);
 /** gk_file_fd() : @return : the file descriptor, or -1 for a memory source. */
 GK_API int gk_file_fd(const gk_file *f);
 

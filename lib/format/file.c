@@ -283,6 +283,19 @@ const char *gk_file_path(const gk_file *f) { return f->path ? f->path : ""; }
 uint64_t gk_file_size(const gk_file *f) { return f->size; }
 uint64_t gk_file_header_end(const gk_file *f) { return f->header_end; }
 uint64_t gk_file_data_offset(const gk_file *f) { return f->data_offset; }
+
+void gk_file_facts_of(const gk_file *f, gk_file_facts *out) {
+    const gk_model *m = f->model;
+    *out = (gk_file_facts){
+        .version = gk_model_version(m),
+        .big_endian = gk_model_big_endian(m),
+        .alignment = gk_model_alignment(m),
+        .n_kv = gk_kv_count(m),
+        .n_tensors = gk_tensor_count(m),
+        .data_offset = f->data_offset,
+        .file_size = gk_file_size(f),
+    };
+}
 int gk_file_fd(const gk_file *f) { return f->fd; }
 size_t gk_file_warning_count(const gk_file *f) { return f->n_warnings; }
 bool gk_file_strings_utf8(const gk_file *f) { return !f->bad_utf8; }

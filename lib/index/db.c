@@ -305,12 +305,12 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
     sqlite3_bind_int64(s, 5, fnd->mtime_ns / 1000000000LL);
     sqlite3_bind_text(s, 6, d->now, -1, SQLITE_STATIC);
     if (good) {
-        sqlite3_bind_int64(s, 7, row->version);
-        sqlite3_bind_text(s, 8, row->big_endian ? "big" : "little", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 9, row->alignment);
-        sqlite3_bind_int64(s, 10, (int64_t)row->n_kv);
-        sqlite3_bind_int64(s, 11, (int64_t)row->n_tensors);
-        sqlite3_bind_int64(s, 12, (int64_t)row->data_offset);
+        sqlite3_bind_int64(s, 7, row->facts.version);
+        sqlite3_bind_text(s, 8, row->facts.big_endian ? "big" : "little", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 9, row->facts.alignment);
+        sqlite3_bind_int64(s, 10, (int64_t)row->facts.n_kv);
+        sqlite3_bind_int64(s, 11, (int64_t)row->facts.n_tensors);
+        sqlite3_bind_int64(s, 12, (int64_t)row->facts.data_offset);
         sqlite3_bind_int64(s, 15 + 1, (int64_t)row->n_params);
         sqlite3_bind_int64(s, 17, (int64_t)row->tensor_bytes);
         sqlite3_bind_int64(s, 20, (int64_t)row->data_size);

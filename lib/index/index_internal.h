@@ -46,10 +46,7 @@ typedef struct ix_row {
     const char *error_code;
     int64_t error_offset;
     /* header */
-    uint32_t version;
-    bool big_endian;
-    uint32_t alignment;
-    uint64_t n_kv, n_tensors, data_offset;
+    gk_file_facts facts;        /* version, byte order, alignment, counts, data offset */
     /* derived */
     char *architecture, *name, *file_type, *quantized_by, *source_hint, *imatrix_file,
         *imatrix_dataset, *base_model;

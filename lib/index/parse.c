@@ -411,12 +411,7 @@ static bool parse_one(ix_result *r, const char *path, const char *member, const 
     if (st != GK_OK) return set_error(row, path, member, &err);
     const gk_model *m = gk_file_model(f);
     row->data_size = gk_file_size(f);
-    row->version = gk_model_version(m);
-    row->big_endian = gk_model_big_endian(m);
-    row->alignment = gk_model_alignment(m);
-    row->n_kv = gk_kv_count(m);
-    row->n_tensors = gk_tensor_count(m);
-    row->data_offset = gk_file_data_offset(f);
+    gk_file_facts_of(f, &row->facts);
     bool ok = fill_derived(row, m) && fill_kvs(row, m, o, &r->mem_bytes) &&
               fill_tensors(row, m, &r->mem_bytes);
     size_t nw = gk_file_warning_count(f);
