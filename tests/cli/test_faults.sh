@@ -272,7 +272,7 @@ if [ -n "$SHIM" ]; then
     local vars=()
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    env "${vars[@]}" "$G" "$@" >"$W/err" 2>&1
+    env "${vars[@]}" "$BIN" "$@" >"$TMP/err" 2>&1
     rc=$?
   }
   for rname in hash hash-all verify-data; do
@@ -281,18 +281,18 @@ if [ -n "$SHIM" ]; then
       hash-all) RARGS=(hash --all --uuid) ;;
       verify-data) RARGS=(verify --data) ;;
     esac
-    "$G" "${RARGS[0]}" --help >/dev/null 2>&1 || { echo "SKIPPED: $rname (no ${RARGS[0]})"; continue; }
+    "$BIN" "${RARGS[0]}" --help >/dev/null 2>&1 || { echo "SKIPPED: $rname (no ${RARGS[0]})"; continue; }
     for mode in eio eof; do
       run_read $(shim_env) GK_FAULT_READ_PATH=/in/ GK_FAULT_READ_AFTER=1000000 GK_FAULT_READ_MODE=$mode -- \
         "${RARGS[@]}" "$IN"
       expect_fail "read fault ($mode after 1000000 bytes): $rname" "" "read failed|input/output|ended early|ends|truncated|shrank"
     done
-    S="$W/shrink-in"
+    S="$TMP/shrink-in"
     mkdir -p "$S"
     cp "$IN" "$S/m.gguf"
     run_read $(shim_env) GK_FAULT_TRIGGER_PATH=/shrink-in/m.gguf GK_FAULT_TRIGGER=read:1000000 \
       GK_FAULT_ACTION=truncate:3000000 -- "${RARGS[@]}" "$S/m.gguf"
-    [ "$(stat -c %s "$S/m.gguf")" = 3000000 ] && pass || fail "input truncated while read: $rname: the shim did not truncate the input"
+    [ "$(stat -c %s "$S/m.gguf")" = 3000000 ] && ok || bad "input truncated while read: $rname: the shim did not truncate the input"
     expect_fail "input truncated while read: $rname" "" "ended early|ends|truncated|shrank|past"
     rm -rf "$S"
   done
