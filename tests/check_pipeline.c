@@ -74,6 +74,15 @@ static gk_status write_quantized(gk_file *src, const char *dest, uint32_t type, 
     return st;
 }
 
+/* Writes the source's model, unchanged, into dest with o. */
+static gk_status write_copy(gk_file *src, const char *dest, const gk_write_opts *o, gk_error *err) {
+    gk_model *out = gk_model_clone(gk_file_model(src));
+    gk_step steps[2] = { { src, 0, NULL }, { src, 1, NULL } };
+    gk_status st = gk_write_model(dest, out, steps, o, err);
+    gk_model_free(out);
+    return st;
+}
+
 START_TEST(test_copy_is_identical) {
     size_t len;
     uint8_t *bytes = make_source(&len);
@@ -83,16 +92,13 @@ START_TEST(test_copy_is_identical) {
     make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/copy.gguf", tmpdir);
-    gk_model *out = gk_model_clone(gk_file_model(f));
-    gk_step steps[2] = { { f, 0, NULL }, { f, 1, NULL } };
     gk_write_opts o = { .pad_end = false };
-    ck_assert_int_eq(gk_write_model(dest, out, steps, &o, &err), GK_OK);
+    ck_assert_int_eq(write_copy(f, dest, &o, &err), GK_OK);
     size_t olen;
     uint8_t *got = read_whole_file(dest, &olen);
     ck_assert_uint_eq(olen, len);
     ck_assert_int_eq(memcmp(got, bytes, len), 0);
     free(got);
-    gk_model_free(out);
     gk_close(f);
     remove_tmpdir();
     free(bytes);
@@ -357,21 +363,16 @@ START_TEST(test_stats_count_copied) {
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/pad.gguf", tmpdir);
     snprintf(b, sizeof b, "%s/never.gguf", tmpdir);
-    gk_step steps[2] = { { f, 0, NULL }, { f, 1, NULL } };
     gk_write_stats st = { 7, 5 };
-    gk_model *out = gk_model_clone(gk_file_model(f));
     gk_write_opts o = { .pad_end = true, .clone = GK_CLONE_PAD, .stats = &st };
-    ck_assert_int_eq(gk_write_model(a, out, steps, &o, &err), GK_OK);
-    gk_model_free(out);
+    ck_assert_int_eq(write_copy(f, a, &o, &err), GK_OK);
     size_t alen, blen;
     uint8_t *got = read_whole_file(a, &alen);
     ck_assert_uint_eq(st.cloned, 7);            /* added to what it held */
     ck_assert_uint_eq(st.copied, 5 + alen);
-    out = gk_model_clone(gk_file_model(f));
     o.clone = GK_CLONE_NEVER;
     o.stats = NULL;
-    ck_assert_int_eq(gk_write_model(b, out, steps, &o, &err), GK_OK);
-    gk_model_free(out);
+    ck_assert_int_eq(write_copy(f, b, &o, &err), GK_OK);
     uint8_t *never = read_whole_file(b, &blen);
     ck_assert_uint_eq(alen, blen);
     ck_assert_int_eq(memcmp(got, never, alen), 0);
