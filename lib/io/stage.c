@@ -17,10 +17,17 @@
  * memory), and a large one in large writes.
  *
  * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
- * writer, and shares whole blocks at the block-aligned end of the file; the
- * next slot starts there. A stage allowed to clone writes through the page
- * cache: what it still writes is a few pages (headers, the partial blocks
- * around clones), and a direct write of each would wait for the disk.
+ * writer, and opens a run: bytes of the source still to be shared, from a
+ * block-aligned output offset on. The run grows while what follows continues
+ * it: the next clone from the same place of the same file, or bytes (the
+ * alignment padding between tensors) that equal the source's next bytes, read
+ * back to compare. Anything else, and the finish, settles the run: one
+ * FICLONERANGE for its whole blocks, a copy of the partial block at its end;
+ * the next slot starts after it. A model's unchanged data section is then one
+ * clone, not one per tensor with copies at both ends of each. A stage allowed
+ * to clone writes through the page cache: what it still writes is a few pages
+ * (headers, the partial blocks around clones), and a direct write of each
+ * would wait for the disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +44,7 @@
 #define STAGE_BYTES (8u << 20)   /* one slot; a multiple of DIO_ALIGN */
 #define STAGE_FIRST (256u << 10) /* the first hand-off; a multiple of DIO_ALIGN */
 #define DIO_ALIGN 4096           /* alignment of direct writes: address, offset, length */
+#define RUN_MATCH_MAX 4096       /* longest write compared with a run's source to extend it */
 
 typedef struct slot {
     uint8_t *data;
@@ -51,6 +59,10 @@ struct gk_stage {
     bool kernel_copy;            /* written normally: copies use copy_file_range */
     uint64_t clone_block;        /* blocks are shared in this size; 0: never */
     uint64_t cloned;             /* bytes appended by sharing blocks */
+    struct {                     /* the clone run not yet made; while len > 0 the */
+        int fd;                  /* current slot is empty and starts at dst */
+        uint64_t src, dst, len;
+    } run;
     slot slots[2];
     int cur;                     /* the slot being filled */
     size_t limit;                /* hand-off size now: STAGE_FIRST .. STAGE_BYTES */
@@ -176,6 +188,51 @@ static gk_status hand_off(gk_stage *s, gk_error *err) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Clone runs                                                               */
+/* ------------------------------------------------------------------------ */
+
+static gk_status read_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
+
+/* Makes the pending run: its whole blocks shared, the rest copied; a refusal
+ * turns cloning off for the rest of the stage and copies the whole run. */
+static gk_status settle(gk_stage *s, gk_error *err) {
+    if (s->run.len == 0) return GK_OK;
+    const int fd = s->run.fd;
+    const uint64_t src = s->run.src, dst = s->run.dst, len = s->run.len;
+    const uint64_t whole = len / s->clone_block * s->clone_block;
+    s->run.len = 0;
+    slot *sl = &s->slots[s->cur];   /* empty, at dst */
+    int e = gk_clone_range(fd, src, s->fd, dst, whole);
+    if (e != 0 && gk_clone_refused(e)) {
+        s->clone_block = 0;   /* these files do not share blocks after all: copy */
+        return gk_stage_copy_from(s, fd, src, len, err);
+    }
+    if (e != 0)
+        return gk_error_set(err, GK_E_IO, (int64_t)dst, "%s: clone of %llu bytes failed: %s", s->name,
+                            (unsigned long long)whole, strerror(e));
+    sl->at += whole;
+    s->cloned += whole;
+    return read_copy(s, fd, src + whole, len - whole, err);
+}
+
+/* @return : true when the len bytes at p (zeros for NULL) are the run's
+ *           source's next bytes, and the run now holds them too. */
+static bool run_extends(gk_stage *s, const void *p, size_t len) {
+    if (s->run.len == 0 || len > RUN_MATCH_MAX) return false;
+    if (len == 0) return true;
+    uint8_t next[RUN_MATCH_MAX];
+    const uint8_t *want = p;
+    ssize_t n;
+    do n = pread(s->run.fd, next, len, (off_t)(s->run.src + s->run.len));
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)len) return false;
+    for (size_t i = 0; i < len; i++)
+        if (next[i] != (want ? want[i] : 0)) return false;
+    s->run.len += len;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Public                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -202,6 +259,9 @@ gk_status gk_stage_open(int fd, const char *name, bool direct, gk_stage **out, g
 }
 
 gk_status gk_stage_write(gk_stage *s, const void *buf, size_t len, gk_error *err) {
+    if (run_extends(s, buf, len)) return GK_OK;
+    gk_status st0 = settle(s, err);
+    if (st0 != GK_OK) return st0;
     const uint8_t *p = buf;
     while (len > 0) {
         slot *sl = &s->slots[s->cur];
@@ -220,6 +280,9 @@ gk_status gk_stage_write(gk_stage *s, const void *buf, size_t len, gk_error *err
 }
 
 gk_status gk_stage_zeros(gk_stage *s, uint64_t n, gk_error *err) {
+    if (n <= RUN_MATCH_MAX && run_extends(s, NULL, (size_t)n)) return GK_OK;
+    gk_status st0 = settle(s, err);
+    if (st0 != GK_OK) return st0;
     while (n > 0) {
         slot *sl = &s->slots[s->cur];
         size_t k = s->limit - sl->len;
@@ -290,6 +353,8 @@ static gk_status read_copy(gk_stage *s, int src_fd, uint64_t off, uint64_t len, 
 }
 
 gk_status gk_stage_copy_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    gk_status st0 = settle(s, err);
+    if (st0 != GK_OK) return st0;
     if (s->kernel_copy) {
         uint64_t done;
         gk_status st = kernel_copy(s, src_fd, off, len, &done, err);
@@ -310,32 +375,33 @@ void gk_stage_clone_allow(gk_stage *s, uint64_t block) {
     }
 }
 
-uint64_t gk_stage_cloned(const gk_stage *s) { return s->cloned; }
+uint64_t gk_stage_cloned(const gk_stage *s) {
+    return s->cloned + (s->run.len > 0 ? s->run.len / s->clone_block * s->clone_block : 0);
+}
 
 gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err) {
+    if (s->run.len > 0 && src_fd == s->run.fd && off == s->run.src + s->run.len) {
+        s->run.len += len;
+        return GK_OK;
+    }
+    gk_status st = settle(s, err);
+    if (st != GK_OK) return st;
     const uint64_t b = s->clone_block;
     const slot *sl = &s->slots[s->cur];
     uint64_t dst = sl->at + sl->len;
     if (b == 0 || off % b != dst % b) return gk_stage_copy_from(s, src_fd, off, len, err);
     uint64_t head = (b - dst % b) % b;
     if (head >= len || (len - head) / b == 0) return read_copy(s, src_fd, off, len, err);
-    uint64_t body = (len - head) / b * b;
-    gk_status st = read_copy(s, src_fd, off, head, err);
+    st = read_copy(s, src_fd, off, head, err);
     if (st == GK_OK) st = hand_off(s, err);
     if (st == GK_OK) st = wait_idle(s, err);
     if (st != GK_OK) return st;
-    slot *cur = &s->slots[s->cur];   /* empty now, at dst + head */
-    int e = gk_clone_range(src_fd, off + head, s->fd, cur->at, body);
-    if (e != 0 && gk_clone_refused(e)) {
-        s->clone_block = 0;   /* these files do not share blocks after all: copy */
-        return gk_stage_copy_from(s, src_fd, off + head, len - head, err);
-    }
-    if (e != 0)
-        return gk_error_set(err, GK_E_IO, (int64_t)cur->at, "%s: clone of %llu bytes failed: %s", s->name,
-                            (unsigned long long)body, strerror(e));
-    cur->at += body;
-    s->cloned += body;
-    return read_copy(s, src_fd, off + head + body, len - head - body, err);
+    /* The current slot is empty now, at dst + head: the run starts there. */
+    s->run.fd = src_fd;
+    s->run.src = off + head;
+    s->run.dst = s->slots[s->cur].at;
+    s->run.len = len - head;
+    return GK_OK;
 }
 
 gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t len, size_t block_bytes,
@@ -343,6 +409,8 @@ gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t 
     if (block_bytes == 0 || len % block_bytes != 0)
         return gk_error_set(err, GK_E_ARG, (int64_t)off, "byte swap of %llu bytes: not whole blocks of %zu",
                             (unsigned long long)len, block_bytes);
+    gk_status st0 = settle(s, err);
+    if (st0 != GK_OK) return st0;
     uint8_t *one = NULL;   /* a block that straddles two slots goes through here */
     gk_status st = GK_OK;
     while (len > 0 && st == GK_OK) {
@@ -371,7 +439,8 @@ gk_status gk_stage_copy_swapped(gk_stage *s, int src_fd, uint64_t off, uint64_t 
 }
 
 gk_status gk_stage_finish(gk_stage *s, gk_error *err) {
-    gk_status st = wait_idle(s, err);
+    gk_status st = settle(s, err);
+    if (st == GK_OK) st = wait_idle(s, err);
     if (st != GK_OK) return st;
     slot *sl = &s->slots[s->cur];
     size_t whole = sl->len / DIO_ALIGN * DIO_ALIGN;

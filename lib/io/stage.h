@@ -45,9 +45,12 @@ void gk_stage_clone_allow(gk_stage *s, uint64_t block);
  *  gk_stage_copy_from does, but shares the whole blocks among them with fd
  *  (gk_clone_range) when cloning is allowed and off is congruent with the
  *  output offset modulo the block size: the partial blocks at both ends are
- *  copied, the staged bytes before them are written first. A refusal turns
- *  cloning off for the rest of the stage and copies. @return : as
- *  gk_stage_copy_from; GK_E_IO when a clone the filesystem took on failed. */
+ *  copied, the staged bytes before them are written first. The sharing is
+ *  deferred while what is appended next continues the same source (see
+ *  stage.c: runs), so a later call or gk_stage_finish may be the one that
+ *  clones and reports its failure. A refusal turns cloning off for the rest
+ *  of the stage and copies. @return : as gk_stage_copy_from; GK_E_IO when a
+ *  clone the filesystem took on failed. */
 gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
 
 /** gk_stage_cloned() : @return : bytes appended by sharing blocks so far. */

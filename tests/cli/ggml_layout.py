@@ -4,6 +4,8 @@ it when it loads the tensor data, independently of ggufkit; and writes the small
 fixtures the writer tests need.
 
 usage: ggml_layout.py check FILE...
+       ggml_layout.py gaps FILE (prints "START END" for every run of alignment padding
+                                 after a tensor, as absolute file offsets)
        ggml_layout.py unpadded OUT [N] (v3, two F32 tensors, the last one of N elements
                                         (default 3), the file ending right after it)
 
@@ -55,7 +57,7 @@ class Reader:
         return self.get(SCALAR[t])
 
 
-def check(path):
+def check(path, spans=None):
     data = open(path, "rb").read()
     if data[:4] != b"GGUF":
         return "not a GGUF file"
@@ -85,8 +87,13 @@ def check(path):
         blk, size = TYPES[t]
         if off != expected:
             return "tensor %s has offset %d, expected %d" % (name, off, expected)
+        if spans is not None:
+            spans.append((off, elems // blk * size))
         expected += (elems // blk * size + align - 1) // align * align
     data_offset = (r.p + align - 1) // align * align
+    if spans is not None:
+        spans[:] = [(data_offset + o, data_offset + o + n,
+                     data_offset + (o + n + align - 1) // align * align) for o, n in spans]
     if n_tensors and len(data) < data_offset + expected:
         return ("failed to read tensor data binary blob: v%d file of %d bytes, the padded data "
                 "section ends at %d" % (version, len(data), data_offset + expected))
@@ -105,7 +112,21 @@ def unpadded(out, n):
         f.write(w.buf + data)
 
 
+def gaps(path):
+    spans = []
+    why = check(path, spans)
+    if why:
+        print("%s: %s" % (path, why))
+        return 1
+    for _, end, padded in spans:
+        if padded > end:
+            print(end, padded)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "gaps":
+        return gaps(argv[2])
     if len(argv) in (3, 4) and argv[1] == "unpadded":
         unpadded(argv[2], int(argv[3]) if len(argv) == 4 else 3)
         return 0

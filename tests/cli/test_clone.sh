@@ -18,6 +18,9 @@
 # load is not the test's business; the figures are printed, and the goal is
 # 0.2 s). Copy-on-write: an in-place edit of an output, and bytes written into
 # its tensor data, leave the input's bytes unchanged, and the other way round.
+# The unchanged data section clones as one run: repack copies no more than the
+# header and one block. An input with stray bytes in its alignment padding
+# gives the --no-clone output (zeros there) all the same.
 set -u
 
 : "${1:?usage: test_clone.sh PATH/TO/ggufkit}"
@@ -144,6 +147,14 @@ clone_suite() {
     verifies "$fs repack" "$mnt/r.gguf"
     same_tensors "$fs repack" "$mnt/m.txt" "$mnt/r.gguf"
     expect_same_file "$fs repack of a canonical file gives it back" "$M" "$mnt/r.gguf"
+    # The data section is one clone run (the padding between tensors equals the
+    # input's): only the header and the partial block at the end are copied.
+    local copied data_at
+    copied=$(sed -n 's/.*copied \([0-9]*\) bytes.*/\1/p' "$TMP/err" | head -1)
+    data_at=$("$BIN" info --json "$M" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["data_offset"])' 2>/dev/null)
+    if [ -n "$copied" ] && [ -n "$data_at" ] && [ "$copied" -le $((data_at + 4096)) ]; then ok; else
+        bad "$fs repack: copied ${copied:-?} bytes, more than the header (${data_at:-?}) and one block"
+    fi
 
     timed "$fs" "split --clone" "$mnt" "$BIN" split --clone --split-max-size 500M "$M" "$mnt/s"
     local first
@@ -182,6 +193,32 @@ clone_suite() {
     head -c 65536 /dev/urandom | dd of="$M" bs=4096 seek=$(( (data + 1048576) / 4096 )) conv=notrunc,fsync status=none
     same_tensors "$fs merge output unchanged after writes to the input" "$mnt/m.txt" "$mnt/mm.gguf"
     same_tensors "$fs repack output unchanged after writes to the input" "$mnt/m.txt" "$mnt/r.gguf"
+}
+
+# padding_suite FS MOUNT: an input whose alignment padding holds stray bytes
+# (the format leaves padding unread): the clone run must stop there, so the
+# output's padding is zeros as with --no-clone, and the rest still clones.
+padding_suite() {
+    local fs=$1 mnt=$2
+    local P="$mnt/p.gguf"
+    "$BIN" synth --preset tiny --layers 3 --alignment 4096 "$P" >/dev/null 2>&1 || { bad "$fs: synth"; return; }
+    python3 "$HERE/ggml_layout.py" gaps "$P" >"$TMP/gaps" || { bad "$fs: gaps of the padded model"; return; }
+    local n=0 start end
+    while read -r start end; do
+        n=$((n + 1))
+        [ $((n % 2)) -eq 1 ] || continue   # every other gap: runs both stop and go on
+        printf 'stray' | dd of="$P" bs=1 seek=$(( (start + end) / 2 )) conv=notrunc status=none
+    done <"$TMP/gaps"
+    [ "$n" -ge 4 ] && ok || bad "$fs: only $n padding gaps in the padded model"
+    expect_exit 0 "$fs repack of stray padding" "$BIN" repack "$P" "$mnt/p1.gguf"
+    expect_grep "$fs repack of stray padding cloned" "$TMP/err" "cloned "
+    expect_exit 0 "$fs repack --no-clone of stray padding" "$BIN" repack --no-clone "$P" "$mnt/p0.gguf"
+    expect_same_file "$fs stray padding: repack = --no-clone" "$mnt/p1.gguf" "$mnt/p0.gguf"
+    if cmp -s "$P" "$mnt/p0.gguf"; then bad "$fs: the stray bytes were not in the padding"; else ok; fi
+    expect_exit 0 "$fs edit -o of stray padding" "$BIN" edit --set general.name=x -o "$mnt/p2.gguf" "$P"
+    expect_exit 0 "$fs edit -o --no-clone of stray padding" "$BIN" edit --no-clone --set general.name=x -o "$mnt/p3.gguf" "$P"
+    expect_same_file "$fs stray padding: edit -o = --no-clone" "$mnt/p2.gguf" "$mnt/p3.gguf"
+    rm -f "$P" "$mnt"/p[0-3].gguf
 }
 
 # On filesystems that do not clone: the same commands, byte for byte as with --no-clone.
@@ -226,6 +263,8 @@ size=$(stat -c %s "$TMP/big.gguf" 2>/dev/null || echo 0)
 
 clone_suite xfs "$TMP/xfs"
 clone_suite btrfs "$TMP/btrfs"
+padding_suite xfs "$TMP/xfs"
+padding_suite btrfs "$TMP/btrfs"
 rm -f "$TMP/big.gguf"
 plain_suite ext4 "$TMP/ext4"
 plain_suite tmpfs "$TMP/tmpfs"
