@@ -599,8 +599,14 @@ GK_API gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t
  *  the first byte is written; never with GK_SINK_NO_CLONE or a compressed dest.
  *  @return : the block size clones are made in, or 0 (everything is copied). */
 GK_API uint64_t gk_sink_clone_probe(gk_sink *s, int fd);
-/** gk_sink_bytes_cloned() : @return : bytes appended by sharing blocks so far
- *  (the rest of gk_sink_offset was written or copied). */
+/** gk_sink_settle() : makes the clones gk_sink_copy_from deferred (a run of
+ *  blocks grows while the next bytes continue it) now, copying where the
+ *  filesystem refuses them; gk_sink_bytes_cloned is exact afterwards.
+ *  gk_sink_commit settles too. @return : GK_OK or the clone's or copy's error. */
+GK_API gk_status gk_sink_settle(gk_sink *s, gk_error *err);
+/** gk_sink_bytes_cloned() : @return : bytes appended by sharing blocks so far,
+ *  a deferred run's whole blocks included (the rest of gk_sink_offset was
+ *  written or copied). */
 GK_API uint64_t gk_sink_bytes_cloned(const gk_sink *s);
 /** gk_sink_offset() : @return : bytes written so far. */
 GK_API uint64_t gk_sink_offset(const gk_sink *s);

@@ -23,6 +23,9 @@
  *                               fails (a machine without the optional library)
  *   GK_FAULT_NO_TMPFILE=1       open and openat with O_TMPFILE fail with
  *                               EOPNOTSUPP (a filesystem without unnamed files)
+ *   GK_FAULT_CLONE_AFTER=N      FICLONERANGE works N times in all, then is
+ *                               refused with EOPNOTSUPP (a filesystem that takes
+ *                               the first clones, the probe's, but not the rest)
  *
  * Events (one trigger, one action, fired once):
  *   GK_FAULT_TRIGGER=read:N     when a read would deliver byte N (counted from 0
@@ -49,7 +52,7 @@
  *
  * Paths are those of /proc/self/fd. pread, read, write, pwrite, fsync,
  * fdatasync, ftruncate, copy_file_range, open, openat, rename, renameat,
- * renameat2, link, linkat, unlink, unlinkat and dlopen are wrapped;
+ * renameat2, link, linkat, unlink, unlinkat, dlopen and ioctl are wrapped;
  * copy_file_range between files of which one is watched fails with EXDEV, so the
  * caller falls back to reads and writes, which are. Counters are atomic: the
  * writer thread and the workers share them.
@@ -67,8 +70,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+#include <linux/fs.h>
 
 /* The next definition of name (libc's), looked up once. */
 #define REAL(name) static __typeof__(&name) real_##name; \
@@ -483,4 +489,26 @@ void *dlopen(const char *file, int mode) {
     const char *want = getenv("GK_FAULT_DLOPEN");
     if (file && want && *want && strstr(file, want)) return NULL;
     return real_dlopen(file, mode);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clones                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static unsigned long long clones;
+
+int ioctl(int fd, unsigned long req, ...) {
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    REAL(ioctl);
+#ifdef FICLONERANGE
+    if (req == FICLONERANGE && getenv("GK_FAULT_CLONE_AFTER") &&
+        __atomic_add_fetch(&clones, 1, __ATOMIC_SEQ_CST) > env_u64("GK_FAULT_CLONE_AFTER", 0)) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+#endif
+    return real_ioctl(fd, req, arg);
 }

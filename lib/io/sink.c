@@ -230,6 +230,8 @@ uint64_t gk_sink_clone_probe(gk_sink *s, int fd) {
     return block;
 }
 
+gk_status gk_sink_settle(gk_sink *s, gk_error *err) { return s->zc ? GK_OK : gk_stage_settle(s->stage, err); }
+
 uint64_t gk_sink_bytes_cloned(const gk_sink *s) { return gk_stage_cloned(s->stage); }
 
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {

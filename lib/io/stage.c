@@ -375,6 +375,8 @@ void gk_stage_clone_allow(gk_stage *s, uint64_t block) {
     }
 }
 
+gk_status gk_stage_settle(gk_stage *s, gk_error *err) { return settle(s, err); }
+
 uint64_t gk_stage_cloned(const gk_stage *s) {
     return s->cloned + (s->run.len > 0 ? s->run.len / s->clone_block * s->clone_block : 0);
 }

@@ -53,7 +53,12 @@ void gk_stage_clone_allow(gk_stage *s, uint64_t block);
  *  clone the filesystem took on failed. */
 gk_status gk_stage_clone_from(gk_stage *s, int src_fd, uint64_t off, uint64_t len, gk_error *err);
 
-/** gk_stage_cloned() : @return : bytes appended by sharing blocks so far. */
+/** gk_stage_settle() : makes the deferred clone run now (copies it where the
+ *  filesystem refuses). @return : GK_OK, or as gk_stage_clone_from. */
+gk_status gk_stage_settle(gk_stage *s, gk_error *err);
+
+/** gk_stage_cloned() : @return : bytes appended by sharing blocks so far, the
+ *  deferred run's whole blocks included. */
 uint64_t gk_stage_cloned(const gk_stage *s);
 
 /** gk_stage_copy_swapped() : appends len bytes read from fd at offset off (a

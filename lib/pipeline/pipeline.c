@@ -424,6 +424,7 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
         uint64_t end = gk_sink_offset(sink);
         s = gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err);
     }
+    if (s == GK_OK) s = gk_sink_settle(sink, err);   /* the stats are exact now */
     count(&pr);
     if (s != GK_OK) {
         gk_sink_abort(sink);

@@ -3,7 +3,7 @@
 # with reflink, btrfs) the rewriting commands clone the unchanged tensor bytes;
 # on the others (ext4, tmpfs) their outputs are byte for byte the --no-clone ones.
 #
-# usage: test_clone.sh PATH/TO/ggufkit
+# usage: test_clone.sh PATH/TO/ggufkit [PATH/TO/fault_preload.so]
 # Needs root (it makes sparse images in a temporary folder, formats them and
 # loop-mounts them; everything is unmounted, detached and removed on exit).
 # Without root, the mkfs tools or a loop device it prints a SKIPPED banner and
@@ -20,12 +20,16 @@
 # its tensor data, leave the input's bytes unchanged, and the other way round.
 # The unchanged data section clones as one run: repack copies no more than the
 # header and one block. An input with stray bytes in its alignment padding
-# gives the --no-clone output (zeros there) all the same.
+# gives the --no-clone output (zeros there) all the same. So do an output on
+# another filesystem than its input (EXDEV) and, with the fault shim, a
+# filesystem that takes the probe's clone and refuses the next ones.
 set -u
 
 : "${1:?usage: test_clone.sh PATH/TO/ggufkit}"
 HERE=$(cd "$(dirname "$0")" && pwd)
 MAX_SECONDS=${CLONE_MAX_SECONDS:-2}
+SHIM=${2:-}
+[ -n "$SHIM" ] && [ -f "$SHIM" ] && SHIM=$(realpath "$SHIM") || SHIM=""
 
 skip_all() {
     echo "=================================================================="
@@ -221,6 +225,45 @@ padding_suite() {
     rm -f "$P" "$mnt"/p[0-3].gguf
 }
 
+# refusal_suite FS MOUNT OTHER: clones refused where the probe promised them
+# (the shim's GK_FAULT_CLONE_AFTER), and an output on the filesystem OTHER
+# (EXDEV): the copying path runs, and the outputs are the --no-clone ones.
+refusal_suite() {
+    local fs=$1 mnt=$2 other=$3
+    local P="$mnt/q.gguf"
+    "$BIN" synth --preset tiny --layers 3 --alignment 4096 "$P" >/dev/null 2>&1 || { bad "$fs: synth"; return; }
+    expect_exit 0 "$fs repack --no-clone" "$BIN" repack --no-clone "$P" "$mnt/q0.gguf"
+    expect_exit 0 "$fs edit -o --no-clone" "$BIN" edit --no-clone --set general.name=x -o "$mnt/qe0.gguf" "$P"
+    expect_exit 0 "$fs edit -o to $other" "$BIN" edit --set general.name=x -o "$other/qx.gguf" "$P"
+    if grep -q "cloned" "$TMP/err"; then bad "$fs: edit -o to another filesystem says it cloned"; else ok; fi
+    expect_same_file "$fs edit -o to $other = --no-clone" "$other/qx.gguf" "$mnt/qe0.gguf"
+    expect_exit 0 "$fs split --clone" "$BIN" split --clone --split-max-tensors 9 "$P" "$mnt/qs"
+    expect_exit 0 "$fs merge --no-clone" "$BIN" merge --no-clone "$mnt/qs-00001-of-00004.gguf" "$mnt/qm0.gguf"
+    expect_exit 0 "$fs merge to $other" "$BIN" merge "$mnt/qs-00001-of-00004.gguf" "$other/qm.gguf"
+    expect_same_file "$fs merge to $other = --no-clone" "$other/qm.gguf" "$mnt/qm0.gguf"
+    rm -f "$other/qx.gguf" "$other/qm.gguf"
+    if [ -z "$SHIM" ]; then
+        skip "$fs: clones refused after the probe (no fault shim given)"
+        rm -f "$P" "$mnt"/q*.gguf
+        return
+    fi
+    local shim=(env LD_PRELOAD="$SHIM" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0")
+    # 1: the probe's clone only; the data section's run is refused and copied.
+    expect_exit 0 "$fs repack, clones refused after the probe" \
+        "${shim[@]}" GK_FAULT_CLONE_AFTER=1 "$BIN" repack "$P" "$mnt/q1.gguf"
+    if grep -q "cloned" "$TMP/err"; then bad "$fs: repack with refused clones says it cloned"; else ok; fi
+    expect_same_file "$fs repack, clones refused = --no-clone" "$mnt/q1.gguf" "$mnt/q0.gguf"
+    expect_exit 0 "$fs edit -o, clones refused after the probe" \
+        "${shim[@]}" GK_FAULT_CLONE_AFTER=1 "$BIN" edit --set general.name=x -o "$mnt/qe1.gguf" "$P"
+    expect_same_file "$fs edit -o, clones refused = --no-clone" "$mnt/qe1.gguf" "$mnt/qe0.gguf"
+    # 2: the probe and the first shard's run clone; the next shard's is refused.
+    expect_exit 0 "$fs merge, clones refused from the second shard on" \
+        "${shim[@]}" GK_FAULT_CLONE_AFTER=2 "$BIN" merge "$mnt/qs-00001-of-00004.gguf" "$mnt/qm2.gguf"
+    expect_grep "$fs merge, first shard cloned" "$TMP/err" "cloned "
+    expect_same_file "$fs merge, clones refused from the second shard = --no-clone" "$mnt/qm2.gguf" "$mnt/qm0.gguf"
+    rm -f "$P" "$mnt"/q*.gguf
+}
+
 # On filesystems that do not clone: the same commands, byte for byte as with --no-clone.
 plain_suite() {
     local fs=$1 mnt=$2
@@ -265,6 +308,8 @@ clone_suite xfs "$TMP/xfs"
 clone_suite btrfs "$TMP/btrfs"
 padding_suite xfs "$TMP/xfs"
 padding_suite btrfs "$TMP/btrfs"
+refusal_suite xfs "$TMP/xfs" "$TMP/btrfs"
+refusal_suite btrfs "$TMP/btrfs" "$TMP/ext4"
 rm -f "$TMP/big.gguf"
 plain_suite ext4 "$TMP/ext4"
 plain_suite tmpfs "$TMP/tmpfs"
