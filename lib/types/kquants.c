@@ -280,17 +280,15 @@ static void finish_block_q3_K(const gk_searches *s, const float *x, block_q3_K *
     float d[QK_K / 16];
     for (int j = 0; j < QK_K / 16; ++j) d[j] = dall * (int8_t)unpack_scale_q3(b->scales, j);
     s->requant(QK_K / 16, 16, x, d, NULL, -4, 3, 4, (uint8_t *)L);
-    /* High bit of element j goes to bit j/32 of hmask[j%32]. */
-    memset(b->hmask, 0, sizeof b->hmask);
+    /* High bit of element j (levels are 0..7) goes to bit j/32 of hmask[j%32];
+     * without branches: which way they go is the data's, the predictor's guess. */
     uint8_t L2[QK_K];
-    for (int j = 0; j < QK_K; ++j) {
-        int l = L[j];
-        if (l > 3) {
-            b->hmask[j % 32] |= (uint8_t)(1u << (j / 32));
-            l -= 4;
-        }
-        L2[j] = (uint8_t)l;
+    for (int k = 0; k < 32; ++k) {
+        unsigned h = 0;
+        for (int i = 0; i < QK_K / 32; ++i) h |= (((unsigned)L[32 * i + k] >> 2) & 1u) << i;
+        b->hmask[k] = (uint8_t)h;
     }
+    for (int j = 0; j < QK_K; ++j) L2[j] = (uint8_t)(L[j] & 3);
     pack_2bit(L2, b->qs);
 }
 
@@ -464,25 +462,16 @@ static void pack_q4_K(const uint8_t *L, uint8_t *qs) {
 /* Low nibbles to qs like Q4_K; bit 4 of elements n+j and n+j+32 of each
  * 64-element chunk c go to bits 2c and 2c+1 of qh[j]. */
 static void pack_q5_K(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
-    memset(qh, 0, QK_K / 8);
-    uint8_t m1 = 1, m2 = 2;
-    for (int n = 0; n < QK_K; n += 64) {
-        for (int j = 0; j < 32; ++j) {
-            int l1 = L[n + j];
-            if (l1 > 15) {
-                l1 -= 16;
-                qh[j] |= m1;
-            }
-            int l2 = L[n + j + 32];
-            if (l2 > 15) {
-                l2 -= 16;
-                qh[j] |= m2;
-            }
-            qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
-        }
-        m1 = (uint8_t)(m1 << 2);
-        m2 = (uint8_t)(m2 << 2);
+    /* Levels are 0..31; no branches on bit 4 (the data's, the predictor's guess). */
+    for (int j = 0; j < 32; ++j) {
+        unsigned h = 0;
+        for (int c = 0; c < QK_K / 64; ++c)
+            h |= (((unsigned)L[64 * c + j] >> 4) & 1u) << (2 * c) | (((unsigned)L[64 * c + j + 32] >> 4) & 1u)
+                                                                       << (2 * c + 1);
+        qh[j] = (uint8_t)h;
     }
+    for (int n = 0; n < QK_K; n += 64)
+        for (int j = 0; j < 32; ++j) qs[n / 2 + j] = (uint8_t)((L[n + j] & 15) | ((L[n + j + 32] & 15) << 4));
 }
 
 /* Q4_K (q5 false) or Q5_K blocks: nblk consecutive blocks of a row at x (their
