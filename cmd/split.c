@@ -98,6 +98,9 @@ int cmd_split(int argc, char **argv) {
         return cmd_report(paths[0], &err);
     }
     print_plan(paths[1], gk_file_model(in), &plan);
+    if (clone == GK_CLONE_PAD)
+        printf("sizes are llama-gguf-split's: where the shards' filesystem clones, --clone adds a\n"
+               "ggufkit.padding pair to each header (at most one filesystem block and the pair)\n");
     int rc = GK_EXIT_OK;
     if (!dry_run) {
         cmd_catch_interrupts();

@@ -222,7 +222,22 @@ padding_suite() {
     expect_exit 0 "$fs edit -o of stray padding" "$BIN" edit --set general.name=x -o "$mnt/p2.gguf" "$P"
     expect_exit 0 "$fs edit -o --no-clone of stray padding" "$BIN" edit --no-clone --set general.name=x -o "$mnt/p3.gguf" "$P"
     expect_same_file "$fs stray padding: edit -o = --no-clone" "$mnt/p2.gguf" "$mnt/p3.gguf"
-    rm -f "$P" "$mnt"/p[0-3].gguf
+    # split --clone --dry-run: llama-gguf-split's sizes, and it says so; the shards
+    # written are larger by at most a block and the padding pair.
+    local Q="$mnt/pd.gguf"
+    "$BIN" synth --preset tiny --layers 3 "$Q" >/dev/null 2>&1 || bad "$fs: synth (alignment 32)"
+    expect_exit 0 "$fs split --clone --dry-run" "$BIN" split --clone --dry-run --split-max-tensors 9 "$Q" "$mnt/pd"
+    expect_grep "$fs split --clone --dry-run names the padding" "$TMP/out" "ggufkit.padding"
+    cp "$TMP/out" "$TMP/plan"
+    expect_exit 0 "$fs split --clone" "$BIN" split --clone --split-max-tensors 9 "$Q" "$mnt/pd"
+    local name planned real
+    while read -r name _ _ planned _; do
+        real=$(stat -c %s "$name" 2>/dev/null || echo -1)
+        if [ "$real" -ge "$planned" ] && [ "$real" -le $((planned + 4096 + 64)) ]; then ok; else
+            bad "$fs: $name has $real bytes, the dry run said $planned (+ at most a block and the pair)"
+        fi
+    done < <(grep "tensors" "$TMP/plan" | grep -v "shards,")
+    rm -f "$P" "$Q" "$mnt"/p[0-3].gguf "$mnt"/pd-*.gguf
 }
 
 # refusal_suite FS MOUNT OTHER: clones refused where the probe promised them
