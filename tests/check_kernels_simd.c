@@ -168,8 +168,9 @@ static int64_t compare_dequantize(gk_isa level, uint32_t id, int64_t nblocks) {
 }
 
 /* One type at one level: quantize (rows of four blocks and of one, without and
- * with weights: nplain and nweighted blocks) and dequantize (nplain blocks). */
-static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweighted) {
+ * with weights: nplain and nweighted blocks) and dequantize (ndeq blocks: no
+ * search on either side, so many more). */
+static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweighted, int64_t ndeq) {
     const char *skip = level_skip(level);
     const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
     if (skip) {
@@ -179,11 +180,12 @@ static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweigh
     rng_state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)id << 32) ^ (uint64_t)level;
     nplain = (int64_t)(nplain * scale_factor);
     nweighted = (int64_t)(nweighted * scale_factor);
+    ndeq = (int64_t)(ndeq * scale_factor);
     const int64_t plain = compare_quantize(level, id, nplain, 4, false) +
                           compare_quantize(level, id, nplain / 8, 1, false);
     const int64_t weighted = compare_quantize(level, id, nweighted, 4, true) +
                              compare_quantize(level, id, nweighted / 8, 1, true);
-    const int64_t deq = compare_dequantize(level, id, nplain);
+    const int64_t deq = compare_dequantize(level, id, ndeq);
     printf("%s %-6s quantize: %lld blocks without weights, %lld with (rows of 4 blocks and of 1); "
            "dequantize: %lld blocks\n",
            gk_isa_name(level), s->name, (long long)plain, (long long)weighted, (long long)deq);
@@ -192,11 +194,12 @@ static void check_type(gk_isa level, uint32_t id, int64_t nplain, int64_t nweigh
                   s->name);
 }
 
-/* Block counts per type at scale 1, without and with weights: the scalar
- * searches (the oracle) are the slow side, some 20 thousand K-quant blocks a
- * second, so the K-quants and the weighted legacy paths get fewer. */
-#define K_BLOCKS 100000, 40000
-#define LEGACY_BLOCKS 10000000, 100000
+/* Block counts per type at scale 1: quantized without and with weights, and
+ * dequantized. The scalar searches (the oracle) are the slow side, some 20
+ * thousand K-quant blocks a second, so the K-quants and the weighted legacy
+ * paths quantize fewer; every dequantizer gets millions. */
+#define K_BLOCKS 100000, 40000, 2000000
+#define LEGACY_BLOCKS 10000000, 100000, 10000000
 
 START_TEST(q4_K_avx2) { check_type(GK_ISA_AVX2, GK_TYPE_Q4_K, K_BLOCKS); }
 END_TEST
