@@ -103,8 +103,9 @@ static void build_slot(search_slot *s) {
         map[code] = k;
     }
 
-    /* pass 1: size of all lists (count word + members) */
-    size_t total = 0;
+    /* One pass: lists ordered by (distance, grid index), as ggml's sorted scan,
+     * appended to arrays that grow as needed. */
+    size_t counter = 0, cap = 0;
     for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
@@ -112,31 +113,39 @@ static void build_slot(search_slot *s) {
         size_t members = 0;
         for (int j = 0; j < n; j++)
             if (dist2[j] <= shell[nshell - 1]) members++;
-        total += 1 + members;
-    }
-    /* spare zero entries: vector searches read 8 entries at a time */
-    neighbours = calloc(total + 8, sizeof *neighbours);
-    points = calloc(total + 8, sizeof *points);
-    if (neighbours == NULL || points == NULL) goto fail;
-
-    /* pass 2: lists ordered by (distance, grid index), as ggml's sorted scan */
-    size_t counter = 0;
-    for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
-        if (map[code] >= 0 || !code_is_reachable(code)) continue;
-        int shell[GK_IQ_SEARCH_MAX_SHELLS];
-        int nshell = code_distances(s, grid, code, dist2, shell);
+        /* spare entries at the end: vector searches read 8 entries at a time */
+        if (counter + 1 + members + 8 > cap) {
+            size_t want = cap ? cap : 1u << 16;
+            while (counter + 1 + members + 8 > want) want *= 2;
+            uint16_t *nb = realloc(neighbours, want * sizeof *nb);
+            if (nb == NULL) goto fail;
+            neighbours = nb;
+            uint64_t *pt = realloc(points, want * sizeof *pt);
+            if (pt == NULL) goto fail;
+            points = pt;
+            cap = want;
+        }
         map[code] = -(int32_t)(counter + 1);
         size_t start = counter++;
         uint16_t count = 0;
+        points[start] = 0;
         for (int h = 0; h < nshell; h++) {
             for (int j = 0; j < n; j++) {
                 if (dist2[j] != shell[h]) continue;
-                neighbours[counter++] = (uint16_t)j;
+                neighbours[counter] = (uint16_t)j;
+                points[counter++] = grid[j];
                 count++;
             }
         }
         neighbours[start] = count;
-        for (size_t m = start + 1; m < counter; m++) points[m] = grid[neighbours[m]];
+    }
+    if (cap == 0) {
+        neighbours = calloc(8, sizeof *neighbours);
+        points = calloc(8, sizeof *points);
+        if (neighbours == NULL || points == NULL) goto fail;
+    } else {
+        memset(neighbours + counter, 0, 8 * sizeof *neighbours);
+        memset(points + counter, 0, 8 * sizeof *points);
     }
     free(dist2);
     s->pub.grid = grid;
