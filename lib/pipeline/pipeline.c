@@ -328,6 +328,18 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
 /* The whole file                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* True when output tensor i is input tensor st's bytes unchanged (same type and
+ * byte order): copy_tensor's case. */
+static bool is_copy(const gk_model *out, const gk_step *st, size_t i) {
+    const gk_tensor *it = gk_tensor_at(st->src->model, st->src_tensor);
+    return it != NULL && it->type == out->tensors[i].type && st->src->model->big_endian == out->big_endian;
+}
+
+/* A failure while a clone run of src was pending: an input that ended early is src. */
+static gk_status from_run(gk_status s, const gk_file *src, gk_error *err) {
+    return src ? from_input(s, src, err) : s;
+}
+
 static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_step *st,
                               int threads, scratch *sc, progress *pr, gk_error *err) {
     const gk_tensor *ot = &out->tensors[i];
@@ -412,19 +424,26 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
     }
     uint64_t align = gk_model_alignment(out);
     scratch sc = { 0 };
+    /* The input a deferred clone run reads from (gk_sink_settle): it is settled
+     * before another input's tensor or one that is not copied, so that an input
+     * that shrank is named as the input. */
+    const gk_file *run_src = NULL;
     for (size_t i = 0; i < out->n_tensors && s == GK_OK; i++) {
         uint64_t want = header_len + out->tensors[i].offset;
-        s = gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err);
+        s = from_run(gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err), run_src, err);
+        if (s == GK_OK && run_src && !(steps[i].src == run_src && is_copy(out, &steps[i], i)))
+            s = from_run(gk_sink_settle(sink, err), run_src, err);
         if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &sc, &pr, err);
+        run_src = steps[i].src->fd >= 0 && is_copy(out, &steps[i], i) ? steps[i].src : NULL;
     }
     scratch_free(&sc);
     /* ggml's reader takes the data section as every tensor padded to the
      * alignment, the last one too, and reads all of it: the end is always padded. */
     if (s == GK_OK && out->n_tensors > 0) {
         uint64_t end = gk_sink_offset(sink);
-        s = gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err);
+        s = from_run(gk_sink_write_zeros(sink, gk_align_up(end, align) - end, err), run_src, err);
     }
-    if (s == GK_OK) s = gk_sink_settle(sink, err);   /* the stats are exact now */
+    if (s == GK_OK) s = from_run(gk_sink_settle(sink, err), run_src, err);   /* the stats are exact now */
     count(&pr);
     if (s != GK_OK) {
         gk_sink_abort(sink);

@@ -276,6 +276,23 @@ refusal_suite() {
         "${shim[@]}" GK_FAULT_CLONE_AFTER=2 "$BIN" merge "$mnt/qs-00001-of-00004.gguf" "$mnt/qm2.gguf"
     expect_grep "$fs merge, first shard cloned" "$TMP/err" "cloned "
     expect_same_file "$fs merge, clones refused from the second shard = --no-clone" "$mnt/qm2.gguf" "$mnt/qm0.gguf"
+    # An input that shrinks while its clone run is pending (at the last of the
+    # padding reads the run compares; and once more with the run refused and
+    # copied): exit 1 naming the input, no output.
+    local extra reads
+    for extra in GK_FAULT_CLONE_AFTER=1000 GK_FAULT_CLONE_AFTER=1; do
+        cp "$P" "$mnt/qt.gguf"
+        expect_exit 0 "$fs repack ($extra), counted" "${shim[@]}" "$extra" GK_FAULT_TRIGGER_PATH=qt.gguf \
+            GK_FAULT_COUNT_OUT="$TMP/count" "$BIN" repack "$mnt/qt.gguf" "$mnt/qt-count.gguf"
+        reads=$(sed -n 's/^read //p' "$TMP/count")
+        rm -f "$mnt/qt-count.gguf"
+        expect_exit 1 "$fs repack ($extra) of an input that shrinks during its clone run" \
+            "${shim[@]}" "$extra" GK_FAULT_TRIGGER_PATH=qt.gguf GK_FAULT_TRIGGER=read:$((${reads:-0} - 100)) \
+            GK_FAULT_ACTION=truncate:3000000 "$BIN" repack "$mnt/qt.gguf" "$mnt/qt1.gguf"
+        expect_grep "$fs ($extra) the shrinking input is named" "$TMP/err" "qt.gguf: offset"
+        expect_grep "$fs ($extra) the shrinking input ended early" "$TMP/err" "input ended early"
+        expect_absent "$fs ($extra) no output from a shrinking input" "$mnt/qt1.gguf"
+    done
     rm -f "$P" "$mnt"/q*.gguf
 }
 
