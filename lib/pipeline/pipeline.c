@@ -350,8 +350,7 @@ static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_s
     if (it->ne[0] != ot->ne[0] || it->ne[1] != ot->ne[1] || it->ne[2] != ot->ne[2] || it->ne[3] != ot->ne[3])
         return gk_error_set(err, GK_E_ARG, -1, "%s: source tensor '%s' has other dimensions",
                             ot->name.ptr, it->name.ptr);
-    bool same_order = st->src->model->big_endian == out->big_endian;
-    if (it->type == ot->type && same_order) return copy_tensor(sink, st, pr, err);
+    if (is_copy(out, st, i)) return copy_tensor(sink, st, pr, err);
     if (it->type == ot->type) return swap_tensor(sink, st, pr, err);
     return convert_tensor(sink, st, ot, out->big_endian, threads, sc, pr, err);
 }
