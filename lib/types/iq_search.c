@@ -105,7 +105,10 @@ static void build_slot(search_slot *s) {
 
     /* One pass: lists ordered by (distance, grid index), as ggml's sorted scan,
      * appended to arrays that grow as needed. */
-    size_t counter = 0, cap = 0;
+    size_t counter = 0, cap = 1u << 16;
+    neighbours = malloc(cap * sizeof *neighbours);
+    points = malloc(cap * sizeof *points);
+    if (neighbours == NULL || points == NULL) goto fail;
     for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
         int shell[GK_IQ_SEARCH_MAX_SHELLS];
@@ -115,7 +118,7 @@ static void build_slot(search_slot *s) {
             if (dist2[j] <= shell[nshell - 1]) members++;
         /* spare entries at the end: vector searches read 8 entries at a time */
         if (counter + 1 + members + 8 > cap) {
-            size_t want = cap ? cap : 1u << 16;
+            size_t want = cap;
             while (counter + 1 + members + 8 > want) want *= 2;
             uint16_t *nb = realloc(neighbours, want * sizeof *nb);
             if (nb == NULL) goto fail;
@@ -139,14 +142,8 @@ static void build_slot(search_slot *s) {
         }
         neighbours[start] = count;
     }
-    if (cap == 0) {
-        neighbours = calloc(8, sizeof *neighbours);
-        points = calloc(8, sizeof *points);
-        if (neighbours == NULL || points == NULL) goto fail;
-    } else {
-        memset(neighbours + counter, 0, 8 * sizeof *neighbours);
-        memset(points + counter, 0, 8 * sizeof *points);
-    }
+    memset(neighbours + counter, 0, 8 * sizeof *neighbours);
+    memset(points + counter, 0, 8 * sizeof *points);
     free(dist2);
     s->pub.grid = grid;
     s->pub.map = map;
