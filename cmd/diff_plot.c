@@ -15,6 +15,24 @@
 #include <string.h>
 
 #include "diff_plot.h"
+#include "util/dynlib.h"
+
+/* The cairo functions drawn with (and fontconfig's FcFini, which cairo brings
+ * in), reached through K: cairo and its dozen libraries are opened when a
+ * picture is first drawn (util/dynlib.h), not by every command at start-up. */
+#define CAIRO_FUNCS(X) \
+    X(cairo_arc) X(cairo_clip) X(cairo_close_path) X(cairo_create) X(cairo_debug_reset_static_data) \
+    X(cairo_destroy) X(cairo_fill) X(cairo_image_surface_create) X(cairo_line_to) X(cairo_move_to) \
+    X(cairo_paint) X(cairo_rectangle) X(cairo_restore) X(cairo_rotate) X(cairo_save) \
+    X(cairo_select_font_face) X(cairo_set_dash) X(cairo_set_font_size) X(cairo_set_line_join) \
+    X(cairo_set_line_width) X(cairo_set_source_rgb) X(cairo_show_text) X(cairo_status) \
+    X(cairo_status_to_string) X(cairo_stroke) X(cairo_surface_destroy) X(cairo_surface_finish) \
+    X(cairo_surface_status) X(cairo_surface_write_to_png_stream) \
+    X(cairo_svg_surface_create_for_stream) X(cairo_text_extents) X(cairo_translate) X(FcFini)
+static struct { CAIRO_FUNCS(GK_DYNLIB_SLOT) } K;
+static const char *const cairo_symbols[] = {CAIRO_FUNCS(GK_DYNLIB_NAME) NULL};
+static const char *const cairo_sonames[] = {"libcairo.so.2", "libcairo.so", NULL};
+static gk_dynlib cairo_lib = GK_DYNLIB_INIT("libcairo", cairo_sonames, cairo_symbols, &K);
 
 #define MAX_KINDS 24
 #define KIND_LEN 48
@@ -118,9 +136,9 @@ static double y_of(const plot_data *pd, double v) {
 
 static void text_at(cairo_t *cr, double x, double y, const char *s, double align_x, double align_y) {
     cairo_text_extents_t e;
-    cairo_text_extents(cr, s, &e);
-    cairo_move_to(cr, x - e.width * align_x - e.x_bearing, y - e.height * align_y - e.y_bearing);
-    cairo_show_text(cr, s);
+    K.cairo_text_extents(cr, s, &e);
+    K.cairo_move_to(cr, x - e.width * align_x - e.x_bearing, y - e.height * align_y - e.y_bearing);
+    K.cairo_show_text(cr, s);
 }
 
 /* Shortens a path to its last component for titles. */
@@ -131,7 +149,7 @@ static const char *base_name(const char *p) {
 
 static void draw_axes(cairo_t *cr, const plot_data *pd) {
     /* grid and y ticks: every decade, with 2 and 5 between when there are few */
-    cairo_set_font_size(cr, 11);
+    K.cairo_set_font_size(cr, 11);
     int decades = (int)(pd->hi - pd->lo);
     for (int e = (int)pd->lo; e <= (int)pd->hi; e++) {
         for (int m = 1; m <= 9; m++) {
@@ -139,15 +157,15 @@ static void draw_axes(cairo_t *cr, const plot_data *pd) {
             if (log10(v) > pd->hi + 1e-9) break;
             bool major = m == 1, minor_label = decades <= 2 && (m == 2 || m == 5);
             double y = floor(y_of(pd, v)) + 0.5;
-            cairo_set_source_rgb(cr, major ? 0.82 : 0.93, major ? 0.82 : 0.93, major ? 0.82 : 0.93);
-            cairo_set_line_width(cr, 1);
-            cairo_move_to(cr, PLOT_LEFT + 1, y);
-            cairo_line_to(cr, PLOT_RIGHT - 1, y);
-            cairo_stroke(cr);
+            K.cairo_set_source_rgb(cr, major ? 0.82 : 0.93, major ? 0.82 : 0.93, major ? 0.82 : 0.93);
+            K.cairo_set_line_width(cr, 1);
+            K.cairo_move_to(cr, PLOT_LEFT + 1, y);
+            K.cairo_line_to(cr, PLOT_RIGHT - 1, y);
+            K.cairo_stroke(cr);
             if (major || minor_label) {
                 char buf[32];
                 snprintf(buf, sizeof buf, "%g", v);
-                cairo_set_source_rgb(cr, 0, 0, 0);
+                K.cairo_set_source_rgb(cr, 0, 0, 0);
                 text_at(cr, PLOT_LEFT - 8, y, buf, 1.0, 0.5);
             }
         }
@@ -157,36 +175,36 @@ static void draw_axes(cairo_t *cr, const plot_data *pd) {
     while (pd->n_layers / step > 24) step = step == 1 ? 2 : step == 2 ? 5 : step * 2;
     for (unsigned l = 0; l < (pd->n_layers ? pd->n_layers : 1); l += step) {
         double x = floor(x_of(pd, l)) + 0.5;
-        cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-        cairo_move_to(cr, x, PLOT_BOTTOM);
-        cairo_line_to(cr, x, PLOT_BOTTOM + 5);
-        cairo_stroke(cr);
+        K.cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+        K.cairo_move_to(cr, x, PLOT_BOTTOM);
+        K.cairo_line_to(cr, x, PLOT_BOTTOM + 5);
+        K.cairo_stroke(cr);
         char buf[16];
         snprintf(buf, sizeof buf, "%u", l);
-        cairo_set_source_rgb(cr, 0, 0, 0);
+        K.cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, x, PLOT_BOTTOM + 8, buf, 0.5, 0.0);
     }
     /* axis labels */
-    cairo_set_font_size(cr, 12);
+    K.cairo_set_font_size(cr, 12);
     text_at(cr, (PLOT_LEFT + PLOT_RIGHT) / 2.0, PLOT_BOTTOM + 26, "layer", 0.5, 0.0);
-    cairo_save(cr);
-    cairo_translate(cr, 22, (PLOT_TOP + PLOT_BOTTOM) / 2.0);
-    cairo_rotate(cr, -M_PI / 2);
+    K.cairo_save(cr);
+    K.cairo_translate(cr, 22, (PLOT_TOP + PLOT_BOTTOM) / 2.0);
+    K.cairo_rotate(cr, -M_PI / 2);
     text_at(cr, 0, 0, "relative RMSE (log scale)", 0.5, 0.5);
-    cairo_restore(cr);
+    K.cairo_restore(cr);
     /* the frame, in a colour nothing else uses (tests count panels by it) */
-    cairo_set_source_rgb(cr, 64 / 255.0, 64 / 255.0, 64 / 255.0);
-    cairo_rectangle(cr, PLOT_LEFT + 0.5, PLOT_TOP + 0.5, PLOT_RIGHT - PLOT_LEFT - 1, PLOT_BOTTOM - PLOT_TOP - 1);
-    cairo_stroke(cr);
+    K.cairo_set_source_rgb(cr, 64 / 255.0, 64 / 255.0, 64 / 255.0);
+    K.cairo_rectangle(cr, PLOT_LEFT + 0.5, PLOT_TOP + 0.5, PLOT_RIGHT - PLOT_LEFT - 1, PLOT_BOTTOM - PLOT_TOP - 1);
+    K.cairo_stroke(cr);
 }
 
 /* Colour and dash of kind k's line: the palette, then dashed once it repeats. */
 static void kind_style(cairo_t *cr, size_t k) {
     const double *c = palette[k % N_COLORS];
     static const double dash[2] = { 6, 3 };
-    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-    cairo_set_line_width(cr, 2);
-    cairo_set_dash(cr, dash, k >= N_COLORS ? 2 : 0, 0);
+    K.cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    K.cairo_set_line_width(cr, 2);
+    K.cairo_set_dash(cr, dash, k >= N_COLORS ? 2 : 0, 0);
 }
 
 /* Kind k's marker at (x, y): circle, square, triangle, diamond, cross in turn,
@@ -194,43 +212,43 @@ static void kind_style(cairo_t *cr, size_t k) {
 static void marker(cairo_t *cr, size_t k, double x, double y) {
     const double r = 3.2;
     switch (k % 5) {
-    case 0: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
-    case 1: cairo_rectangle(cr, x - r, y - r, 2 * r, 2 * r); break;
+    case 0: K.cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
+    case 1: K.cairo_rectangle(cr, x - r, y - r, 2 * r, 2 * r); break;
     case 2:
-        cairo_move_to(cr, x, y - r - 1);
-        cairo_line_to(cr, x + r + 1, y + r);
-        cairo_line_to(cr, x - r - 1, y + r);
-        cairo_close_path(cr);
+        K.cairo_move_to(cr, x, y - r - 1);
+        K.cairo_line_to(cr, x + r + 1, y + r);
+        K.cairo_line_to(cr, x - r - 1, y + r);
+        K.cairo_close_path(cr);
         break;
     case 3:
-        cairo_move_to(cr, x, y - r - 1);
-        cairo_line_to(cr, x + r + 1, y);
-        cairo_line_to(cr, x, y + r + 1);
-        cairo_line_to(cr, x - r - 1, y);
-        cairo_close_path(cr);
+        K.cairo_move_to(cr, x, y - r - 1);
+        K.cairo_line_to(cr, x + r + 1, y);
+        K.cairo_line_to(cr, x, y + r + 1);
+        K.cairo_line_to(cr, x - r - 1, y);
+        K.cairo_close_path(cr);
         break;
     default:
-        cairo_move_to(cr, x - r, y - r);
-        cairo_line_to(cr, x + r, y + r);
-        cairo_move_to(cr, x + r, y - r);
-        cairo_line_to(cr, x - r, y + r);
-        cairo_stroke(cr);
+        K.cairo_move_to(cr, x - r, y - r);
+        K.cairo_line_to(cr, x + r, y + r);
+        K.cairo_move_to(cr, x + r, y - r);
+        K.cairo_line_to(cr, x - r, y + r);
+        K.cairo_stroke(cr);
         return;
     }
     if (k % 2) {   /* every other kind hollow (not filled: what lies below shows) */
-        cairo_set_line_width(cr, 1.5);
-        cairo_set_dash(cr, NULL, 0, 0);
-        cairo_stroke(cr);
-        cairo_set_line_width(cr, 2);
+        K.cairo_set_line_width(cr, 1.5);
+        K.cairo_set_dash(cr, NULL, 0, 0);
+        K.cairo_stroke(cr);
+        K.cairo_set_line_width(cr, 2);
     } else {
-        cairo_fill(cr);
+        K.cairo_fill(cr);
     }
 }
 
 static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, const gk_diff_result *r) {
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_rectangle(cr, PLOT_LEFT, PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP);
-    cairo_fill(cr);
+    K.cairo_set_source_rgb(cr, 1, 1, 1);
+    K.cairo_rectangle(cr, PLOT_LEFT, PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP);
+    K.cairo_fill(cr);
     draw_axes(cr, pd);
     /* per kind and layer: the value (NAN when absent or not on the scale) */
     unsigned nl = pd->n_layers ? pd->n_layers : 1;
@@ -258,10 +276,10 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         else z++;
     }
     /* the lines: a gap where a layer has no value */
-    cairo_save(cr);
-    cairo_rectangle(cr, PLOT_LEFT + 1, PLOT_TOP + 1, PLOT_RIGHT - PLOT_LEFT - 2, PLOT_BOTTOM - PLOT_TOP - 2);
-    cairo_clip(cr);
-    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    K.cairo_save(cr);
+    K.cairo_rectangle(cr, PLOT_LEFT + 1, PLOT_TOP + 1, PLOT_RIGHT - PLOT_LEFT - 2, PLOT_BOTTOM - PLOT_TOP - 2);
+    K.cairo_clip(cr);
+    K.cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     for (size_t k = 0; k < pd->kinds.n; k++) {
         kind_style(cr, k);
         bool open = false;
@@ -271,50 +289,50 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
                 open = false;
                 continue;
             }
-            if (open) cairo_line_to(cr, x_of(pd, l), y_of(pd, v));
-            else cairo_move_to(cr, x_of(pd, l), y_of(pd, v));
+            if (open) K.cairo_line_to(cr, x_of(pd, l), y_of(pd, v));
+            else K.cairo_move_to(cr, x_of(pd, l), y_of(pd, v));
             open = true;
         }
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
+        K.cairo_stroke(cr);
+        K.cairo_set_dash(cr, NULL, 0, 0);
         for (unsigned l = 0; l < nl; l++) {
             double v = val[k * nl + l];
             if (!isnan(v)) marker(cr, k, x_of(pd, l), y_of(pd, v));
         }
     }
-    cairo_restore(cr);
+    K.cairo_restore(cr);
     free(val);
     /* title: the file, its weighted relative RMSE, kinds that are identical */
     char title[512];
     snprintf(title, sizeof title, "%s   (relative RMSE, weighted by elements: %.4g)", base_name(label),
              r->rel_rmse_weighted);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_font_size(cr, 13);
+    K.cairo_set_source_rgb(cr, 0, 0, 0);
+    K.cairo_set_font_size(cr, 13);
     text_at(cr, PLOT_LEFT, PLOT_TOP - 12, title, 0.0, 1.0);
     if (pd->kinds.n == 0) {
-        cairo_set_font_size(cr, 14);
-        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+        K.cairo_set_font_size(cr, 14);
+        K.cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
         text_at(cr, (PLOT_LEFT + PLOT_RIGHT) / 2.0, (PLOT_TOP + PLOT_BOTTOM) / 2.0,
                 pd->n_layers ? "no layer tensor differs" : "no blk.N tensors", 0.5, 0.5);
     }
     /* legend */
-    cairo_set_font_size(cr, 12);
+    K.cairo_set_font_size(cr, 12);
     for (size_t k = 0; k < pd->kinds.n; k++) {
         double y = PLOT_TOP + 10 + 20.0 * (double)k;
         if (y > PLOT_BOTTOM) break;
         kind_style(cr, k);
-        cairo_move_to(cr, PLOT_RIGHT + 16, y);
-        cairo_line_to(cr, PLOT_RIGHT + 42, y);
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
+        K.cairo_move_to(cr, PLOT_RIGHT + 16, y);
+        K.cairo_line_to(cr, PLOT_RIGHT + 42, y);
+        K.cairo_stroke(cr);
+        K.cairo_set_dash(cr, NULL, 0, 0);
         marker(cr, k, PLOT_RIGHT + 29, y);
-        cairo_set_source_rgb(cr, 0, 0, 0);
+        K.cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, PLOT_RIGHT + 50, y, pd->kinds.names[k], 0.0, 0.5);
     }
     /* below it, the kinds that are identical everywhere (nothing to draw) */
     double y = PLOT_TOP + 10 + 20.0 * (double)pd->kinds.n + 8;
-    cairo_set_font_size(cr, 11);
-    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    K.cairo_set_font_size(cr, 11);
+    K.cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
     if (zero.n && y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, "identical (not drawn):", 0.0, 0.5);
     for (size_t z = 0; z < zero.n && (y += 16) < PLOT_BOTTOM; z++) {
         char item[KIND_LEN + 4];
@@ -343,46 +361,48 @@ static cairo_status_t to_sink(void *closure, const unsigned char *data, unsigned
 gk_status diff_plot_write(const char *path, unsigned sink_flags, const char *ref_label,
                           const char *const *labels, const gk_diff_result *results, size_t n,
                           gk_error *err) {
+    gk_status s = gk_dynlib_load(&cairo_lib, "diff --plot", err);
+    if (s != GK_OK) return s;
     plot_data pd;
     gather(&pd, results, n);
     size_t len = strlen(path);
     bool svg = len > 4 && strcmp(path + len - 4, ".svg") == 0;
     int height = DIFF_PLOT_TITLE_HEIGHT + (int)n * DIFF_PLOT_PANEL_HEIGHT;
     sink_ctx ctx = { NULL, err, false };
-    gk_status s = gk_sink_open(path, sink_flags | GK_SINK_BUFFERED, &ctx.sink, err);
+    s = gk_sink_open(path, sink_flags | GK_SINK_BUFFERED, &ctx.sink, err);
     if (s != GK_OK) return s;
-    cairo_surface_t *surface = svg ? cairo_svg_surface_create_for_stream(to_sink, &ctx, DIFF_PLOT_WIDTH, height)
-                                   : cairo_image_surface_create(CAIRO_FORMAT_RGB24, DIFF_PLOT_WIDTH, height);
-    cairo_t *cr = cairo_create(surface);
-    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
-    cairo_paint(cr);
+    cairo_surface_t *surface = svg ? K.cairo_svg_surface_create_for_stream(to_sink, &ctx, DIFF_PLOT_WIDTH, height)
+                                   : K.cairo_image_surface_create(CAIRO_FORMAT_RGB24, DIFF_PLOT_WIDTH, height);
+    cairo_t *cr = K.cairo_create(surface);
+    K.cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    K.cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
+    K.cairo_paint(cr);
     char title[512];
     snprintf(title, sizeof title, "ggufkit diff: relative RMSE per layer against %s", base_name(ref_label));
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_font_size(cr, 16);
+    K.cairo_set_source_rgb(cr, 0, 0, 0);
+    K.cairo_set_font_size(cr, 16);
     text_at(cr, DIFF_PLOT_WIDTH / 2.0, DIFF_PLOT_TITLE_HEIGHT / 2.0, title, 0.5, 0.5);
     for (size_t k = 0; k < n; k++) {
-        cairo_save(cr);
-        cairo_translate(cr, 0, DIFF_PLOT_TITLE_HEIGHT + (double)k * DIFF_PLOT_PANEL_HEIGHT);
+        K.cairo_save(cr);
+        K.cairo_translate(cr, 0, DIFF_PLOT_TITLE_HEIGHT + (double)k * DIFF_PLOT_PANEL_HEIGHT);
         draw_panel(cr, &pd, labels[k], &results[k]);
-        cairo_restore(cr);
+        K.cairo_restore(cr);
     }
-    cairo_status_t cs = cairo_status(cr);
-    cairo_destroy(cr);
-    if (cs == CAIRO_STATUS_SUCCESS && !svg) cs = cairo_surface_write_to_png_stream(surface, to_sink, &ctx);
-    cairo_surface_finish(surface);
-    if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(surface);
-    cairo_surface_destroy(surface);
+    cairo_status_t cs = K.cairo_status(cr);
+    K.cairo_destroy(cr);
+    if (cs == CAIRO_STATUS_SUCCESS && !svg) cs = K.cairo_surface_write_to_png_stream(surface, to_sink, &ctx);
+    K.cairo_surface_finish(surface);
+    if (cs == CAIRO_STATUS_SUCCESS) cs = K.cairo_surface_status(surface);
+    K.cairo_surface_destroy(surface);
     /* cairo keeps its fonts, and fontconfig its configuration, for later
      * drawings; there are none in this process, and a leak checker would
      * report them. */
-    cairo_debug_reset_static_data();
-    FcFini();
+    K.cairo_debug_reset_static_data();
+    K.FcFini();
     if (ctx.failed || cs != CAIRO_STATUS_SUCCESS) {
         gk_sink_abort(ctx.sink);
         if (ctx.failed) return err->code;
-        return gk_error_set(err, GK_E_IO, -1, "drawing the plot failed: %s", cairo_status_to_string(cs));
+        return gk_error_set(err, GK_E_IO, -1, "drawing the plot failed: %s", K.cairo_status_to_string(cs));
     }
     return gk_sink_commit(ctx.sink, err);
 }

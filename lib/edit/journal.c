@@ -110,21 +110,26 @@ static uint8_t *read_all(const char *path, size_t *len) {
     return buf;
 }
 
-/* A complete journal's contents. @return : true when buf is one. */
-static bool journal_parse(const uint8_t *buf, size_t len, journal_info *info) {
-    if (len < JOURNAL_HEAD + JOURNAL_SUM || memcmp(buf, JOURNAL_MAGIC, 8) != 0) return false;
+/* Whether buf is a complete journal (*complete), and then its contents in *info.
+ * @return : GK_OK, or an error when its checksum cannot be computed (the SHA-256
+ *           library cannot be loaded): the journal must then be left alone. */
+static gk_status journal_parse(const uint8_t *buf, size_t len, journal_info *info, bool *complete, gk_error *err) {
+    *complete = false;
+    if (len < JOURNAL_HEAD + JOURNAL_SUM || memcmp(buf, JOURNAL_MAGIC, 8) != 0) return GK_OK;
     info->ino = get_le64(buf + 8);
     info->old_size = get_le64(buf + 16);
     info->new_size = get_le64(buf + 24);
     info->off = get_le64(buf + 32);
     uint64_t n = get_le64(buf + 40);
-    if (n != len - JOURNAL_HEAD - JOURNAL_SUM) return false;
+    if (n != len - JOURNAL_HEAD - JOURNAL_SUM) return GK_OK;
     gk_hash_value sum;
-    if (gk_digest_once(GK_HASH_SHA256, buf, JOURNAL_HEAD + (size_t)n, &sum, NULL) != GK_OK) return false;
-    if (memcmp(sum.bytes, buf + JOURNAL_HEAD + n, JOURNAL_SUM) != 0) return false;
+    gk_status st = gk_digest_once(GK_HASH_SHA256, buf, JOURNAL_HEAD + (size_t)n, &sum, err);
+    if (st != GK_OK) return st;
+    if (memcmp(sum.bytes, buf + JOURNAL_HEAD + n, JOURNAL_SUM) != 0) return GK_OK;
     info->len = (size_t)n;
     info->old = buf + JOURNAL_HEAD;
-    return info->off + n <= info->old_size;
+    *complete = info->off + n <= info->old_size;
+    return GK_OK;
 }
 
 /* Removes the journal and fsyncs its folder. */
@@ -188,11 +193,14 @@ static gk_status recover_locked(io_ctx *io, int fd, const char *path, gk_recover
     size_t len = 0;
     uint8_t *buf = st == GK_OK ? read_all(jpath, &len) : NULL;
     journal_info info;
+    bool complete = false;
     if (st != GK_OK) {
         /* reported */
     } else if (buf == NULL) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: cannot read: %s", jpath, strerror(errno));
-    } else if (!journal_parse(buf, len, &info)) {
+    } else if ((st = journal_parse(buf, len, &info, &complete, err)) != GK_OK) {
+        /* reported: the journal stays for a run that can check it */
+    } else if (!complete) {
         *what = GK_RECOVERY_TORN;
         st = remove_journal(io, jpath, err);
     } else {

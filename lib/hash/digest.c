@@ -1,6 +1,8 @@
 /*
  * digest.c - xxh64, SHA-1, SHA-256 and llama.cpp's UUIDv5 over libxxhash and
  * libcrypto (see digest.h). Nothing here implements a digest itself.
+ * libcrypto is opened on first use of a SHA digest (util/dynlib.h): linking it
+ * would cost every command its loading time.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,16 @@
 #include <xxhash.h>
 
 #include "hash/digest.h"
+#include "util/dynlib.h"
+
+/* The libcrypto functions used here, reached through crypto_api once loaded. */
+#define CRYPTO_FUNCS(X)                                                                            \
+    X(EVP_sha1) X(EVP_sha256) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex)            \
+    X(EVP_DigestUpdate) X(EVP_DigestFinal_ex)
+static struct { CRYPTO_FUNCS(GK_DYNLIB_SLOT) } C;
+static const char *const crypto_symbols[] = {CRYPTO_FUNCS(GK_DYNLIB_NAME) NULL};
+static const char *const crypto_sonames[] = {"libcrypto.so.3", "libcrypto.so", NULL};
+static gk_dynlib crypto_lib = GK_DYNLIB_INIT("libcrypto", crypto_sonames, crypto_symbols, &C);
 
 /* The namespace llama.cpp's gguf-hash derives its UUIDs in: uuid5(NAMESPACE_URL,
  * "en.wikipedia.org/wiki/Llama.cpp") = ef001206-dadc-5f6d-a15f-3359e577d4e5. */
@@ -38,7 +50,7 @@ void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out) {
 }
 
 static const EVP_MD *md_of(gk_hash_kind kind) {
-    return kind == GK_HASH_SHA256 ? EVP_sha256() : EVP_sha1();
+    return kind == GK_HASH_SHA256 ? C.EVP_sha256() : C.EVP_sha1();
 }
 
 void gk_digest_reset(gk_digest *d) {
@@ -46,15 +58,17 @@ void gk_digest_reset(gk_digest *d) {
         XXH64_reset(d->state, 0);
         return;
     }
-    EVP_DigestInit_ex(d->state, md_of(d->kind), NULL);
-    if (d->kind == GK_HASH_UUID) EVP_DigestUpdate(d->state, uuid_namespace, sizeof uuid_namespace);
+    C.EVP_DigestInit_ex(d->state, md_of(d->kind), NULL);
+    if (d->kind == GK_HASH_UUID) C.EVP_DigestUpdate(d->state, uuid_namespace, sizeof uuid_namespace);
 }
 
 gk_status gk_digest_init(gk_digest *d, gk_hash_kind kind, gk_error *err) {
     d->kind = kind;
     d->state = NULL;
     if ((unsigned)kind >= GK_HASH_KINDS) return gk_error_set(err, GK_E_ARG, -1, "unknown digest kind %d", (int)kind);
-    d->state = kind == GK_HASH_XXH64 ? (void *)XXH64_createState() : (void *)EVP_MD_CTX_new();
+    gk_status st = kind == GK_HASH_XXH64 ? GK_OK : gk_dynlib_load(&crypto_lib, "SHA-1/SHA-256", err);
+    if (st != GK_OK) return st;
+    d->state = kind == GK_HASH_XXH64 ? (void *)XXH64_createState() : (void *)C.EVP_MD_CTX_new();
     if (d->state == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_digest_reset(d);
     return GK_OK;
@@ -63,7 +77,7 @@ gk_status gk_digest_init(gk_digest *d, gk_hash_kind kind, gk_error *err) {
 void gk_digest_update(gk_digest *d, const void *p, size_t n) {
     if (n == 0) return;
     if (d->kind == GK_HASH_XXH64) XXH64_update(d->state, p, n);
-    else EVP_DigestUpdate(d->state, p, n);
+    else C.EVP_DigestUpdate(d->state, p, n);
 }
 
 void gk_digest_final(gk_digest *d, gk_hash_value *out) {
@@ -77,7 +91,7 @@ void gk_digest_final(gk_digest *d, gk_hash_value *out) {
     }
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
-    EVP_DigestFinal_ex(d->state, md, &n);
+    C.EVP_DigestFinal_ex(d->state, md, &n);
     memcpy(out->bytes, md, out->len);
     if (d->kind == GK_HASH_UUID) {
         /* RFC 9562 version 5 and variant 0b10 over the first 16 bytes of the SHA-1. */
@@ -89,7 +103,7 @@ void gk_digest_final(gk_digest *d, gk_hash_value *out) {
 void gk_digest_free(gk_digest *d) {
     if (d->state == NULL) return;
     if (d->kind == GK_HASH_XXH64) XXH64_freeState(d->state);
-    else EVP_MD_CTX_free(d->state);
+    else C.EVP_MD_CTX_free(d->state);
     d->state = NULL;
 }
 

@@ -16,6 +16,22 @@
 
 #include "hash/digest.h"
 #include "index/db.h"
+#include "util/dynlib.h"
+
+/* The SQLite functions used here, reached through S: SQLite is opened when a
+ * database is first opened (util/dynlib.h), not by every command at start-up. */
+#define SQLITE_FUNCS(X) \
+    X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null) \
+    X(sqlite3_bind_text) X(sqlite3_bind_value) X(sqlite3_busy_timeout) X(sqlite3_clear_bindings) \
+    X(sqlite3_close) X(sqlite3_column_double) X(sqlite3_column_int) X(sqlite3_column_int64) \
+    X(sqlite3_column_text) X(sqlite3_column_type) X(sqlite3_column_value) X(sqlite3_errmsg) \
+    X(sqlite3_exec) X(sqlite3_finalize) X(sqlite3_free) X(sqlite3_last_insert_rowid) \
+    X(sqlite3_open_v2) X(sqlite3_prepare_v2) X(sqlite3_reset) X(sqlite3_step) X(sqlite3_value_dup) \
+    X(sqlite3_value_free)
+static struct { SQLITE_FUNCS(GK_DYNLIB_SLOT) } S;
+static const char *const sqlite_symbols[] = {SQLITE_FUNCS(GK_DYNLIB_NAME) NULL};
+static const char *const sqlite_sonames[] = {"libsqlite3.so.0", "libsqlite3.so", NULL};
+static gk_dynlib sqlite_lib = GK_DYNLIB_INIT("libsqlite3", sqlite_sonames, sqlite_symbols, &S);
 
 #define IX_SCHEMA_VERSION 1
 
@@ -175,20 +191,21 @@ static const char *const stmt_sql[ST_COUNT] = {
 /* Fills err with the database's last message. @return : GK_E_IO. */
 static gk_status db_error(ix_db *d, gk_error *err, const char *what) {
     return gk_error_set(err, GK_E_IO, -1, "%s: %s: %s", d->path, what,
-                        d->db ? sqlite3_errmsg(d->db) : "cannot open");
+                        d->db ? S.sqlite3_errmsg(d->db) : "cannot open");
 }
 
 gk_status ix_db_exec(ix_db *d, const char *sql, gk_error *err) {
     char *msg = NULL;
-    if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) == SQLITE_OK) return GK_OK;
-    gk_error_set(err, GK_E_IO, -1, "%s: %s", d->path, msg ? msg : sqlite3_errmsg(d->db));
-    sqlite3_free(msg);
+    if (S.sqlite3_exec(d->db, sql, NULL, NULL, &msg) == SQLITE_OK) return GK_OK;
+    gk_error_set(err, GK_E_IO, -1, "%s: %s", d->path, msg ? msg : S.sqlite3_errmsg(d->db));
+    S.sqlite3_free(msg);
     return GK_E_IO;
 }
 
 void ix_db_close(ix_db *d) {
-    for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(d->st[i]);
-    if (d->db) sqlite3_close(d->db);
+    if (d->db == NULL) return;   /* never opened (SQLite may not even be loaded) */
+    for (int i = 0; i < ST_COUNT; i++) S.sqlite3_finalize(d->st[i]);
+    if (d->db) S.sqlite3_close(d->db);
     memset(d->st, 0, sizeof d->st);
     d->db = NULL;
 }
@@ -197,12 +214,14 @@ void ix_db_close(ix_db *d) {
 gk_status ix_db_open(ix_db *d, const char *path, gk_error *err) {
     memset(d, 0, sizeof *d);
     d->path = path;
-    if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    gk_status loaded = gk_dynlib_load(&sqlite_lib, "the index", err);
+    if (loaded != GK_OK) return loaded;
+    if (S.sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         gk_status st = db_error(d, err, "cannot open the database");
         ix_db_close(d);
         return st;
     }
-    sqlite3_busy_timeout(d->db, 10000);
+    S.sqlite3_busy_timeout(d->db, 10000);
     gk_status st = ix_db_exec(d, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                               " PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;", err);
     if (st == GK_OK) st = ix_db_exec(d, "BEGIN IMMEDIATE", err);
@@ -211,8 +230,8 @@ gk_status ix_db_open(ix_db *d, const char *path, gk_error *err) {
         char sql[160];
         sqlite3_stmt *probe = NULL;
         snprintf(sql, sizeof sql, "SELECT %s FROM %s LIMIT 0", added_columns[i][1], added_columns[i][0]);
-        bool present = sqlite3_prepare_v2(d->db, sql, -1, &probe, NULL) == SQLITE_OK;
-        sqlite3_finalize(probe);
+        bool present = S.sqlite3_prepare_v2(d->db, sql, -1, &probe, NULL) == SQLITE_OK;
+        S.sqlite3_finalize(probe);
         snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added_columns[i][0], added_columns[i][1],
                  added_columns[i][2]);
         if (!present) st = ix_db_exec(d, sql, err);
@@ -226,7 +245,7 @@ gk_status ix_db_open(ix_db *d, const char *path, gk_error *err) {
     }
     if (st == GK_OK) st = ix_db_exec(d, "COMMIT", err);
     for (int i = 0; st == GK_OK && i < ST_COUNT; i++)
-        if (sqlite3_prepare_v2(d->db, stmt_sql[i], -1, &d->st[i], NULL) != SQLITE_OK)
+        if (S.sqlite3_prepare_v2(d->db, stmt_sql[i], -1, &d->st[i], NULL) != SQLITE_OK)
             st = db_error(d, err, "cannot prepare a statement");
     if (st != GK_OK) ix_db_close(d);
     time_t t = time(NULL);
@@ -238,21 +257,21 @@ gk_status ix_db_open(ix_db *d, const char *path, gk_error *err) {
 
 /* Runs a prepared statement to its end and resets it. @return : true on success. */
 static bool step_done(sqlite3_stmt *s) {
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
+    int rc = S.sqlite3_step(s);
+    S.sqlite3_reset(s);
+    S.sqlite3_clear_bindings(s);
     return rc == SQLITE_DONE;
 }
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *text) {
-    if (text) sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, i);
+    if (text) S.sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
+    else S.sqlite3_bind_null(s, i);
 }
 
 /* An int64, or NULL when negative (the "absent" mark of the summaries). */
 static void bind_nonneg(sqlite3_stmt *s, int i, int64_t v) {
-    if (v >= 0) sqlite3_bind_int64(s, i, v);
-    else sqlite3_bind_null(s, i);
+    if (v >= 0) S.sqlite3_bind_int64(s, i, v);
+    else S.sqlite3_bind_null(s, i);
 }
 
 /* Loads the database's files and non-GGUF files into the map. */
@@ -264,21 +283,21 @@ gk_status ix_db_load_known(ix_db *d, known_map *m, gk_error *err) {
     };
     for (int q = 0; q < 2; q++) {
         sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(d->db, sql[q], -1, &s, NULL) != SQLITE_OK) return db_error(d, err, "cannot read");
+        if (S.sqlite3_prepare_v2(d->db, sql[q], -1, &s, NULL) != SQLITE_OK) return db_error(d, err, "cannot read");
         int rc;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-            known *k = ix_known_add(m, (const char *)sqlite3_column_text(s, 0));
+        while ((rc = S.sqlite3_step(s)) == SQLITE_ROW) {
+            known *k = ix_known_add(m, (const char *)S.sqlite3_column_text(s, 0));
             if (k == NULL) {
-                sqlite3_finalize(s);
+                S.sqlite3_finalize(s);
                 return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             }
-            k->size = (uint64_t)sqlite3_column_int64(s, 1);
-            k->mtime_ns = sqlite3_column_int64(s, 2);
-            k->n_rows = (uint32_t)sqlite3_column_int64(s, 3);
-            k->n_unhashed = (uint32_t)sqlite3_column_int64(s, 4);
+            k->size = (uint64_t)S.sqlite3_column_int64(s, 1);
+            k->mtime_ns = S.sqlite3_column_int64(s, 2);
+            k->n_rows = (uint32_t)S.sqlite3_column_int64(s, 3);
+            k->n_unhashed = (uint32_t)S.sqlite3_column_int64(s, 4);
             k->skipped = q == 1;
         }
-        sqlite3_finalize(s);
+        S.sqlite3_finalize(s);
         if (rc != SQLITE_DONE) return db_error(d, err, "cannot read");
     }
     return GK_OK;
@@ -288,7 +307,7 @@ gk_status ix_db_load_known(ix_db *d, known_map *m, gk_error *err) {
 static bool delete_file_row(ix_db *d, int64_t id) {
     static const int order[4] = { ST_DELETE_KV, ST_DELETE_TENSORS, ST_DELETE_WARNINGS, ST_DELETE_FILE };
     for (int i = 0; i < 4; i++) {
-        sqlite3_bind_int64(d->st[order[i]], 1, id);
+        S.sqlite3_bind_int64(d->st[order[i]], 1, id);
         if (!step_done(d->st[order[i]])) return false;
     }
     return true;
@@ -299,30 +318,30 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
     sqlite3_stmt *s = d->st[ST_UPSERT_FILE];
     bool good = row->error == NULL;
     bind_nonneg(s, 1, id);
-    sqlite3_bind_text(s, 2, fnd->path, -1, SQLITE_STATIC);
+    S.sqlite3_bind_text(s, 2, fnd->path, -1, SQLITE_STATIC);
     bind_text_or_null(s, 3, row->member);
-    sqlite3_bind_int64(s, 4, (int64_t)fnd->size);
-    sqlite3_bind_int64(s, 5, fnd->mtime_ns / 1000000000LL);
-    sqlite3_bind_text(s, 6, d->now, -1, SQLITE_STATIC);
+    S.sqlite3_bind_int64(s, 4, (int64_t)fnd->size);
+    S.sqlite3_bind_int64(s, 5, fnd->mtime_ns / 1000000000LL);
+    S.sqlite3_bind_text(s, 6, d->now, -1, SQLITE_STATIC);
     if (good) {
-        sqlite3_bind_int64(s, 7, row->facts.version);
-        sqlite3_bind_text(s, 8, row->facts.big_endian ? "big" : "little", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 9, row->facts.alignment);
-        sqlite3_bind_int64(s, 10, (int64_t)row->facts.n_kv);
-        sqlite3_bind_int64(s, 11, (int64_t)row->facts.n_tensors);
-        sqlite3_bind_int64(s, 12, (int64_t)row->facts.data_offset);
-        sqlite3_bind_int64(s, 15 + 1, (int64_t)row->n_params);
-        sqlite3_bind_int64(s, 17, (int64_t)row->tensor_bytes);
-        sqlite3_bind_int64(s, 20, (int64_t)row->data_size);
-        sqlite3_bind_int(s, 23, row->has_chat_template);
-        sqlite3_bind_int64(s, 32, row->shape_sig);
-        sqlite3_bind_int64(s, 33, (int64_t)row->n_warnings);
+        S.sqlite3_bind_int64(s, 7, row->facts.version);
+        S.sqlite3_bind_text(s, 8, row->facts.big_endian ? "big" : "little", -1, SQLITE_STATIC);
+        S.sqlite3_bind_int64(s, 9, row->facts.alignment);
+        S.sqlite3_bind_int64(s, 10, (int64_t)row->facts.n_kv);
+        S.sqlite3_bind_int64(s, 11, (int64_t)row->facts.n_tensors);
+        S.sqlite3_bind_int64(s, 12, (int64_t)row->facts.data_offset);
+        S.sqlite3_bind_int64(s, 15 + 1, (int64_t)row->n_params);
+        S.sqlite3_bind_int64(s, 17, (int64_t)row->tensor_bytes);
+        S.sqlite3_bind_int64(s, 20, (int64_t)row->data_size);
+        S.sqlite3_bind_int(s, 23, row->has_chat_template);
+        S.sqlite3_bind_int64(s, 32, row->shape_sig);
+        S.sqlite3_bind_int64(s, 33, (int64_t)row->n_warnings);
     }
     bind_text_or_null(s, 13, row->architecture);
     bind_text_or_null(s, 14, row->name);
     bind_text_or_null(s, 15, row->file_type);
     bind_text_or_null(s, 18, row->error);
-    sqlite3_bind_int64(s, 19, fnd->mtime_ns);
+    S.sqlite3_bind_int64(s, 19, fnd->mtime_ns);
     bind_nonneg(s, 21, row->file_type_id);
     bind_nonneg(s, 22, row->context_length);
     bind_text_or_null(s, 24, row->quantized_by);
@@ -337,45 +356,45 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
     if (!good) bind_nonneg(s, 35, row->error_offset);
     bind_text_or_null(s, 36, good && row->content_xxh64[0] ? row->content_xxh64 : NULL);
     if (!step_done(s)) return -1;
-    int64_t new_id = sqlite3_last_insert_rowid(d->db);
+    int64_t new_id = S.sqlite3_last_insert_rowid(d->db);
 
     s = d->st[ST_INSERT_KV];
     for (size_t i = 0; i < row->n_kvs; i++) {
         const ix_kv *kv = &row->kvs[i];
-        sqlite3_bind_int64(s, 1, new_id);
-        sqlite3_bind_int64(s, 2, (int64_t)i);
-        sqlite3_bind_text(s, 3, kv->key, -1, SQLITE_STATIC);
+        S.sqlite3_bind_int64(s, 1, new_id);
+        S.sqlite3_bind_int64(s, 2, (int64_t)i);
+        S.sqlite3_bind_text(s, 3, kv->key, -1, SQLITE_STATIC);
         bind_text_or_null(s, 4, kv->type);
-        sqlite3_bind_text(s, 5, kv->value, (int)kv->value_len, SQLITE_STATIC);
+        S.sqlite3_bind_text(s, 5, kv->value, (int)kv->value_len, SQLITE_STATIC);
         bind_text_or_null(s, 6, kv->array_type);
         bind_nonneg(s, 7, kv->array_len);
-        if (kv->num_kind == 1) sqlite3_bind_int64(s, 8, kv->num_i);
-        else if (kv->num_kind == 2) sqlite3_bind_double(s, 8, kv->num_f);
-        sqlite3_bind_int64(s, 9, kv->offset);
+        if (kv->num_kind == 1) S.sqlite3_bind_int64(s, 8, kv->num_i);
+        else if (kv->num_kind == 2) S.sqlite3_bind_double(s, 8, kv->num_f);
+        S.sqlite3_bind_int64(s, 9, kv->offset);
         if (!step_done(s)) return -1;
     }
     s = d->st[ST_INSERT_TENSOR];
     for (size_t i = 0; i < row->n_tensor_rows; i++) {
         const ix_tensor *t = &row->tensors[i];
-        sqlite3_bind_int64(s, 1, new_id);
-        sqlite3_bind_int64(s, 2, (int64_t)i);
-        sqlite3_bind_text(s, 3, t->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, t->type, -1, SQLITE_STATIC);
-        for (int k = 0; k < GK_MAX_DIMS; k++) sqlite3_bind_int64(s, 5 + k, (int64_t)t->ne[k]);
-        sqlite3_bind_int64(s, 9, (int64_t)t->n_elements);
-        sqlite3_bind_int64(s, 10, (int64_t)t->offset);
-        sqlite3_bind_int64(s, 11, (int64_t)t->nbytes);
-        sqlite3_bind_int64(s, 12, t->type_id);
-        sqlite3_bind_int64(s, 13, t->n_dims);
-        sqlite3_bind_int64(s, 14, t->info_offset);
+        S.sqlite3_bind_int64(s, 1, new_id);
+        S.sqlite3_bind_int64(s, 2, (int64_t)i);
+        S.sqlite3_bind_text(s, 3, t->name, -1, SQLITE_STATIC);
+        S.sqlite3_bind_text(s, 4, t->type, -1, SQLITE_STATIC);
+        for (int k = 0; k < GK_MAX_DIMS; k++) S.sqlite3_bind_int64(s, 5 + k, (int64_t)t->ne[k]);
+        S.sqlite3_bind_int64(s, 9, (int64_t)t->n_elements);
+        S.sqlite3_bind_int64(s, 10, (int64_t)t->offset);
+        S.sqlite3_bind_int64(s, 11, (int64_t)t->nbytes);
+        S.sqlite3_bind_int64(s, 12, t->type_id);
+        S.sqlite3_bind_int64(s, 13, t->n_dims);
+        S.sqlite3_bind_int64(s, 14, t->info_offset);
         bind_text_or_null(s, 15, t->xxh64[0] ? t->xxh64 : NULL);
         if (!step_done(s)) return -1;
     }
     s = d->st[ST_INSERT_WARNING];
     for (size_t i = 0; i < row->n_warnings; i++) {
-        sqlite3_bind_int64(s, 1, new_id);
-        sqlite3_bind_int64(s, 2, (int64_t)i);
-        sqlite3_bind_text(s, 3, row->warnings[i], -1, SQLITE_STATIC);
+        S.sqlite3_bind_int64(s, 1, new_id);
+        S.sqlite3_bind_int64(s, 2, (int64_t)i);
+        S.sqlite3_bind_text(s, 3, row->warnings[i], -1, SQLITE_STATIC);
         if (!step_done(s)) return -1;
     }
     return new_id;
@@ -391,13 +410,13 @@ typedef struct old_row {
 /* Reads the ids and members stored for path. @return : false on failure. */
 static bool old_rows(ix_db *d, const char *path, old_row **out, size_t *n) {
     sqlite3_stmt *s = d->st[ST_SELECT_PATH];
-    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    S.sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     old_row *rows = NULL;
     size_t cap = 0;
     *n = 0;
     int rc;
     bool ok = true;
-    while (ok && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while (ok && (rc = S.sqlite3_step(s)) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? 2 * cap : 4;
             old_row *grown = realloc(rows, cap * sizeof *grown);
@@ -407,13 +426,13 @@ static bool old_rows(ix_db *d, const char *path, old_row **out, size_t *n) {
             }
             rows = grown;
         }
-        const unsigned char *m = sqlite3_column_text(s, 1);
-        rows[*n] = (old_row){ sqlite3_column_int64(s, 0), m ? strdup((const char *)m) : NULL, false };
+        const unsigned char *m = S.sqlite3_column_text(s, 1);
+        rows[*n] = (old_row){ S.sqlite3_column_int64(s, 0), m ? strdup((const char *)m) : NULL, false };
         (*n)++;
     }
     if (ok && rc != SQLITE_DONE) ok = false;
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
+    S.sqlite3_reset(s);
+    S.sqlite3_clear_bindings(s);
     *out = rows;
     return ok;
 }
@@ -439,14 +458,14 @@ gk_status ix_db_write_result(ix_db *d, const ix_found *fnd, const ix_result *r, 
     bool ok = true;
     if (r->not_gguf) {
         sqlite3_stmt *s = d->st[ST_UPSERT_SKIPPED];
-        sqlite3_bind_text(s, 1, fnd->path, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, (int64_t)fnd->size);
-        sqlite3_bind_int64(s, 3, fnd->mtime_ns / 1000000000LL);
-        sqlite3_bind_int64(s, 4, fnd->mtime_ns);
+        S.sqlite3_bind_text(s, 1, fnd->path, -1, SQLITE_STATIC);
+        S.sqlite3_bind_int64(s, 2, (int64_t)fnd->size);
+        S.sqlite3_bind_int64(s, 3, fnd->mtime_ns / 1000000000LL);
+        S.sqlite3_bind_int64(s, 4, fnd->mtime_ns);
         ok = step_done(s);
         stats->not_gguf++;
     } else {
-        sqlite3_bind_text(d->st[ST_DELETE_SKIPPED], 1, fnd->path, -1, SQLITE_STATIC);
+        S.sqlite3_bind_text(d->st[ST_DELETE_SKIPPED], 1, fnd->path, -1, SQLITE_STATIC);
         ok = step_done(d->st[ST_DELETE_SKIPPED]);
     }
     for (size_t i = 0; ok && i < r->n_rows; i++) {
@@ -460,7 +479,7 @@ gk_status ix_db_write_result(ix_db *d, const ix_found *fnd, const ix_result *r, 
         if (id >= 0) {
             static const int order[3] = { ST_DELETE_KV, ST_DELETE_TENSORS, ST_DELETE_WARNINGS };
             for (int k = 0; ok && k < 3; k++) {
-                sqlite3_bind_int64(d->st[order[k]], 1, id);
+                S.sqlite3_bind_int64(d->st[order[k]], 1, id);
                 ok = step_done(d->st[order[k]]);
             }
             stats->updated++;
@@ -502,25 +521,25 @@ static const char *const lead_cols[12] = {
 
 static void acc_clear(model_acc *a) {
     free(a->group_key);
-    for (int i = 0; i < 12; i++) sqlite3_value_free(a->lead[i]);
+    for (int i = 0; i < 12; i++) S.sqlite3_value_free(a->lead[i]);
     memset(a, 0, sizeof *a);
 }
 
 /* Inserts the gathered model. */
 static bool acc_flush(ix_db *d, sqlite3_stmt *ins, model_acc *a) {
     if (a->group_key == NULL) return true;
-    sqlite3_bind_text(ins, 1, a->group_key, -1, SQLITE_STATIC);
-    for (int i = 0; i < 12; i++) sqlite3_bind_value(ins, 2 + i, a->lead[i]);
-    sqlite3_bind_int64(ins, 14, a->n_files);
+    S.sqlite3_bind_text(ins, 1, a->group_key, -1, SQLITE_STATIC);
+    for (int i = 0; i < 12; i++) S.sqlite3_bind_value(ins, 2 + i, a->lead[i]);
+    S.sqlite3_bind_int64(ins, 14, a->n_files);
     bool complete = a->split_count < 0 || (a->in_sequence && a->n_files == a->split_count);
-    sqlite3_bind_int(ins, 15, complete);
-    sqlite3_bind_int64(ins, 16, a->n_params);
-    sqlite3_bind_int64(ins, 17, a->n_tensors);
-    sqlite3_bind_int64(ins, 18, a->tensor_bytes);
-    sqlite3_bind_int64(ins, 19, a->total_size);
-    sqlite3_bind_int64(ins, 20, (int64_t)a->shape_sig);
-    sqlite3_bind_int64(ins, 21, a->first_id);
-    sqlite3_bind_int64(ins, 22, a->n_broken);
+    S.sqlite3_bind_int(ins, 15, complete);
+    S.sqlite3_bind_int64(ins, 16, a->n_params);
+    S.sqlite3_bind_int64(ins, 17, a->n_tensors);
+    S.sqlite3_bind_int64(ins, 18, a->tensor_bytes);
+    S.sqlite3_bind_int64(ins, 19, a->total_size);
+    S.sqlite3_bind_int64(ins, 20, (int64_t)a->shape_sig);
+    S.sqlite3_bind_int64(ins, 21, a->first_id);
+    S.sqlite3_bind_int64(ins, 22, a->n_broken);
     (void)d;
     bool ok = step_done(ins);
     acc_clear(a);
@@ -530,29 +549,29 @@ static bool acc_flush(ix_db *d, sqlite3_stmt *ins, model_acc *a) {
 /* "Q4_K 70%, Q6_K 20%, F32 10%" for every model, from the quant_mix view. */
 static bool fill_quant_mix(ix_db *d) {
     sqlite3_stmt *q = NULL, *up = NULL;
-    bool ok = sqlite3_prepare_v2(d->db,
+    bool ok = S.sqlite3_prepare_v2(d->db,
                                  "SELECT model_id, type, share FROM quant_mix"
                                  " ORDER BY model_id, bytes DESC, type", -1, &q, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v2(d->db, "UPDATE models SET quant_mix = ?2 WHERE id = ?1", -1, &up, NULL) ==
+              S.sqlite3_prepare_v2(d->db, "UPDATE models SET quant_mix = ?2 WHERE id = ?1", -1, &up, NULL) ==
                   SQLITE_OK;
     char *text = NULL;
     size_t len = 0, cap = 0;
     int64_t cur = -1;
     int rc = SQLITE_DONE;
     while (ok) {
-        rc = sqlite3_step(q);
-        int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+        rc = S.sqlite3_step(q);
+        int64_t id = rc == SQLITE_ROW ? S.sqlite3_column_int64(q, 0) : -1;
         if (cur >= 0 && id != cur) {
-            sqlite3_bind_int64(up, 1, cur);
-            sqlite3_bind_text(up, 2, text ? text : "", (int)len, SQLITE_STATIC);
+            S.sqlite3_bind_int64(up, 1, cur);
+            S.sqlite3_bind_text(up, 2, text ? text : "", (int)len, SQLITE_STATIC);
             ok = step_done(up);
             len = 0;
         }
         if (rc != SQLITE_ROW) break;
         cur = id;
         char piece[64];
-        double share = sqlite3_column_double(q, 2);
-        const char *type = (const char *)sqlite3_column_text(q, 1);
+        double share = S.sqlite3_column_double(q, 2);
+        const char *type = (const char *)S.sqlite3_column_text(q, 1);
         int n = share >= 0.5 || share == 0 ? snprintf(piece, sizeof piece, "%s%s %.0f%%", len ? ", " : "", type, share)
                                             : snprintf(piece, sizeof piece, "%s%s <1%%", len ? ", " : "", type);
         if (len + (size_t)n + 1 > cap) {
@@ -569,8 +588,8 @@ static bool fill_quant_mix(ix_db *d) {
     }
     if (rc != SQLITE_DONE) ok = false;
     free(text);
-    sqlite3_finalize(q);
-    sqlite3_finalize(up);
+    S.sqlite3_finalize(q);
+    S.sqlite3_finalize(up);
     return ok;
 }
 
@@ -580,12 +599,12 @@ static bool fill_quant_mix(ix_db *d) {
  * tensor of a complete model was hashed (index --hash). */
 static bool fill_weights(ix_db *d) {
     sqlite3_stmt *q = NULL, *up = NULL;
-    bool ok = sqlite3_prepare_v2(d->db,
+    bool ok = S.sqlite3_prepare_v2(d->db,
                                  "SELECT f.model_id, t.xxh64 FROM files f JOIN tensors t ON t.file_id = f.id"
                                  " JOIN models m ON m.id = f.model_id WHERE m.complete AND m.n_broken = 0"
                                  " ORDER BY f.model_id, f.split_no IS NULL, f.split_no, f.id, t.idx",
                                  -1, &q, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v2(d->db, "UPDATE models SET weights_xxh64 = ?2 WHERE id = ?1", -1, &up, NULL) ==
+              S.sqlite3_prepare_v2(d->db, "UPDATE models SET weights_xxh64 = ?2 WHERE id = ?1", -1, &up, NULL) ==
                   SQLITE_OK;
     gk_digest dg = { 0 };
     ok = ok && gk_digest_init(&dg, GK_HASH_XXH64, NULL) == GK_OK;
@@ -593,15 +612,15 @@ static bool fill_weights(ix_db *d) {
     bool whole = false;
     int rc = SQLITE_DONE;
     for (;;) {
-        rc = ok ? sqlite3_step(q) : SQLITE_ERROR;
-        int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -2;
+        rc = ok ? S.sqlite3_step(q) : SQLITE_ERROR;
+        int64_t id = rc == SQLITE_ROW ? S.sqlite3_column_int64(q, 0) : -2;
         if (id != model && model >= 0 && whole) {   /* the previous model is complete */
             gk_hash_value v;
             char hex[GK_HASH_HEX_MAX];
             gk_digest_final(&dg, &v);
             gk_hash_hex(GK_HASH_XXH64, &v, hex);
-            sqlite3_bind_int64(up, 1, model);
-            sqlite3_bind_text(up, 2, hex, -1, SQLITE_TRANSIENT);
+            S.sqlite3_bind_int64(up, 1, model);
+            S.sqlite3_bind_text(up, 2, hex, -1, SQLITE_TRANSIENT);
             ok = ok && step_done(up);
         }
         if (rc != SQLITE_ROW) break;
@@ -610,7 +629,7 @@ static bool fill_weights(ix_db *d) {
             whole = true;
             gk_digest_reset(&dg);
         }
-        const char *hex = (const char *)sqlite3_column_text(q, 1);
+        const char *hex = (const char *)S.sqlite3_column_text(q, 1);
         uint8_t bytes[8];
         if (hex == NULL || strlen(hex) != 16) whole = false;
         for (int i = 0; whole && i < 8; i++) {
@@ -622,8 +641,8 @@ static bool fill_weights(ix_db *d) {
     }
     if (rc != SQLITE_DONE) ok = false;
     gk_digest_free(&dg);
-    sqlite3_finalize(q);
-    sqlite3_finalize(up);
+    S.sqlite3_finalize(q);
+    S.sqlite3_finalize(up);
     return ok;
 }
 
@@ -643,8 +662,8 @@ gk_status ix_db_rebuild_models(ix_db *d, gk_error *err) {
              "SELECT %s id, group_key, split_no, error IS NOT NULL, n_params, n_tensors,"
              " tensor_bytes, data_size, shape_sig FROM files"
              " ORDER BY group_key, split_no IS NULL, split_no, id", cols);
-    bool ok = sqlite3_prepare_v2(d->db, sql, -1, &sel, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v2(d->db,
+    bool ok = S.sqlite3_prepare_v2(d->db, sql, -1, &sel, NULL) == SQLITE_OK &&
+              S.sqlite3_prepare_v2(d->db,
                                  "INSERT INTO models(group_key, name, architecture, file_type, context_length,"
                                  " has_chat_template, quantized_by, source_hint, base_model, imatrix_file, path,"
                                  " member, split_count, n_files, complete, n_params, n_tensors, tensor_bytes,"
@@ -654,34 +673,34 @@ gk_status ix_db_rebuild_models(ix_db *d, gk_error *err) {
     model_acc acc;
     memset(&acc, 0, sizeof acc);
     int rc = SQLITE_DONE;
-    while (ok && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(sel, 13);
+    while (ok && (rc = S.sqlite3_step(sel)) == SQLITE_ROW) {
+        const char *key = (const char *)S.sqlite3_column_text(sel, 13);
         if (key == NULL) key = "";
         if (acc.group_key == NULL || strcmp(acc.group_key, key) != 0) {
             ok = acc_flush(d, ins, &acc);
             if (!ok) break;
             acc.group_key = strdup(key);
-            acc.first_id = sqlite3_column_int64(sel, 12);
-            for (int i = 0; i < 12; i++) acc.lead[i] = sqlite3_value_dup(sqlite3_column_value(sel, i));
-            acc.split_count = sqlite3_column_type(sel, 11) == SQLITE_NULL ? -1 : sqlite3_column_int64(sel, 11);
+            acc.first_id = S.sqlite3_column_int64(sel, 12);
+            for (int i = 0; i < 12; i++) acc.lead[i] = S.sqlite3_value_dup(S.sqlite3_column_value(sel, i));
+            acc.split_count = S.sqlite3_column_type(sel, 11) == SQLITE_NULL ? -1 : S.sqlite3_column_int64(sel, 11);
             acc.in_sequence = true;
             if (acc.group_key == NULL) ok = false;
         }
-        int64_t no = sqlite3_column_type(sel, 14) == SQLITE_NULL ? -1 : sqlite3_column_int64(sel, 14);
+        int64_t no = S.sqlite3_column_type(sel, 14) == SQLITE_NULL ? -1 : S.sqlite3_column_int64(sel, 14);
         if (acc.split_count >= 0 && no != acc.n_files) acc.in_sequence = false;
         acc.n_files++;
-        acc.n_broken += sqlite3_column_int(sel, 15);
-        acc.n_params += sqlite3_column_int64(sel, 16);
-        acc.n_tensors += sqlite3_column_int64(sel, 17);
-        acc.tensor_bytes += sqlite3_column_int64(sel, 18);
-        acc.total_size += sqlite3_column_int64(sel, 19);
-        acc.shape_sig ^= (uint64_t)sqlite3_column_int64(sel, 20);
+        acc.n_broken += S.sqlite3_column_int(sel, 15);
+        acc.n_params += S.sqlite3_column_int64(sel, 16);
+        acc.n_tensors += S.sqlite3_column_int64(sel, 17);
+        acc.tensor_bytes += S.sqlite3_column_int64(sel, 18);
+        acc.total_size += S.sqlite3_column_int64(sel, 19);
+        acc.shape_sig ^= (uint64_t)S.sqlite3_column_int64(sel, 20);
     }
     if (ok && rc != SQLITE_DONE) ok = false;
     if (ok) ok = acc_flush(d, ins, &acc);
     acc_clear(&acc);
-    sqlite3_finalize(sel);
-    sqlite3_finalize(ins);
+    S.sqlite3_finalize(sel);
+    S.sqlite3_finalize(ins);
     if (!ok) return db_error(d, err, "cannot rebuild models");
     st = ix_db_exec(d, "UPDATE files SET model_id = (SELECT id FROM models WHERE models.group_key = files.group_key)",
                     err);
@@ -701,7 +720,7 @@ gk_status ix_db_forget_vanished(ix_db *d, known_map *m, bool prune, gk_index_sta
         if (!k->skipped) stats->vanished += k->n_rows;
         if (!prune) continue;
         if (k->skipped) {
-            sqlite3_bind_text(d->st[ST_DELETE_SKIPPED], 1, k->path, -1, SQLITE_STATIC);
+            S.sqlite3_bind_text(d->st[ST_DELETE_SKIPPED], 1, k->path, -1, SQLITE_STATIC);
             if (!step_done(d->st[ST_DELETE_SKIPPED])) st = db_error(d, err, "cannot write");
             continue;
         }
@@ -726,8 +745,8 @@ gk_status ix_db_forget_vanished(ix_db *d, known_map *m, bool prune, gk_index_sta
 int64_t ix_db_count(ix_db *d, const char *sql) {
     sqlite3_stmt *s;
     int64_t n = 0;
-    if (sqlite3_prepare_v2(d->db, sql, -1, &s, NULL) != SQLITE_OK) return 0;
-    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
+    if (S.sqlite3_prepare_v2(d->db, sql, -1, &s, NULL) != SQLITE_OK) return 0;
+    if (S.sqlite3_step(s) == SQLITE_ROW) n = S.sqlite3_column_int64(s, 0);
+    S.sqlite3_finalize(s);
     return n;
 }

@@ -4,8 +4,8 @@
  * libarchive brings a dozen shared libraries with it (XML, ICU, compressors,
  * C++ runtime), whose loading doubles the start-up time of every ggufkit
  * command although only archive members need them. The library is therefore
- * opened with dlopen() on first use; its functions are reached through the
- * table below, typed from <archive.h> itself.
+ * opened on first use (util/dynlib.h); its functions are reached through the
+ * table below, typed from <archive.h> itself and named as there.
  */
 #ifndef GK_IO_ARCHIVE_LOAD_H
 #define GK_IO_ARCHIVE_LOAD_H
@@ -14,21 +14,17 @@
 #include <archive_entry.h>
 
 #include "ggufkit.h"
+#include "util/dynlib.h"
 
 /* The libarchive functions ggufkit uses. */
+#define GK_ARCHIVE_FUNCS(X)                                                                      \
+    X(archive_read_new) X(archive_read_support_filter_all) X(archive_read_support_format_all)   \
+    X(archive_read_open_filename) X(archive_read_next_header) X(archive_read_data)              \
+    X(archive_read_free) X(archive_error_string) X(archive_entry_pathname) X(archive_entry_size) \
+    X(archive_entry_size_is_set) X(archive_entry_filetype)
+
 typedef struct gk_archive_api {
-    __typeof__(archive_read_new) *read_new;
-    __typeof__(archive_read_support_filter_all) *read_support_filter_all;
-    __typeof__(archive_read_support_format_all) *read_support_format_all;
-    __typeof__(archive_read_open_filename) *read_open_filename;
-    __typeof__(archive_read_next_header) *read_next_header;
-    __typeof__(archive_read_data) *read_data;
-    __typeof__(archive_read_free) *read_free;
-    __typeof__(archive_error_string) *error_string;
-    __typeof__(archive_entry_pathname) *entry_pathname;
-    __typeof__(archive_entry_size) *entry_size;
-    __typeof__(archive_entry_size_is_set) *entry_size_is_set;
-    __typeof__(archive_entry_filetype) *entry_filetype;
+    GK_ARCHIVE_FUNCS(GK_DYNLIB_SLOT)
 } gk_archive_api;
 
 /** gk_archive_api_load() : loads libarchive once per process (thread-safe).

@@ -192,15 +192,15 @@ static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
 
 /* Opens path with libarchive; on failure, why gets libarchive's reason. */
 static struct archive *archive_open_path(const gk_archive_api *A, const char *path, char why[GK_MESSAGE_MAX]) {
-    struct archive *a = A->read_new();
+    struct archive *a = A->archive_read_new();
     snprintf(why, GK_MESSAGE_MAX, "out of memory");
     if (a == NULL) return NULL;
-    A->read_support_filter_all(a);
-    A->read_support_format_all(a);
-    if (A->read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
-        const char *e = A->error_string(a);
+    A->archive_read_support_filter_all(a);
+    A->archive_read_support_format_all(a);
+    if (A->archive_read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
+        const char *e = A->archive_error_string(a);
         snprintf(why, GK_MESSAGE_MAX, "%s", e ? e : "unknown error");
-        A->read_free(a);
+        A->archive_read_free(a);
         return NULL;
     }
     return a;
@@ -216,22 +216,22 @@ static gk_status archive_start(gk_source *s, gk_error *err) {
 
 static gk_status archive_seek_member(gk_source *s, int64_t *size, gk_error *err) {
     const gk_archive_api *A = s->ar_api;
-    if (s->ar) A->read_free(s->ar);
+    if (s->ar) A->archive_read_free(s->ar);
     s->pos = 0;
     char why[GK_MESSAGE_MAX];
     s->ar = archive_open_path(A, s->path, why);
     if (s->ar == NULL) return gk_error_set(err, GK_E_CORRUPT, -1, "cannot read as an archive: %s", why);
     struct archive_entry *e;
     int rc;
-    while ((rc = A->read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-        const char *name = A->entry_pathname(e);
+    while ((rc = A->archive_read_next_header(s->ar, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        const char *name = A->archive_entry_pathname(e);
         if (name && strcmp(name, s->member) == 0) {
-            *size = A->entry_size_is_set(e) ? (int64_t)A->entry_size(e) : -1;
+            *size = A->archive_entry_size_is_set(e) ? (int64_t)A->archive_entry_size(e) : -1;
             return GK_OK;
         }
     }
     if (rc != ARCHIVE_EOF)
-        return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->error_string(s->ar));
+        return gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->archive_error_string(s->ar));
     return gk_error_set(err, GK_E_NOT_FOUND, -1, "archive has no member '%s'", s->member);
 }
 
@@ -241,9 +241,9 @@ static gk_status archive_pull(gk_source *s, void *dst, size_t len, size_t *got, 
     while (done < len) {
         /* In small calls: one that meets damage loses what it had copied. */
         size_t ask = len - done < ARCHIVE_CALL_BYTES ? len - done : ARCHIVE_CALL_BYTES;
-        la_ssize_t n = s->ar_api->read_data(s->ar, (uint8_t *)dst + done, ask);
+        la_ssize_t n = s->ar_api->archive_read_data(s->ar, (uint8_t *)dst + done, ask);
         if (n < 0) {
-            gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s", s->ar_api->error_string(s->ar));
+            gk_error_set(err, GK_E_CORRUPT, (int64_t)(s->pos + done), "archive: %s", s->ar_api->archive_error_string(s->ar));
             break;
         }
         if (n == 0) break;
@@ -399,7 +399,7 @@ void gk_source_close(gk_source *s) {
     if (s == NULL) return;
     if (s->fd >= 0) close(s->fd);
     if (s->ds) ZSTD_freeDStream(s->ds);
-    if (s->ar) s->ar_api->read_free(s->ar);
+    if (s->ar) s->ar_api->archive_read_free(s->ar);
     free(s->in_buf);
     free(s->scratch);
     free(s->path);
@@ -488,20 +488,20 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
     struct archive_entry *e;
     int rc;
     gk_status st = GK_OK;
-    while ((rc = A->read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+    while ((rc = A->archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
         /* A member without a name (a damaged zip can have one) cannot be named
          * as ARCHIVE::MEMBER: it is not listed. */
-        if (A->entry_filetype(e) != AE_IFREG || A->entry_pathname(e) == NULL) continue;
+        if (A->archive_entry_filetype(e) != AE_IFREG || A->archive_entry_pathname(e) == NULL) continue;
         uint8_t magic[4];
-        la_ssize_t n = A->read_data(a, magic, sizeof magic);
+        la_ssize_t n = A->archive_read_data(a, magic, sizeof magic);
         if (n == 4 && is_gguf_magic(magic)) {
-            uint64_t size = A->entry_size_is_set(e) ? (uint64_t)A->entry_size(e) : 0;
-            if (!fn(ctx, A->entry_pathname(e), size)) break;
+            uint64_t size = A->archive_entry_size_is_set(e) ? (uint64_t)A->archive_entry_size(e) : 0;
+            if (!fn(ctx, A->archive_entry_pathname(e), size)) break;
         }
     }
     if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-        st = gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->error_string(a));
-    A->read_free(a);
+        st = gk_error_set(err, GK_E_CORRUPT, -1, "archive: %s", A->archive_error_string(a));
+    A->archive_read_free(a);
     return st;
 }
 

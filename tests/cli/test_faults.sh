@@ -387,6 +387,31 @@ else
   echo "SKIPPED: archive without libarchive (no fault shim or no tar)"
 fi
 
+# Without the other libraries opened on first use (lib/util/dynlib.h): what
+# needs them is refused with a reason, the rest works.
+if [ -n "$SHIM" ]; then
+  D="$TMP/aout/no-dynlib"
+  mkdir -p "$D"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libcrypto -- hash --sha256 "$IN"
+  expect_fail "hash --sha256 without libcrypto" "$D" "SHA-1/SHA-256 is not available.*libcrypto"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libcrypto -- hash "$IN"
+  [ "$rc" -eq 0 ] && ok || bad "hash (xxh64) without libcrypto: exit $rc ($(head -c 200 "$TMP/err"))"
+  cp "$IN" "$D/e.gguf"
+  before=$(sha "$D/e.gguf")
+  run_env $(shim_env) GK_FAULT_DLOPEN=libcrypto -- edit --in-place --set general.name=x "$D/e.gguf"
+  [ "$rc" -eq 1 ] && grep -q "libcrypto" "$TMP/err" && ok ||
+    bad "edit --in-place without libcrypto: exit $rc ($(head -c 200 "$TMP/err"))"
+  [ "$(sha "$D/e.gguf")" == "$before" ] && [ "$(ls -A "$D")" == "e.gguf" ] && ok ||
+    bad "edit --in-place without libcrypto changed the file or left: $(ls -A "$D")"
+  rm -f "$D/e.gguf"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libsqlite3 -- index --db "$D/i.db" "$TMP/in"
+  expect_fail "index without libsqlite3" "$D" "index is not available.*libsqlite3"
+  run_env $(shim_env) GK_FAULT_DLOPEN=libcairo -- diff --plot "$D/p.png" "$IN" "$TMP/in/p.gguf"
+  expect_fail "diff --plot without libcairo" "$D" "diff --plot is not available.*libcairo"
+else
+  echo "SKIPPED: libraries opened on first use, missing (no fault shim)"
+fi
+
 # ---------------------------------------------------------------------------
 # 4. Destinations that must be refused
 # ---------------------------------------------------------------------------
