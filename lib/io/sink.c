@@ -34,6 +34,7 @@
 #include "ggufkit.h"
 #include "io/clone.h"
 #include "io/lock.h"
+#include "io/sink_set.h"
 #include "io/stage.h"
 
 #define COPY_CHUNK (4u << 20)
@@ -44,7 +45,8 @@ struct gk_sink {
     bool unnamed;              /* fd is an O_TMPFILE file: nothing to remove */
     char *dir;
     int fd;
-    gk_stage *stage;           /* the file's bytes on their way to the disk */
+    gk_stage *stage;           /* the file's bytes on their way to the disk; NULL once finished */
+    uint64_t cloned;           /* the stage's cloned bytes, kept when it is released */
     unsigned flags;
     uint64_t offset;           /* uncompressed bytes written */
     ZSTD_CCtx *zc;             /* set when compressing */
@@ -232,7 +234,7 @@ uint64_t gk_sink_clone_probe(gk_sink *s, int fd) {
 
 gk_status gk_sink_settle(gk_sink *s, gk_error *err) { return s->zc ? GK_OK : gk_stage_settle(s->stage, err); }
 
-uint64_t gk_sink_bytes_cloned(const gk_sink *s) { return gk_stage_cloned(s->stage); }
+uint64_t gk_sink_bytes_cloned(const gk_sink *s) { return s->stage ? gk_stage_cloned(s->stage) : s->cloned; }
 
 gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err) {
     if (s->zc) return copy_buffered(s, fd, off, len, err);
@@ -333,10 +335,22 @@ static int publish(gk_sink *s) {
     return rc;
 }
 
-gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
-    int lock_fd = -1;
+gk_status gk_sink_finish(gk_sink *s, gk_error *err) {
+    if (s->stage == NULL) return GK_OK;
     gk_status st = s->zc ? compress(s, NULL, 0, ZSTD_e_end, err) : GK_OK;
     if (st == GK_OK) st = gk_stage_finish(s->stage, err);
+    if (st != GK_OK) return st;
+    s->cloned = gk_stage_cloned(s->stage);
+    gk_stage_free(s->stage);
+    s->stage = NULL;
+    return GK_OK;
+}
+
+/* Fsyncs s and links it into place (the folder is not fsynced); frees s.
+ * @return : GK_OK or the failure (s discarded). */
+static gk_status commit_file(gk_sink *s, gk_error *err) {
+    int lock_fd = -1;
+    gk_status st = gk_sink_finish(s, err);
     if (st == GK_OK && (s->flags & GK_SINK_OVERWRITE)) st = lock_replaced(s, &lock_fd, err);
     if (st != GK_OK) {
         /* reported */
@@ -349,14 +363,57 @@ gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
     } else {
         free(s->tmp);
         s->tmp = NULL;  /* published: nothing to remove */
-        int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
     }
     if (lock_fd >= 0) close(lock_fd);
     gk_sink_abort(s);
+    return st;
+}
+
+/* Fsyncs folder dir (a failure there is not reported: the files are in place). */
+static void sync_folder(const char *dir) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+}
+
+gk_status gk_sink_commit(gk_sink *s, gk_error *err) {
+    size_t published;
+    return gk_sink_commit_set(&s, 1, &published, err);
+}
+
+gk_status gk_sink_commit_set(gk_sink **sinks, size_t n, size_t *published, gk_error *err) {
+    *published = 0;
+    gk_status st = GK_OK;
+    char **dirs = calloc(n ? n : 1, sizeof *dirs);   /* each published sink's folder, taken over */
+    size_t n_dirs = 0;
+    if (dirs == NULL) st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    /* Every file is finished before the first fsync: that fsync then carries the
+     * metadata of all of them to the log, and the later ones find little to do. */
+    for (size_t k = 0; k < n && st == GK_OK; k++) st = gk_sink_finish(sinks[k], err);
+    size_t k = 0;
+    for (; k < n && st == GK_OK; k++) {
+        char *dir = sinks[k]->dir;
+        sinks[k]->dir = NULL;
+        st = commit_file(sinks[k], err);
+        if (st != GK_OK) {
+            free(dir);
+            k++;
+            break;
+        }
+        (*published)++;
+        bool seen = false;
+        for (size_t j = 0; j < n_dirs && !seen; j++) seen = strcmp(dirs[j], dir) == 0;
+        if (seen) free(dir);
+        else dirs[n_dirs++] = dir;
+    }
+    for (; k < n; k++) gk_sink_abort(sinks[k]);
+    for (size_t j = 0; j < n_dirs; j++) {
+        sync_folder(dirs[j]);
+        free(dirs[j]);
+    }
+    free(dirs);
     return st;
 }
 

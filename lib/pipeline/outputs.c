@@ -2,12 +2,19 @@
  * outputs.c - one write of several files, all of them or none: every name is
  * checked before anything is written (no output over an input, none over an
  * existing file unless told), then each output is written through
- * gk_write_model in order, and when one fails the ones this call published are
- * removed again. Shard sets (split, quantize --keep-split) are written here.
+ * the pipeline in order and committed together (io/sink_set.h: one fsync of
+ * the folder, and on a journalling filesystem about one of the files, per
+ * batch), and when one fails the ones this call published are removed again.
+ * Shard sets (split, quantize --keep-split) are written here.
  */
 #include <unistd.h>
 
 #include "format/file.h"
+#include "io/sink_set.h"
+#include "pipeline/pipeline.h"
+
+/* Files waiting for their commit at most (each holds a file descriptor). */
+#define COMMIT_BATCH 32
 
 /* Progress of one output seen as progress of them all. */
 typedef struct all_progress {
@@ -71,15 +78,25 @@ gk_status gk_write_outputs(const gk_output *outs, size_t n, gk_file *const *inpu
         each.progress_ctx = &ap;
     }
     size_t published = 0;
+    gk_sink *batch[COMMIT_BATCH];
+    size_t n_batch = 0;
     for (size_t k = 0; k < n && s == GK_OK; k++) {
-        s = gk_write_model(outs[k].path, outs[k].model, outs[k].steps, &each, err);
-        if (s == GK_OK) {
-            published++;
-            ap.before += input_bytes(&outs[k]);
-        } else {
+        s = gk_write_model_uncommitted(outs[k].path, outs[k].model, outs[k].steps, &each, &batch[n_batch], err);
+        if (s != GK_OK) {
             where->output = k;
+            break;
+        }
+        n_batch++;
+        ap.before += input_bytes(&outs[k]);
+        if (n_batch == COMMIT_BATCH || k + 1 == n) {
+            size_t linked;
+            s = gk_sink_commit_set(batch, n_batch, &linked, err);
+            if (s != GK_OK) where->output = published + linked;
+            published += linked;
+            n_batch = 0;
         }
     }
+    for (size_t j = 0; j < n_batch; j++) gk_sink_abort(batch[j]);   /* written, never committed */
     if (s != GK_OK)   /* all or none: take back what this call published */
         for (size_t k = 0; k < published; k++) unlink(outs[k].path);
     return s;

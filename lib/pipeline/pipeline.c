@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "format/file.h"
+#include "io/sink_set.h"
 #include "meta/model.h"
+#include "pipeline/pipeline.h"
 
 #define CHUNK_F32_BYTES (4u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
 #define SWAP_CHUNK_BYTES (4u << 20)
@@ -378,8 +380,9 @@ static gk_status prepare_clone(gk_sink *sink, gk_model *out, const gk_step *step
     return gk_header_serialize(out, header, header_len, err);
 }
 
-gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
-                         const gk_write_opts *opts, gk_error *err) {
+gk_status gk_write_model_uncommitted(const char *dest, gk_model *out, const gk_step *steps,
+                                     const gk_write_opts *opts, gk_sink **sink_out, gk_error *err) {
+    *sink_out = NULL;
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
@@ -444,9 +447,18 @@ gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
     }
     if (s == GK_OK) s = from_run(gk_sink_settle(sink, err), run_src, err);   /* the stats are exact now */
     count(&pr);
+    if (s == GK_OK) s = gk_sink_finish(sink, err);
     if (s != GK_OK) {
         gk_sink_abort(sink);
         return s;
     }
-    return gk_sink_commit(sink, err);
+    *sink_out = sink;
+    return GK_OK;
+}
+
+gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
+                         const gk_write_opts *opts, gk_error *err) {
+    gk_sink *sink;
+    gk_status s = gk_write_model_uncommitted(dest, out, steps, opts, &sink, err);
+    return s == GK_OK ? gk_sink_commit(sink, err) : s;
 }

@@ -158,7 +158,7 @@ if [ "$can_mount" = 1 ]; then
     [ -z "$left" ] && ok || bad "disk full: edit --in-place=auto left: $(echo $left)"
     umount "$M"
   fi
-  # split publishes shard 1 and 2, then runs out of space: none may stay.
+  # split writes shard 1 and 2, then runs out of space: none may stay.
   M="$TMP/full-split"
   mkdir -p "$M"
   if mount -t tmpfs -o size=5m tmpfs "$M"; then
@@ -385,6 +385,21 @@ if [ -n "$SHIM" ] && [ -f "$A/m.tar" ]; then
   rm -f "$D/o.gguf"
 else
   echo "SKIPPED: archive without libarchive (no fault shim or no tar)"
+fi
+
+# A shard set is committed together (every shard written, then each fsynced
+# and linked, then the folder fsynced once): when shard 2's or 3's fsync fails
+# after the ones before it are in place, none may stay. Named temporary files
+# (no O_TMPFILE) so that the failing fsync can be told by the shard's name.
+if [ -n "$SHIM" ]; then
+  for k in 2 3; do
+    D="$TMP/aout/set-fsync-$k"
+    mkdir -p "$D"
+    run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 GK_FAULT_FSYNC_PATH="o-0000$k-of" -- split --split-max-tensors 8 "$IN" "$D/o"
+    expect_fail "split: shard $k of 3 fails its fsync" "$D" "fsync failed"
+  done
+else
+  echo "SKIPPED: shard set failing at its commit (no fault shim)"
 fi
 
 # Without the other libraries opened on first use (lib/util/dynlib.h): what
