@@ -26,6 +26,10 @@ typedef struct cmd_entry {
     const char *summary;
 } cmd_entry;
 
+/** cmd_heap_setup() : grows the heap in one step on transparent huge pages
+ *  (cmd/heap.c); called first thing by main. */
+void cmd_heap_setup(void);
+
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -34,6 +34,7 @@ static void print_usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    cmd_heap_setup();
     signal(SIGXFSZ, SIG_IGN);   /* a file size limit becomes a write error (EFBIG), cleaned up */
     if (argc < 2) {
         print_usage(stderr);
