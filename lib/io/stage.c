@@ -47,6 +47,7 @@
 #define DIO_ALIGN 4096           /* alignment of direct writes: address, offset, length */
 #define SLOT_ALIGN (2u << 20)    /* slots start on a huge-page boundary (a multiple of DIO_ALIGN) */
 #define RUN_MATCH_MAX 4096       /* longest write compared with a run's source to extend it */
+#define FLUSH_EVERY (64u << 20)  /* the writer makes its writes durable after this many bytes */
 
 typedef struct slot {
     uint8_t *data;
@@ -115,6 +116,7 @@ static gk_status write_error(const gk_stage *s, int e, uint64_t at, gk_error *er
 static void *writer_main(void *arg) {
     gk_stage *s = arg;
     int k = 0;
+    uint64_t unflushed = 0;   /* bytes written since the last fdatasync */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->slots[k].full && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
@@ -124,6 +126,18 @@ static void *writer_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
         uint64_t fail_at = 0;
         int e = skip ? 0 : write_all(s->fd, sl->data, sl->len, sl->at, &fail_at);
+        unflushed += skip ? 0 : sl->len;
+        if (e == 0 && unflushed >= FLUSH_EVERY) {
+            /* While the caller computes the next slots: the commit's fsync then
+             * has only the last few slots to wait for. A failure is this
+             * write's (the kernel reports it to one fsync only); a file that
+             * cannot be synced (EINVAL) is left to the commit. */
+            if (fdatasync(s->fd) != 0 && errno != EINVAL && errno != EINTR) {
+                e = errno;
+                fail_at = sl->at;
+            }
+            unflushed = 0;
+        }
         pthread_mutex_lock(&s->mu);
         if (e != 0 && s->error == 0) {
             s->error = e;
@@ -158,14 +172,17 @@ static gk_status wait_idle(gk_stage *s, gk_error *err) {
     return e ? write_error(s, e, at, err) : GK_OK;
 }
 
-/* Hands the current slot to the writer (written here when no thread could be
- * started) and moves on to the other one once the writer has emptied it. */
+/* Hands the current slot to the writer and moves on to the other one once the
+ * writer has emptied it. Until a first full slot (STAGE_FIRST bytes) the
+ * writer is not started and a slot is written here: a small file (a shard's
+ * header before its clone) is not worth a thread. So is everything when no
+ * thread could be started. */
 static gk_status hand_off(gk_stage *s, gk_error *err) {
     slot *sl = &s->slots[s->cur];
     if (sl->len == 0) return GK_OK;
     uint64_t next_at = sl->at + sl->len;
     if (s->limit < STAGE_BYTES) s->limit *= 2;
-    if (!s->started) start_writer(s);
+    if (!s->started && sl->len >= STAGE_FIRST) start_writer(s);
     if (!s->started) {
         uint64_t fail_at = 0;
         int e = write_all(s->fd, sl->data, sl->len, sl->at, &fail_at);

@@ -402,6 +402,22 @@ else
   echo "SKIPPED: shard set failing at its commit (no fault shim)"
 fi
 
+# A large output makes its writes durable as it goes (an fdatasync every 64 MiB
+# from the writer thread): a failure there is a write error of the command, even
+# though the kernel reports it to that one call only, and nothing is left.
+if [ -n "$SHIM" ]; then
+  D="$TMP/aout/flush"
+  mkdir -p "$D"
+  mkdir -p "$TMP/big"
+  "$BIN" synth --preset tiny --layers 30 "$TMP/big/m.gguf" >/dev/null
+  [ "$(stat -c %s "$TMP/big/m.gguf")" -gt $((70 << 20)) ] && ok || bad "the large model is not over 70 MiB"
+  run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 GK_FAULT_FSYNC_PATH=".o.gguf.ggufkit" -- repack "$TMP/big/m.gguf" "$D/o.gguf"
+  expect_fail "repack of 76 MB: the fdatasync after 64 MiB fails" "$D" "write failed.*Input/output"
+  rm -rf "$TMP/big"
+else
+  echo "SKIPPED: a failing fdatasync during a large write (no fault shim)"
+fi
+
 # Without the other libraries opened on first use (lib/util/dynlib.h): what
 # needs them is refused with a reason, the rest works.
 if [ -n "$SHIM" ]; then
