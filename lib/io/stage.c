@@ -14,7 +14,10 @@
  * A slot is handed over when it holds `limit` bytes; the limit starts at
  * STAGE_FIRST and doubles with every hand-off up to STAGE_BYTES, so that a
  * small file is written in small pieces as it goes (and touches little
- * memory), and a large one in large writes.
+ * memory), and a large one in large writes. The writer thread starts with the
+ * first full slot (smaller hand-offs are written by the caller), and makes
+ * what it wrote durable every FLUSH_EVERY bytes, while the caller fills the
+ * next slots, so that the commit's fsync is short.
  *
  * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
  * writer, and opens a run: bytes of the source still to be shared, from a
