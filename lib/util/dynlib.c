@@ -10,15 +10,11 @@
 
 /* Opens the first of lib's sonames that loads; @return : the handle or NULL (why set). */
 static void *open_any(gk_dynlib *lib) {
-    const char *first_error = NULL;
     for (const char *const *so = lib->sonames; *so; so++) {
         void *h = dlopen(*so, RTLD_NOW | RTLD_LOCAL);
         if (h) return h;
         const char *e = dlerror();
-        if (first_error == NULL) {
-            snprintf(lib->why, sizeof lib->why, "%s", e ? e : "dlopen failed");
-            first_error = lib->why;
-        }
+        if (lib->why[0] == '\0') snprintf(lib->why, sizeof lib->why, "%s", e ? e : "dlopen failed");
     }
     return NULL;
 }
@@ -62,9 +58,4 @@ gk_status gk_dynlib_load(gk_dynlib *lib, const char *what, gk_error *err) {
     if (state == 1) return GK_OK;
     return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s is not available: cannot load %s (%s)", what, lib->label,
                         lib->why);
-}
-
-void *gk_dynlib_symbol(gk_dynlib *lib, const char *name) {
-    if (__atomic_load_n(&lib->state, __ATOMIC_ACQUIRE) != 1) return NULL;
-    return dlsym(lib->handle, name);
 }

@@ -55,8 +55,4 @@ typedef struct gk_dynlib {
  *            library could not be loaded). */
 gk_status gk_dynlib_load(gk_dynlib *lib, const char *what, gk_error *err);
 
-/** gk_dynlib_symbol() : another symbol of a loaded library or of the libraries
- *  it brought in (lib must have loaded). @return : the address, or NULL. */
-void *gk_dynlib_symbol(gk_dynlib *lib, const char *name);
-
 #endif
