@@ -3,8 +3,12 @@
  * vector lane, written once for any lane count.
  *
  * Included by quant_util_avx2.c (LANES 8) and quant_util_avx512.c (LANES 16)
- * after they define LANES, LANE_TARGET (a function attribute) and VANY(m)
- * (whether any lane of a comparison result is set). Each lane performs exactly the float operations of the
+ * after they define LANES, LANE_TARGET (a function attribute), VANY(m)
+ * (whether any lane of a comparison result is set) and VMIN_EPI32(a, b) and
+ * VMAX_EPI32(a, b) (the signed 32-bit lane minimum and maximum instructions)
+ * and TWO_SOURCE_PERMUTE (1 where one instruction picks any lanes of two
+ * registers, so that groups are transposed in registers; 0 to move them one
+ * value at a time, which measured faster than AVX2's emulated permutes). Each lane performs exactly the float operations of the
  * scalar helper for its group, in the same order: comparisons and blends where
  * the scalar code branches, integer lanes for gk_nearest_int's bias trick, true
  * division, no fused multiply-add (-ffp-contract=off). A group count that is not
@@ -27,8 +31,8 @@ LANE_TARGET static inline vf fsel(vi m, vf a, vf b) { return (vf)((m & (vi)a) | 
 LANE_TARGET static inline vi isel(vi m, vi a, vi b) { return (m & a) | (~m & b); }
 LANE_TARGET static inline vf vabs(vf x) { return (vf)((vi)x & 0x7fffffff); }
 LANE_TARGET static inline vf tof(vi v) { return __builtin_convertvector(v, vf); }
-LANE_TARGET static inline vi imin(vi a, vi b) { return isel(a < b, a, b); }
-LANE_TARGET static inline vi imax(vi a, vi b) { return isel(a > b, a, b); }
+LANE_TARGET static inline vi imin(vi a, vi b) { return (vi)VMIN_EPI32(a, b); }
+LANE_TARGET static inline vi imax(vi a, vi b) { return (vi)VMAX_EPI32(a, b); }
 /* gk_nearest_int per lane. */
 LANE_TARGET static inline vi vnearest(vf f) {
     const vi bits = (vi)(f + 12582912.f);
@@ -36,14 +40,62 @@ LANE_TARGET static inline vi vnearest(vf f) {
 }
 LANE_TARGET static inline bool any(vi m) { return VANY(m); }
 
+/* Transposes the LANES x LANES matrix of 32-bit values r (row j is r[j]) in
+ * place: at each level h, element (j, c) with bit h set in c trades places with
+ * element (j + h, c - h) for rows j with bit h clear. */
+LANE_TARGET static inline void transpose_lanes(vi *r) {
+    for (int h = LANES / 2; h >= 1; h /= 2) {
+        vi lo, hi;
+        for (int c = 0; c < LANES; ++c) {
+            lo[c] = (c & h) ? LANES + c - h : c;
+            hi[c] = (c & h) ? LANES + c : c + h;
+        }
+        for (int j = 0; j < LANES; ++j) {
+            if (j & h) continue;
+            const vi a = r[j], b = r[j + h];
+            r[j] = __builtin_shuffle(a, b, lo);
+            r[j + h] = __builtin_shuffle(a, b, hi);
+        }
+    }
+}
+
 /* Element i of lane k's group into xt[i][k], for groups first..first+LANES-1
  * of n values at src (groups past last repeat the last one). */
 LANE_TARGET static void gather(const float *src, int n, int first, int ngroups, vf *xt) {
+    if (TWO_SOURCE_PERMUTE && n % LANES == 0 && first + LANES <= ngroups) {
+        for (int c = 0; c < n; c += LANES) {
+            vi r[LANES];
+            for (int k = 0; k < LANES; ++k) memcpy(&r[k], src + (int64_t)(first + k) * n + c, sizeof r[k]);
+            transpose_lanes(r);
+            for (int j = 0; j < LANES; ++j) xt[c + j] = (vf)r[j];
+        }
+        return;
+    }
     for (int k = 0; k < LANES; ++k) {
         const int g = first + k < ngroups ? first + k : ngroups - 1;
         const float *p = src + (int64_t)g * n;
         for (int i = 0; i < n; ++i) xt[i][k] = p[i];
     }
+}
+
+/* The reverse of gather for levels: L[g * n + i] = Lt[i][k] as a byte for the
+ * groups g = first + k below ngroups. */
+LANE_TARGET static void scatter_levels(const vi *Lt, int n, int first, int ngroups, uint8_t *L) {
+    if (TWO_SOURCE_PERMUTE && n % LANES == 0 && first + LANES <= ngroups) {
+        typedef uint8_t vb __attribute__((vector_size(LANES)));
+        for (int c = 0; c < n; c += LANES) {
+            vi r[LANES];
+            memcpy(r, Lt + c, sizeof r);
+            transpose_lanes(r);
+            for (int k = 0; k < LANES; ++k) {
+                const vb b = __builtin_convertvector(r[k], vb);
+                memcpy(L + (int64_t)(first + k) * n + c, &b, sizeof b);
+            }
+        }
+        return;
+    }
+    for (int k = 0; k < LANES && first + k < ngroups; ++k)
+        for (int i = 0; i < n; ++i) L[(first + k) * n + i] = (uint8_t)Lt[i][k];
 }
 
 /* make_qkx2_quants (v3 false) or make_qkx3_quants (v3 true) for LANES groups. */
@@ -133,8 +185,8 @@ LANE_TARGET static void qkx_groups(int ngroups, int n, int nmax, const float *x,
             const int g = first + k;
             scales[g] = sc[k];
             mins[g] = mn[k];
-            for (int i = 0; i < n; ++i) L[g * n + i] = (uint8_t)Lt[i][k];
         }
+        scatter_levels(Lt, n, first, ngroups, L);
     }
 }
 
@@ -156,12 +208,16 @@ LANE_TARGET static inline vi clamp_signed(vi l, int nmax) {
 }
 
 /* make_qx_quants with rmse_type 1 (weights w, or x^2 when w is NULL) for LANES
- * groups; L receives the levels offset by nmax. */
-LANE_TARGET static vf qx_lanes(int n, int nmax, const vf *x, const vf *wq, vi *L) {
-    vf w[MAXN];
+ * groups; L receives the levels offset by nmax. The scalar sum w * x[i] * l is
+ * (w * x[i]) * l, so that product is formed once per value for all 19 trials.
+ * Always inlined so that the group length of the callers (16) is a constant. */
+LANE_TARGET static inline __attribute__((always_inline)) vf qx_lanes(int n, int nmax, const vf *x,
+                                                                     const vf *wq, vi *L) {
+    vf w[MAXN], wx[MAXN];
     vf max = vset(0), amax = vset(0);
     for (int i = 0; i < n; ++i) {
         w[i] = wq ? wq[i] : x[i] * x[i];
+        wx[i] = w[i] * x[i];
         const vf ax = vabs(x[i]);
         const vi m = ax > amax;
         amax = fsel(m, ax, amax);
@@ -174,7 +230,7 @@ LANE_TARGET static vf qx_lanes(int n, int nmax, const vf *x, const vf *wq, vi *L
         const vi l = clamp_signed(vnearest(iscale * x[i]), nmax);
         L[i] = l + nmax;
         const vf fl = tof(l);
-        sumlx += w[i] * x[i] * fl;
+        sumlx += wx[i] * fl;
         suml2 += w[i] * fl * fl;
     }
     vf scale = fsel(suml2 != 0, sumlx / suml2, vset(0));
@@ -187,7 +243,7 @@ LANE_TARGET static vf qx_lanes(int n, int nmax, const vf *x, const vf *wq, vi *L
         for (int i = 0; i < n; ++i) {
             lv[i] = clamp_signed(vnearest(iscale * x[i]), nmax);
             const vf fl = tof(lv[i]);
-            sumlx += w[i] * x[i] * fl;
+            sumlx += wx[i] * fl;
             suml2 += w[i] * fl * fl;
         }
         const vi take = (suml2 > 0) & (sumlx * sumlx > best * suml2);
@@ -208,12 +264,10 @@ LANE_TARGET static void lanes_qx(int ngroups, int n, int nmax, const float *x, c
     for (int first = 0; first < ngroups; first += LANES) {
         gather(x, n, first, ngroups, xt);
         if (w) gather(w, n, first, ngroups, wt);
-        const vf sc = qx_lanes(n, nmax, xt, w ? wt : NULL, Lt);
-        for (int k = 0; k < LANES && first + k < ngroups; ++k) {
-            const int g = first + k;
-            scales[g] = sc[k];
-            for (int i = 0; i < n; ++i) L[g * n + i] = (int8_t)Lt[i][k];
-        }
+        const vf *wl = w ? wt : NULL;
+        const vf sc = n == 16 ? qx_lanes(16, nmax, xt, wl, Lt) : qx_lanes(n, nmax, xt, wl, Lt);
+        for (int k = 0; k < LANES && first + k < ngroups; ++k) scales[first + k] = sc[k];
+        scatter_levels(Lt, n, first, ngroups, (uint8_t *)L);
     }
 }
 
@@ -273,11 +327,8 @@ LANE_TARGET static void lanes_q3(int ngroups, int n, int nmax, const float *x, i
     for (int first = 0; first < ngroups; first += LANES) {
         gather(x, n, first, ngroups, xt);
         const vf sc = q3_lanes(n, nmax, xt, Lt);
-        for (int k = 0; k < LANES && first + k < ngroups; ++k) {
-            const int g = first + k;
-            scales[g] = sc[k];
-            for (int i = 0; i < n; ++i) L[g * n + i] = (int8_t)Lt[i][k];
-        }
+        for (int k = 0; k < LANES && first + k < ngroups; ++k) scales[first + k] = sc[k];
+        scatter_levels(Lt, n, first, ngroups, (uint8_t *)L);
     }
 }
 
