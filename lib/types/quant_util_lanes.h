@@ -4,11 +4,12 @@
  *
  * Included by quant_util_avx2.c (LANES 8) and quant_util_avx512.c (LANES 16)
  * after they define LANES, LANE_TARGET (a function attribute), VANY(m)
- * (whether any lane of a comparison result is set) and VMIN_EPI32(a, b) and
- * VMAX_EPI32(a, b) (the signed 32-bit lane minimum and maximum instructions)
- * and TWO_SOURCE_PERMUTE (1 where one instruction picks any lanes of two
- * registers, so that groups are transposed in registers; 0 to move them one
- * value at a time, which measured faster than AVX2's emulated permutes). Each lane performs exactly the float operations of the
+ * (whether any lane of a comparison result is set), VMIN_EPI32(a, b) and
+ * VMAX_EPI32(a, b) (the signed 32-bit lane minimum and maximum instructions),
+ * and TWO_SOURCE_PERMUTE: 1 where one instruction picks any lanes of two
+ * registers, so groups are transposed in registers; 0 to move them one value
+ * at a time (faster than AVX2's emulated two-register permutes, as measured).
+ * Each lane performs exactly the float operations of the
  * scalar helper for its group, in the same order: comparisons and blends where
  * the scalar code branches, integer lanes for gk_nearest_int's bias trick, true
  * division, no fused multiply-add (-ffp-contract=off). A group count that is not
