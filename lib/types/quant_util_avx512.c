@@ -12,6 +12,7 @@
 #define VMIN_EPI32(a, b) _mm512_min_epi32((__m512i)(a), (__m512i)(b))
 #define VMAX_EPI32(a, b) _mm512_max_epi32((__m512i)(a), (__m512i)(b))
 #define TWO_SOURCE_PERMUTE 1
+#define PERMUTE2(a, idx, b) _mm512_permutex2var_epi32((__m512i)(a), (__m512i)(idx), (__m512i)(b))
 #include "types/quant_util_lanes.h"
 
 const gk_searches gk_searches_avx512 = { lanes_qkx2, lanes_qkx3, lanes_qx, lanes_q3,

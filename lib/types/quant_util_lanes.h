@@ -7,8 +7,9 @@
  * (whether any lane of a comparison result is set), VMIN_EPI32(a, b) and
  * VMAX_EPI32(a, b) (the signed 32-bit lane minimum and maximum instructions),
  * and TWO_SOURCE_PERMUTE: 1 where one instruction picks any lanes of two
- * registers, so groups are transposed in registers; 0 to move them one value
- * at a time (faster than AVX2's emulated two-register permutes, as measured).
+ * registers, PERMUTE2(a, idx, b) (lane c of the result is lane idx[c] of a, or
+ * of b for idx[c] - LANES), so groups are transposed in registers; 0 to move
+ * them one value at a time (faster than AVX2's emulated permutes, as measured).
  * Each lane performs exactly the float operations of the
  * scalar helper for its group, in the same order: comparisons and blends where
  * the scalar code branches, integer lanes for gk_nearest_int's bias trick, true
@@ -41,6 +42,7 @@ LANE_TARGET static inline vi vnearest(vf f) {
 }
 LANE_TARGET static inline bool any(vi m) { return VANY(m); }
 
+#if TWO_SOURCE_PERMUTE
 /* Transposes the LANES x LANES matrix of 32-bit values r (row j is r[j]) in
  * place: at each level h, element (j, c) with bit h set in c trades places with
  * element (j + h, c - h) for rows j with bit h clear. */
@@ -54,16 +56,18 @@ LANE_TARGET static inline void transpose_lanes(vi *r) {
         for (int j = 0; j < LANES; ++j) {
             if (j & h) continue;
             const vi a = r[j], b = r[j + h];
-            r[j] = __builtin_shuffle(a, b, lo);
-            r[j + h] = __builtin_shuffle(a, b, hi);
+            r[j] = (vi)PERMUTE2(a, lo, b);
+            r[j + h] = (vi)PERMUTE2(a, hi, b);
         }
     }
 }
+#endif
 
 /* Element i of lane k's group into xt[i][k], for groups first..first+LANES-1
  * of n values at src (groups past last repeat the last one). */
 LANE_TARGET static void gather(const float *src, int n, int first, int ngroups, vf *xt) {
-    if (TWO_SOURCE_PERMUTE && n % LANES == 0 && first + LANES <= ngroups) {
+#if TWO_SOURCE_PERMUTE
+    if (n % LANES == 0 && first + LANES <= ngroups) {
         for (int c = 0; c < n; c += LANES) {
             vi r[LANES];
             for (int k = 0; k < LANES; ++k) memcpy(&r[k], src + (int64_t)(first + k) * n + c, sizeof r[k]);
@@ -72,6 +76,7 @@ LANE_TARGET static void gather(const float *src, int n, int first, int ngroups, 
         }
         return;
     }
+#endif
     for (int k = 0; k < LANES; ++k) {
         const int g = first + k < ngroups ? first + k : ngroups - 1;
         const float *p = src + (int64_t)g * n;
@@ -82,7 +87,8 @@ LANE_TARGET static void gather(const float *src, int n, int first, int ngroups, 
 /* The reverse of gather for levels: L[g * n + i] = Lt[i][k] as a byte for the
  * groups g = first + k below ngroups. */
 LANE_TARGET static void scatter_levels(const vi *Lt, int n, int first, int ngroups, uint8_t *L) {
-    if (TWO_SOURCE_PERMUTE && n % LANES == 0 && first + LANES <= ngroups) {
+#if TWO_SOURCE_PERMUTE
+    if (n % LANES == 0 && first + LANES <= ngroups) {
         typedef uint8_t vb __attribute__((vector_size(LANES)));
         for (int c = 0; c < n; c += LANES) {
             vi r[LANES];
@@ -95,6 +101,7 @@ LANE_TARGET static void scatter_levels(const vi *Lt, int n, int first, int ngrou
         }
         return;
     }
+#endif
     for (int k = 0; k < LANES && first + k < ngroups; ++k)
         for (int i = 0; i < n; ++i) L[(first + k) * n + i] = (uint8_t)Lt[i][k];
 }
