@@ -217,10 +217,8 @@ LANE_TARGET static inline vi clamp_signed(vi l, int nmax) {
 
 /* make_qx_quants with rmse_type 1 (weights w, or x^2 when w is NULL) for LANES
  * groups; L receives the levels offset by nmax. The scalar sum w * x[i] * l is
- * (w * x[i]) * l, so that product is formed once per value for all 19 trials.
- * Always inlined so that the group length of the callers (16) is a constant. */
-LANE_TARGET static inline __attribute__((always_inline)) vf qx_lanes(int n, int nmax, const vf *x,
-                                                                     const vf *wq, vi *L) {
+ * (w * x[i]) * l, so that product is formed once per value for all 19 trials. */
+LANE_TARGET static vf qx_lanes(int n, int nmax, const vf *x, const vf *wq, vi *L) {
     vf w[MAXN], wx[MAXN];
     vf max = vset(0), amax = vset(0);
     for (int i = 0; i < n; ++i) {
@@ -272,8 +270,7 @@ LANE_TARGET static void lanes_qx(int ngroups, int n, int nmax, const float *x, c
     for (int first = 0; first < ngroups; first += LANES) {
         gather(x, n, first, ngroups, xt);
         if (w) gather(w, n, first, ngroups, wt);
-        const vf *wl = w ? wt : NULL;
-        const vf sc = n == 16 ? qx_lanes(16, nmax, xt, wl, Lt) : qx_lanes(n, nmax, xt, wl, Lt);
+        const vf sc = qx_lanes(n, nmax, xt, w ? wt : NULL, Lt);
         for (int k = 0; k < LANES && first + k < ngroups; ++k) scales[first + k] = sc[k];
         scatter_levels(Lt, n, first, ngroups, (uint8_t *)L);
     }
