@@ -15,9 +15,10 @@
  * STAGE_FIRST and doubles with every hand-off up to STAGE_BYTES, so that a
  * small file is written in small pieces as it goes (and touches little
  * memory), and a large one in large writes. The writer thread starts with the
- * first full slot (smaller hand-offs are written by the caller), and makes
- * what it wrote durable every FLUSH_EVERY bytes, while the caller fills the
- * next slots, so that the commit's fsync is short.
+ * first full slot (smaller hand-offs are written by the caller). Every
+ * FLUSH_EVERY bytes it asks a flusher thread for an fdatasync, which runs while
+ * the writer writes the next slots and the caller fills them, so that the
+ * commit's fsync is short and nobody waits for the flushes on the way.
  *
  * A clone (gk_stage_clone_from) writes the staged bytes first, waits for the
  * writer, and opens a run: bytes of the source still to be shared, from a
@@ -72,11 +73,13 @@ struct gk_stage {
     slot slots[2];
     int cur;                     /* the slot being filled */
     size_t limit;                /* hand-off size now: STAGE_FIRST .. STAGE_BYTES */
-    pthread_t thread;
-    bool started;
+    pthread_t thread, flusher;
+    bool started, flusher_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool quit, abandon;
+    bool flush_asked, flushing;  /* an fdatasync waiting for the flusher, running */
+    uint64_t flush_at;           /* offset of the slot whose write asked for it */
     int error;                   /* errno of the first failed write, or 0 */
     uint64_t error_at;
 };
@@ -115,6 +118,58 @@ static gk_status write_error(const gk_stage *s, int e, uint64_t at, gk_error *er
     return gk_error_set(err, GK_E_IO, (int64_t)at, "%s: write failed: %s", s->name, strerror(e));
 }
 
+/* The flusher thread: makes the file's writes durable (fdatasync) when the
+ * writer asks, while the writer goes on writing the next slots and the caller
+ * filling them, so that the commit's fsync has only the last few slots to wait
+ * for. A failure is a write error at the offset the request names (the kernel
+ * reports it to one fsync only); a file that cannot be synced (EINVAL) is left
+ * to the commit. */
+static void *flusher_main(void *arg) {
+    gk_stage *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->flush_asked && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->flush_asked) break;
+        const uint64_t at = s->flush_at;
+        s->flush_asked = false;
+        s->flushing = true;
+        const bool skip = s->error != 0 || s->abandon;
+        pthread_mutex_unlock(&s->mu);
+        const int e = !skip && fdatasync(s->fd) != 0 && errno != EINVAL && errno != EINTR ? errno : 0;
+        pthread_mutex_lock(&s->mu);
+        if (e != 0 && s->error == 0) {
+            s->error = e;
+            s->error_at = at;
+        }
+        s->flushing = false;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Starts a thread with every signal blocked in it, so that signals meant for
+ * the command (SIGINT, SIGTERM) reach its main thread. @return : whether it runs. */
+static bool start_thread(pthread_t *t, void *(*fn)(void *), gk_stage *s) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const bool ok = pthread_create(t, NULL, fn, s) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
+/* Asks the flusher (started on the first request) for an fdatasync covering
+ * what was written up to the slot at file offset at. Without a flusher (no
+ * thread to be had) the commit's fsync alone makes the file durable. Called by
+ * the writer with s->mu held. */
+static void ask_flush(gk_stage *s, uint64_t at) {
+    if (!s->flusher_started) s->flusher_started = start_thread(&s->flusher, flusher_main, s);
+    if (!s->flusher_started) return;
+    s->flush_asked = true;
+    s->flush_at = at;
+}
+
 /* The writer thread: writes full slots in order until told to quit. */
 static void *writer_main(void *arg) {
     gk_stage *s = arg;
@@ -130,22 +185,14 @@ static void *writer_main(void *arg) {
         uint64_t fail_at = 0;
         int e = skip ? 0 : write_all(s->fd, sl->data, sl->len, sl->at, &fail_at);
         unflushed += skip ? 0 : sl->len;
-        if (e == 0 && unflushed >= FLUSH_EVERY) {
-            /* While the caller computes the next slots: the commit's fsync then
-             * has only the last few slots to wait for. A failure is this
-             * write's (the kernel reports it to one fsync only); a file that
-             * cannot be synced (EINVAL) is left to the commit. */
-            if (fdatasync(s->fd) != 0 && errno != EINVAL && errno != EINTR) {
-                e = errno;
-                fail_at = sl->at;
-            }
-            unflushed = 0;
-        }
+        const bool flush = e == 0 && unflushed >= FLUSH_EVERY;
+        if (flush) unflushed = 0;
         pthread_mutex_lock(&s->mu);
         if (e != 0 && s->error == 0) {
             s->error = e;
             s->error_at = fail_at;
         }
+        if (flush) ask_flush(s, sl->at);
         sl->full = false;
         pthread_cond_broadcast(&s->cv);
         k ^= 1;
@@ -154,21 +201,15 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-/* Starts the writer with every signal blocked in it, so that signals meant for
- * the command (SIGINT, SIGTERM) reach its main thread. */
-static void start_writer(gk_stage *s) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    s->started = pthread_create(&s->thread, NULL, writer_main, s) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
+static void start_writer(gk_stage *s) { s->started = start_thread(&s->thread, writer_main, s); }
 
-/* Waits until the writer holds no slot. @return : the first write error. */
+/* Waits until the writer holds no slot and no flush is asked for or running.
+ * @return : the first write or flush error. */
 static gk_status wait_idle(gk_stage *s, gk_error *err) {
     if (!s->started) return GK_OK;
     pthread_mutex_lock(&s->mu);
-    while (s->slots[0].full || s->slots[1].full) pthread_cond_wait(&s->cv, &s->mu);
+    while (s->slots[0].full || s->slots[1].full || s->flush_asked || s->flushing)
+        pthread_cond_wait(&s->cv, &s->mu);
     int e = s->error;
     uint64_t at = s->error_at;
     pthread_mutex_unlock(&s->mu);
@@ -493,6 +534,7 @@ void gk_stage_free(gk_stage *s) {
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
+        if (s->flusher_started) pthread_join(s->flusher, NULL);
     }
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
