@@ -1,19 +1,22 @@
 /*
- * legacy_avx512.c - the Q8_0 quantizer with AVX-512: sixteen blocks at a time,
- * their sixteen scales computed in one register.
+ * legacy_avx512.c - the Q8_0 and Q4_0 quantizers with AVX-512, sixteen blocks
+ * at a time, their sixteen scales computed in one register; the weighted
+ * (imatrix) Q4_0, Q4_1, Q5_0 and Q5_1 quantizers with the AVX-512 group searches.
  *
- * Bit-identical to legacy.c: each block's largest absolute value (order-free),
- * then in the lanes d = amax / 127 and id = 1 / d (true divisions), d to binary16
- * by the F16C conversion (round to nearest even, as gk_fp32_to_fp16 does for
- * every finite value), and each value's roundf(x * id) converted as the scalar
- * code compiles it (truncation to 32 bits, then the low byte). A block holding
- * NaN or infinity, where the scalar maximum's order matters, and the blocks past
- * the last whole group of sixteen go through the scalar kernel.
+ * Bit-identical to legacy.c: each block's largest absolute value (order-free;
+ * for Q4_0 the signed value at its first index), then in the lanes d (amax / 127,
+ * max / -8) and id = 1 / d by true divisions, d to binary16 by the F16C
+ * conversion (round to nearest even, as gk_fp32_to_fp16 does for every finite
+ * value), and each value's level converted as the scalar code compiles it
+ * (truncation to 32 bits, then the low byte). A block holding NaN or infinity,
+ * where the scalar maximum's order matters, and the blocks past the last whole
+ * group of sixteen go through the scalar kernel.
  */
 #include <immintrin.h>
 #include <string.h>
 
 #include "types/kernels.h"
+#include "types/quant_util.h"
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,f16c")))
 #define QK 32
@@ -82,5 +85,76 @@ AVX512 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int
     if (i < nb) gk_quantize_q8_0(src + i * QK, out + i * 34, 1, (nb - i) * QK, NULL);
 }
 
-/** gk_register_legacy_avx512() : the Q8_0 quantizer of table. */
-void gk_register_legacy_avx512(gk_type_info *table) { table[GK_TYPE_Q8_0].quantize = quantize_q8_0; }
+/* The 16 bytes of one Q4_0 block's quants: levels MIN(15, (int8_t)(x * id + 8.5)),
+ * element j in the low nibble of byte j, element j + 16 in the high one. */
+AVX512 static inline void nibbles(const float *x, __m512 id, uint8_t *qs) {
+    __m128i l[2];
+    for (int k = 0; k < 2; k++) {
+        const __m512 f = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id), _mm512_set1_ps(8.5f));
+        l[k] = _mm_min_epi8(_mm512_cvtepi32_epi8(_mm512_cvttps_epi32(f)), _mm_set1_epi8(15));
+    }
+    const __m128i hi = _mm_and_si128(_mm_slli_epi16(l[1], 4), _mm_set1_epi8((char)0xF0));
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(l[0], hi));
+}
+
+AVX512 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                                 const float *imatrix) {
+    if (imatrix != NULL) {
+        gk_quantize_q4_0_with(&gk_searches_avx512, src, dst, nrows, n_per_row, imatrix);
+        return;
+    }
+    uint8_t *out = dst;
+    const int64_t nb = nrows * n_per_row / QK;
+    int64_t i = 0;
+    for (; i + GROUP <= nb; i += GROUP) {
+        const float *x = src + i * QK;
+        uint8_t *o = out + i * 18;
+        float max[GROUP];
+        uint32_t bad = 0;
+        for (int b = 0; b < GROUP; b++) {
+            const __m512 v0 = _mm512_loadu_ps(x + b * QK), v1 = _mm512_loadu_ps(x + b * QK + 16);
+            if (nonfinite(v0, v1)) bad |= 1u << b;
+            const __m512 a0 = absv(v0), a1 = absv(v1);
+            const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+            max[b] = 0.0f;
+            if (amax > 0) {
+                /* the signed value of largest magnitude, the first one on ties */
+                const __m512 va = _mm512_set1_ps(amax);
+                const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(a0, va, _CMP_EQ_OQ) |
+                                     (uint32_t)_mm512_cmp_ps_mask(a1, va, _CMP_EQ_OQ) << 16;
+                if (hit) max[b] = x[b * QK + __builtin_ctz(hit)];
+            }
+        }
+        const __m512 d = _mm512_div_ps(_mm512_loadu_ps(max), _mm512_set1_ps(-8.0f));
+        const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        float id[GROUP];
+        uint16_t h[GROUP];
+        _mm512_storeu_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), d));
+        _mm256_storeu_si256((__m256i *)h, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        for (int b = 0; b < GROUP; b++) {
+            memcpy(o + b * 18, &h[b], 2);
+            nibbles(x + b * QK, _mm512_set1_ps(id[b]), o + b * 18 + 2);
+        }
+        for (; bad; bad &= bad - 1) {
+            const int b = __builtin_ctz(bad);
+            gk_quantize_q4_0(x + b * QK, o + b * 18, 1, QK, NULL);
+        }
+    }
+    if (i < nb) gk_quantize_q4_0(src + i * QK, out + i * 18, 1, (nb - i) * QK, NULL);
+}
+
+/* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
+ * the AVX-512 searches (sixteen blocks per register pass). */
+GK_QUANTIZER_USING(q4_1, gk_searches_avx512)
+GK_QUANTIZER_USING(q5_0, gk_searches_avx512)
+GK_QUANTIZER_USING(q5_1, gk_searches_avx512)
+
+/** gk_register_legacy_avx512() : the Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 quantizers
+ *  of table (the dequantizers keep AVX2). */
+void gk_register_legacy_avx512(gk_type_info *table) {
+    table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
+    table[GK_TYPE_Q4_0].quantize = quantize_q4_0;
+    table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
+    table[GK_TYPE_Q5_0].quantize = quantize_q5_0;
+    table[GK_TYPE_Q5_1].quantize = quantize_q5_1;
+}
