@@ -43,51 +43,82 @@ AVX512 static inline __m512 round_away(__m512 v) {
     return _mm512_mask_add_ps(t, up, t, step);
 }
 
-/* The 32 bytes of one block's quants: (int8_t) of roundf(x * id). */
-AVX512 static inline void quants(const float *x, __m512 id, uint8_t *qs) {
-    for (int k = 0; k < 2; k++) {
-        const __m512i q = _mm512_cvttps_epi32(round_away(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id)));
-        _mm_storeu_si128((__m128i *)(qs + 16 * k), _mm512_cvtepi32_epi8(q));
-    }
-}
+typedef void (*scalar_quantizer)(const float *, void *, int64_t, int64_t, const float *);
 
-AVX512 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                                 const float *imatrix) {
-    (void)imatrix;
-    uint8_t *out = dst;
-    const int64_t nb = nrows * n_per_row / QK;
+/* What differs between the two types: the block's extreme value (given its 32
+ * values and their magnitudes), the divisor that makes it the scale, the block's
+ * level bytes, and the scalar kernel for the blocks left to it. */
+typedef struct block_kind {
+    size_t block_bytes;
+    float divisor;
+    float (*extreme)(const float *x, __m512 a0, __m512 a1);
+    void (*levels)(const float *x, __m512 id, uint8_t *qs);
+    scalar_quantizer scalar;
+} block_kind;
+
+/* nb blocks of src to out, sixteen at a time: extremes, then the sixteen scales
+ * d = extreme / divisor and id = 1 / d (0 where d is 0) in one register, d to
+ * binary16, the levels of each block. Inlined per kind, so the calls through
+ * the kind are direct. */
+AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const float *src,
+                                                                         uint8_t *out, int64_t nb) {
     int64_t i = 0;
     for (; i + GROUP <= nb; i += GROUP) {
         const float *x = src + i * QK;
-        uint8_t *o = out + i * 34;
-        float amax[GROUP];
+        uint8_t *o = out + (size_t)i * k->block_bytes;
+        float m[GROUP];
         uint32_t bad = 0;
         for (int b = 0; b < GROUP; b++) {
             const __m512 v0 = _mm512_loadu_ps(x + b * QK), v1 = _mm512_loadu_ps(x + b * QK + 16);
             if (nonfinite(v0, v1)) bad |= 1u << b;
-            amax[b] = _mm512_reduce_max_ps(_mm512_max_ps(absv(v0), absv(v1)));
+            m[b] = k->extreme(x + b * QK, absv(v0), absv(v1));
         }
-        const __m512 d = _mm512_div_ps(_mm512_loadu_ps(amax), _mm512_set1_ps((1 << 7) - 1));
+        const __m512 d = _mm512_div_ps(_mm512_loadu_ps(m), _mm512_set1_ps(k->divisor));
         const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
         float id[GROUP];
         uint16_t h[GROUP];
         _mm512_storeu_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), d));
         _mm256_storeu_si256((__m256i *)h, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         for (int b = 0; b < GROUP; b++) {
-            memcpy(o + b * 34, &h[b], 2);
-            quants(x + b * QK, _mm512_set1_ps(id[b]), o + b * 34 + 2);
+            memcpy(o + b * k->block_bytes, &h[b], 2);
+            k->levels(x + b * QK, _mm512_set1_ps(id[b]), o + b * k->block_bytes + 2);
         }
         for (; bad; bad &= bad - 1) {
             const int b = __builtin_ctz(bad);
-            gk_quantize_q8_0(x + b * QK, o + b * 34, 1, QK, NULL);
+            k->scalar(x + b * QK, o + b * k->block_bytes, 1, QK, NULL);
         }
     }
-    if (i < nb) gk_quantize_q8_0(src + i * QK, out + i * 34, 1, (nb - i) * QK, NULL);
+    if (i < nb) k->scalar(src + i * QK, out + (size_t)i * k->block_bytes, 1, (nb - i) * QK, NULL);
 }
 
-/* The 16 bytes of one Q4_0 block's quants: levels MIN(15, (int8_t)(x * id + 8.5)),
+/* Q8_0: the largest magnitude. */
+AVX512 static inline float q8_0_extreme(const float *x, __m512 a0, __m512 a1) {
+    (void)x;
+    return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+}
+
+/* The 32 bytes of one Q8_0 block's levels: (int8_t) of roundf(x * id). */
+AVX512 static inline void q8_0_levels(const float *x, __m512 id, uint8_t *qs) {
+    for (int k = 0; k < 2; k++) {
+        const __m512i q = _mm512_cvttps_epi32(round_away(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id)));
+        _mm_storeu_si128((__m128i *)(qs + 16 * k), _mm512_cvtepi32_epi8(q));
+    }
+}
+
+/* Q4_0: the signed value of largest magnitude, the first one on ties (0 when
+ * every value is zero). */
+AVX512 static inline float q4_0_extreme(const float *x, __m512 a0, __m512 a1) {
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    if (!(amax > 0)) return 0.0f;
+    const __m512 va = _mm512_set1_ps(amax);
+    const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(a0, va, _CMP_EQ_OQ) |
+                         (uint32_t)_mm512_cmp_ps_mask(a1, va, _CMP_EQ_OQ) << 16;
+    return hit ? x[__builtin_ctz(hit)] : 0.0f;
+}
+
+/* The 16 bytes of one Q4_0 block's levels MIN(15, (int8_t)(x * id + 8.5)):
  * element j in the low nibble of byte j, element j + 16 in the high one. */
-AVX512 static inline void nibbles(const float *x, __m512 id, uint8_t *qs) {
+AVX512 static inline void q4_0_levels(const float *x, __m512 id, uint8_t *qs) {
     __m128i l[2];
     for (int k = 0; k < 2; k++) {
         const __m512 f = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id), _mm512_set1_ps(8.5f));
@@ -97,50 +128,21 @@ AVX512 static inline void nibbles(const float *x, __m512 id, uint8_t *qs) {
     _mm_storeu_si128((__m128i *)qs, _mm_or_si128(l[0], hi));
 }
 
+AVX512 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                                 const float *imatrix) {
+    (void)imatrix;
+    static const block_kind q8_0 = { 34, (1 << 7) - 1, q8_0_extreme, q8_0_levels, gk_quantize_q8_0 };
+    quantize_blocks(&q8_0, src, dst, nrows * n_per_row / QK);
+}
+
 AVX512 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                  const float *imatrix) {
     if (imatrix != NULL) {
         gk_quantize_q4_0_with(&gk_searches_avx512, src, dst, nrows, n_per_row, imatrix);
         return;
     }
-    uint8_t *out = dst;
-    const int64_t nb = nrows * n_per_row / QK;
-    int64_t i = 0;
-    for (; i + GROUP <= nb; i += GROUP) {
-        const float *x = src + i * QK;
-        uint8_t *o = out + i * 18;
-        float max[GROUP];
-        uint32_t bad = 0;
-        for (int b = 0; b < GROUP; b++) {
-            const __m512 v0 = _mm512_loadu_ps(x + b * QK), v1 = _mm512_loadu_ps(x + b * QK + 16);
-            if (nonfinite(v0, v1)) bad |= 1u << b;
-            const __m512 a0 = absv(v0), a1 = absv(v1);
-            const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
-            max[b] = 0.0f;
-            if (amax > 0) {
-                /* the signed value of largest magnitude, the first one on ties */
-                const __m512 va = _mm512_set1_ps(amax);
-                const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(a0, va, _CMP_EQ_OQ) |
-                                     (uint32_t)_mm512_cmp_ps_mask(a1, va, _CMP_EQ_OQ) << 16;
-                if (hit) max[b] = x[b * QK + __builtin_ctz(hit)];
-            }
-        }
-        const __m512 d = _mm512_div_ps(_mm512_loadu_ps(max), _mm512_set1_ps(-8.0f));
-        const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        float id[GROUP];
-        uint16_t h[GROUP];
-        _mm512_storeu_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), d));
-        _mm256_storeu_si256((__m256i *)h, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        for (int b = 0; b < GROUP; b++) {
-            memcpy(o + b * 18, &h[b], 2);
-            nibbles(x + b * QK, _mm512_set1_ps(id[b]), o + b * 18 + 2);
-        }
-        for (; bad; bad &= bad - 1) {
-            const int b = __builtin_ctz(bad);
-            gk_quantize_q4_0(x + b * QK, o + b * 18, 1, QK, NULL);
-        }
-    }
-    if (i < nb) gk_quantize_q4_0(src + i * QK, out + i * 18, 1, (nb - i) * QK, NULL);
+    static const block_kind q4_0 = { 18, -8, q4_0_extreme, q4_0_levels, gk_quantize_q4_0 };
+    quantize_blocks(&q4_0, src, dst, nrows * n_per_row / QK);
 }
 
 /* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
