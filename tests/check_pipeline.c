@@ -5,7 +5,8 @@
  * (the last tensor padded whatever pad_end says, no header the reader refuses,
  * layout-key overrides refused); the header padding that keeps a data section's
  * position modulo the filesystem block (gk_model_pad_to_residue) and the byte
- * counts of gk_write_stats.
+ * counts of gk_write_stats; the helper pool that converts a chunk's pieces
+ * (every piece of every batch done once, whoever takes it).
  */
 #include <check.h>
 #include <dirent.h>
@@ -17,6 +18,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "pipeline/workers.h"
 
 #define NE0 256
 #define NE1 4
@@ -384,6 +386,36 @@ START_TEST(test_stats_count_copied) {
 }
 END_TEST
 
+/* A batch of the pool test: how often each piece was done. */
+typedef struct piece_counts {
+    int64_t n;
+    int done[64];
+} piece_counts;
+
+static void count_piece(void *ctx, int64_t piece) {
+    piece_counts *c = ctx;
+    ck_assert_int_ge(piece, 0);
+    ck_assert_int_lt(piece, c->n);
+    __atomic_fetch_add(&c->done[piece], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(test_workers_do_every_piece_once) {
+    const int helpers[] = { 0, 1, 3 };
+    for (size_t h = 0; h < 3; h++) {
+        gk_workers *w;
+        gk_error err;
+        ck_assert_int_eq(gk_workers_start(helpers[h], &w, &err), GK_OK);
+        for (int batch = 0; batch < 500; batch++) {
+            piece_counts c = { .n = batch % 65 };   /* 0 to 64 pieces */
+            gk_workers_post(w, count_piece, &c, c.n);
+            gk_workers_join(w);
+            for (int64_t p = 0; p < 64; p++) ck_assert_int_eq(c.done[p], p < c.n ? 1 : 0);
+        }
+        gk_workers_stop(w);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("write_model");
@@ -396,6 +428,7 @@ int main(void) {
     tcase_add_test(tc, test_layout_overrides_refused);
     tcase_add_test(tc, test_pad_to_residue);
     tcase_add_test(tc, test_stats_count_copied);
+    tcase_add_test(tc, test_workers_do_every_piece_once);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

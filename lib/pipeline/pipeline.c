@@ -5,19 +5,19 @@
  *
  * Tensors that pass unchanged go straight from the input into the sink's write
  * buffers (gk_sink_copy_from), byte swaps likewise (gk_sink_copy_swapped).
- * Conversions read a chunk of whole rows, split it between worker threads (each
- * dequantizes its rows to F32 and quantizes them to the output type), and append
- * the result; the bytes do not depend on the thread count because every row is
- * converted alone. While the other workers convert a chunk, the calling thread
- * appends the previous chunk's output and reads the next chunk (two sets of
- * buffers) before it converts its own share; the sink's writer thread takes the
- * bytes to the disk meanwhile.
+ * Conversions read a chunk of whole rows and cut it into pieces of rows, which
+ * the threads of a pool kept for the whole write take one at a time (each
+ * dequantizes its rows to F32 and quantizes them to the output type); the
+ * result is appended. The bytes do not depend on the thread count or on who
+ * took which piece, because every row is converted alone. While the helpers
+ * start on a chunk, the calling thread appends the previous chunk's output and
+ * reads the next chunk (two sets of buffers), then takes the pieces still
+ * left; the sink's writer thread takes the bytes to the disk meanwhile.
  *
  * Unchanged tensors clone where the output's filesystem can share the input's
  * blocks (the sink probes it): with GK_CLONE_PAD the header is first padded so
  * the data section keeps its input's position modulo the block size (layout.c).
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,8 +26,9 @@
 #include "io/sink_set.h"
 #include "meta/model.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/workers.h"
 
-#define CHUNK_F32_BYTES (4u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
+#define CHUNK_F32_BYTES (2u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
 #define SWAP_CHUNK_BYTES (4u << 20)
 #define MAX_THREADS 64
 
@@ -153,29 +154,6 @@ static gk_status swap_tensor(gk_sink *sink, const gk_step *st, progress *pr, gk_
 /* Conversion through F32                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef struct convert_job {
-    const gk_type_info *from, *to;
-    bool swap_in, swap_out;
-    const uint8_t *src;       /* rows in the source format */
-    float *f32;               /* scratch, rows * n_per_row */
-    uint8_t *dst;             /* rows in the output format */
-    int64_t rows, n_per_row;
-    uint64_t src_row_bytes, dst_row_bytes;
-    const float *imatrix;
-} convert_job;
-
-static void *convert_rows(void *arg) {
-    convert_job *j = arg;
-    if (j->rows == 0) return NULL;
-    int64_t n = j->rows * j->n_per_row;
-    uint8_t *src = (uint8_t *)j->src;
-    if (j->swap_in) j->from->byteswap(src, n / j->from->block_elems);
-    j->from->dequantize(src, j->f32, n);
-    j->to->quantize(j->f32, j->dst, j->rows, j->n_per_row, j->imatrix);
-    if (j->swap_out) j->to->byteswap(j->dst, n / j->to->block_elems);
-    return NULL;
-}
-
 /* One chunk of rows on its way through a conversion. */
 typedef struct chunk {
     uint8_t *src;             /* rows in the source format */
@@ -191,15 +169,24 @@ typedef struct chunk {
 typedef struct scratch {
     chunk bufs[2];
     size_t src_cap, f32_cap, dst_cap;
+    int threads;              /* of the write */
+    gk_workers *pool;         /* threads - 1 helpers, from the first conversion on */
 } scratch;
 
-static void scratch_free(scratch *sc) {
+static void free_bufs(scratch *sc) {
     for (int k = 0; k < 2; k++) {
         free(sc->bufs[k].src);
         free(sc->bufs[k].f32);
         free(sc->bufs[k].dst);
     }
-    memset(sc, 0, sizeof *sc);
+    memset(sc->bufs, 0, sizeof sc->bufs);
+    sc->src_cap = sc->f32_cap = sc->dst_cap = 0;
+}
+
+static void scratch_free(scratch *sc) {
+    free_bufs(sc);
+    gk_workers_stop(sc->pool);
+    sc->pool = NULL;
 }
 
 /* Room for chunks of src, f32 and dst bytes in both sets. */
@@ -208,20 +195,46 @@ static gk_status scratch_reserve(scratch *sc, size_t src, size_t f32, size_t dst
     if (src < sc->src_cap) src = sc->src_cap;
     if (f32 < sc->f32_cap) f32 = sc->f32_cap;
     if (dst < sc->dst_cap) dst = sc->dst_cap;
-    scratch_free(sc);
+    free_bufs(sc);
     for (int k = 0; k < 2; k++) {
         sc->bufs[k].src = malloc(src);
         sc->bufs[k].f32 = malloc(f32);
         sc->bufs[k].dst = malloc(dst);
         if (sc->bufs[k].src == NULL || sc->bufs[k].f32 == NULL || sc->bufs[k].dst == NULL) {
-            scratch_free(sc);
+            free_bufs(sc);
             return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         }
     }
     sc->src_cap = src;
     sc->f32_cap = f32;
     sc->dst_cap = dst;
-    return GK_OK;
+    return sc->pool ? GK_OK : gk_workers_start(sc->threads - 1, &sc->pool, err);
+}
+
+/* One chunk's conversion, cut into pieces of whole rows for the pool. */
+typedef struct chunk_work {
+    const gk_type_info *from, *to;
+    bool swap_in, swap_out;
+    const chunk *c;
+    int64_t n_per_row, piece_rows;
+    uint64_t src_row, dst_row;
+} chunk_work;
+
+/* Dequantizes piece's rows of the chunk to F32 and quantizes them to the
+ * output type (each row alone: the bytes do not depend on the cut). */
+static void convert_piece(void *arg, int64_t piece) {
+    const chunk_work *w = arg;
+    const int64_t first = piece * w->piece_rows;
+    const int64_t rows = w->c->rows - first < w->piece_rows ? w->c->rows - first : w->piece_rows;
+    if (rows <= 0) return;
+    const int64_t n = rows * w->n_per_row;
+    uint8_t *src = w->c->src + (uint64_t)first * w->src_row;
+    float *f32 = w->c->f32 + first * w->n_per_row;
+    uint8_t *dst = w->c->dst + (uint64_t)first * w->dst_row;
+    if (w->swap_in) w->from->byteswap(src, n / w->from->block_elems);
+    w->from->dequantize(src, f32, n);
+    w->to->quantize(f32, dst, rows, w->n_per_row, w->c->imatrix);
+    if (w->swap_out) w->to->byteswap(dst, n / w->to->block_elems);
 }
 
 /* How a tensor's rows are cut into chunks. */
@@ -256,7 +269,8 @@ static gk_status emit_chunk(gk_sink *sink, const chunk *c, uint64_t dst_row, uin
 }
 
 static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tensor *out_t,
-                                bool out_big, int threads, scratch *sc, progress *pr, gk_error *err) {
+                                bool out_big, scratch *sc, progress *pr, gk_error *err) {
+    const int threads = sc->threads;
     const gk_tensor *t = gk_tensor_at(st->src->model, st->src_tensor);
     const gk_type_info *from = gk_type_get(t->type), *to = gk_type_get(out_t->type);
     bool swap_in = st->src->model->big_endian != false;
@@ -280,11 +294,11 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
     int64_t chunk_rows = (int64_t)(CHUNK_F32_BYTES / ((uint64_t)n_per_row * 4));
     if (chunk_rows < threads) chunk_rows = threads;
     if (chunk_rows > nrows) chunk_rows = nrows;
-    /* Two sets of buffers: while the other workers convert one chunk, this
-     * thread hands the previous chunk's output to the sink and reads the next
-     * one, then converts its own share (no extra thread: every hand-over to a
-     * thread waits for the scheduler, which on a busy machine costs more than
-     * the copy it would hide). */
+    /* Two sets of buffers: while the helpers convert one chunk, this thread
+     * hands the previous chunk's output to the sink and reads the next one,
+     * then joins in (no reader thread of its own: every hand-over to a thread
+     * waits for the scheduler, which on a busy machine costs more than the copy
+     * it would hide). */
     gk_status s = scratch_reserve(sc, (size_t)(src_row * (uint64_t)chunk_rows),
                                   (size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows),
                                   (size_t)(dst_row * (uint64_t)chunk_rows), err);
@@ -293,31 +307,21 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
      * ne[2] slice: a chunk then stays inside one slice. */
     const chunk_plan plan = { st, t, nrows, chunk_rows,
                               st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows, n_per_row, src_row };
+    /* Pieces for the pool: several per thread, so that the calling thread,
+     * which also hands chunks to the sink and reads the next one, takes fewer. */
+    const int64_t pieces_wanted = threads > 1 ? (int64_t)threads * 8 : 1;
     chunk *cur = &bufs[0], *prev = NULL;
     if (s == GK_OK) s = read_chunk(&plan, 0, cur, err);
     while (s == GK_OK && cur != NULL) {
-        const int nt = threads > cur->rows ? (int)cur->rows : threads;
-        convert_job jobs[MAX_THREADS];
-        pthread_t tids[MAX_THREADS];
-        bool started[MAX_THREADS] = { false };
-        int64_t per = cur->rows / nt, extra = cur->rows % nt, at = 0;
-        for (int k = 0; k < nt; k++) {
-            int64_t r = per + (k < extra ? 1 : 0);
-            jobs[k] = (convert_job){ from, to, swap_in, swap_out, cur->src + (uint64_t)at * src_row,
-                                     cur->f32 + at * n_per_row, cur->dst + (uint64_t)at * dst_row, r,
-                                     n_per_row, src_row, dst_row, cur->imatrix };
-            at += r;
-            if (k > 0) started[k] = pthread_create(&tids[k], NULL, convert_rows, &jobs[k]) == 0;
-            if (k > 0 && !started[k]) convert_rows(&jobs[k]);
-        }
+        const int64_t piece_rows = (cur->rows + pieces_wanted - 1) / pieces_wanted;
+        chunk_work work = { from, to, swap_in, swap_out, cur, n_per_row, piece_rows, src_row, dst_row };
+        gk_workers_post(sc->pool, convert_piece, &work, (cur->rows + piece_rows - 1) / piece_rows);
         if (prev != NULL) s = emit_chunk(sink, prev, dst_row, src_row, pr, err);
         chunk *next = cur == &bufs[0] ? &bufs[1] : &bufs[0];
         const int64_t next_row = cur->row + cur->rows;
         gk_status rs = GK_OK;
         if (s == GK_OK && next_row < nrows) rs = read_chunk(&plan, next_row, next, err);
-        convert_rows(&jobs[0]);
-        for (int k = 1; k < nt; k++)
-            if (started[k]) pthread_join(tids[k], NULL);
+        gk_workers_join(sc->pool);
         if (s == GK_OK) s = rs;
         prev = cur;
         cur = next_row < nrows ? next : NULL;
@@ -343,7 +347,7 @@ static gk_status from_run(gk_status s, const gk_file *src, gk_error *err) {
 }
 
 static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_step *st,
-                              int threads, scratch *sc, progress *pr, gk_error *err) {
+                              scratch *sc, progress *pr, gk_error *err) {
     const gk_tensor *ot = &out->tensors[i];
     const gk_tensor *it = gk_tensor_at(st->src->model, st->src_tensor);
     if (it == NULL)
@@ -354,7 +358,7 @@ static gk_status write_tensor(gk_sink *sink, gk_model *out, size_t i, const gk_s
                             ot->name.ptr, it->name.ptr);
     if (is_copy(out, st, i)) return copy_tensor(sink, st, pr, err);
     if (it->type == ot->type) return swap_tensor(sink, st, pr, err);
-    return convert_tensor(sink, st, ot, out->big_endian, threads, sc, pr, err);
+    return convert_tensor(sink, st, ot, out->big_endian, sc, pr, err);
 }
 
 /* Lets the sink clone from the input most unchanged bytes come from, when its
@@ -425,7 +429,7 @@ gk_status gk_write_model_uncommitted(const char *dest, gk_model *out, const gk_s
         if (it) pr.total += it->nbytes;
     }
     uint64_t align = gk_model_alignment(out);
-    scratch sc = { 0 };
+    scratch sc = { .threads = threads };
     /* The input a deferred clone run reads from (gk_sink_settle): it is settled
      * before another input's tensor or one that is not copied, so that an input
      * that shrank is named as the input. */
@@ -435,7 +439,7 @@ gk_status gk_write_model_uncommitted(const char *dest, gk_model *out, const gk_s
         s = from_run(gk_sink_write_zeros(sink, want - gk_sink_offset(sink), err), run_src, err);
         if (s == GK_OK && run_src && !(steps[i].src == run_src && is_copy(out, &steps[i], i)))
             s = from_run(gk_sink_settle(sink, err), run_src, err);
-        if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], threads, &sc, &pr, err);
+        if (s == GK_OK) s = write_tensor(sink, out, i, &steps[i], &sc, &pr, err);
         run_src = steps[i].src->fd >= 0 && is_copy(out, &steps[i], i) ? steps[i].src : NULL;
     }
     scratch_free(&sc);
