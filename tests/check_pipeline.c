@@ -6,7 +6,9 @@
  * layout-key overrides refused); the header padding that keeps a data section's
  * position modulo the filesystem block (gk_model_pad_to_residue) and the byte
  * counts of gk_write_stats; the helper pool that converts a chunk's pieces
- * (every piece of every batch done once, whoever takes it).
+ * (every piece of every batch done once, whoever takes it); the reader that
+ * reads chunks ahead (in order, its errors passed on where they happened, a
+ * stream ended early and the next one begun).
  */
 #include <check.h>
 #include <dirent.h>
@@ -18,6 +20,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "pipeline/readahead.h"
 #include "pipeline/workers.h"
 
 #define NE0 256
@@ -416,6 +419,64 @@ START_TEST(test_workers_do_every_piece_once) {
 }
 END_TEST
 
+/* A stream of the reader test: items 0..n-1, item i is 1000 bytes of i and
+ * says i in its description; item fail_at (if below n) fails instead. */
+typedef struct numbered_stream {
+    int64_t next, n, fail_at;
+} numbered_stream;
+
+static gk_status read_numbered(void *ctx, uint8_t *buf, void *meta, bool *done, gk_error *err) {
+    numbered_stream *st = ctx;
+    if (st->next == st->n) {
+        *done = true;
+        return GK_OK;
+    }
+    const int64_t i = st->next++;
+    if (i == st->fail_at) return gk_error_set(err, GK_E_IO, 4096 + i, "item %lld failed", (long long)i);
+    memset(buf, (int)(i & 0xff), 1000);
+    memcpy(meta, &i, sizeof i);
+    return GK_OK;
+}
+
+START_TEST(test_readahead_in_order) {
+    gk_readahead *r;
+    gk_error err;
+    ck_assert_int_eq(gk_readahead_create(&r, &err), GK_OK);
+    for (int round = 0; round < 200; round++) {
+        const int64_t n = round % 23;
+        numbered_stream st = { 0, n, round % 3 == 1 ? round % 7 : -1 };
+        const int64_t stop_at = round % 5 == 2 ? n / 2 : n;   /* some streams ended early */
+        ck_assert_int_eq(gk_readahead_begin(r, read_numbered, &st, 1000 + (size_t)round, &err), GK_OK);
+        int64_t got = 0;
+        for (;;) {
+            uint8_t *buf;
+            void *meta;
+            gk_status s = gk_readahead_next(r, &buf, &meta, &err);
+            if (got == st.fail_at && got < n) {
+                ck_assert_int_eq(s, GK_E_IO);
+                ck_assert_int_eq(err.offset, 4096 + got);
+                break;
+            }
+            ck_assert_int_eq(s, GK_OK);
+            if (got == n) {
+                ck_assert_ptr_null(buf);
+                break;
+            }
+            ck_assert_ptr_nonnull(buf);
+            int64_t i;
+            memcpy(&i, meta, sizeof i);
+            ck_assert_int_eq(i, got);
+            ck_assert_int_eq(buf[0], (int)(got & 0xff));
+            ck_assert_int_eq(buf[999], (int)(got & 0xff));
+            gk_readahead_release(r);
+            if (++got == stop_at && stop_at < n) break;
+        }
+        gk_readahead_end(r);
+    }
+    gk_readahead_free(r);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("write_model");
@@ -429,6 +490,7 @@ int main(void) {
     tcase_add_test(tc, test_pad_to_residue);
     tcase_add_test(tc, test_stats_count_copied);
     tcase_add_test(tc, test_workers_do_every_piece_once);
+    tcase_add_test(tc, test_readahead_in_order);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

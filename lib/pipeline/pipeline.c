@@ -26,6 +26,7 @@
 #include "io/sink_set.h"
 #include "meta/model.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/readahead.h"
 #include "pipeline/workers.h"
 
 #define CHUNK_F32_BYTES (2u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
@@ -163,52 +164,55 @@ typedef struct chunk {
     const float *imatrix;     /* weights for these rows, or NULL */
 } chunk;
 
-/* The two chunk buffer sets, kept from one tensor to the next: giving them back
- * and faulting fresh pages in for every tensor cost more than the conversion of
- * the fast types (page faults are dear under a hypervisor). */
+/* What a write keeps from one conversion to the next: the two sets of F32 and
+ * output buffers, the reader and the helper pool (giving buffers back and
+ * faulting fresh pages in for every tensor cost more than the conversion of the
+ * fast types: page faults are dear under a hypervisor). */
 typedef struct scratch {
-    chunk bufs[2];
-    size_t src_cap, f32_cap, dst_cap;
+    chunk bufs[2];            /* their f32 and dst; src is the reader's */
+    size_t f32_cap, dst_cap;
     int threads;              /* of the write */
     gk_workers *pool;         /* threads - 1 helpers, from the first conversion on */
+    gk_readahead *reader;     /* likewise */
 } scratch;
 
 static void free_bufs(scratch *sc) {
     for (int k = 0; k < 2; k++) {
-        free(sc->bufs[k].src);
         free(sc->bufs[k].f32);
         free(sc->bufs[k].dst);
     }
     memset(sc->bufs, 0, sizeof sc->bufs);
-    sc->src_cap = sc->f32_cap = sc->dst_cap = 0;
+    sc->f32_cap = sc->dst_cap = 0;
 }
 
 static void scratch_free(scratch *sc) {
     free_bufs(sc);
     gk_workers_stop(sc->pool);
     sc->pool = NULL;
+    gk_readahead_free(sc->reader);
+    sc->reader = NULL;
 }
 
-/* Room for chunks of src, f32 and dst bytes in both sets. */
-static gk_status scratch_reserve(scratch *sc, size_t src, size_t f32, size_t dst, gk_error *err) {
-    if (src <= sc->src_cap && f32 <= sc->f32_cap && dst <= sc->dst_cap) return GK_OK;
-    if (src < sc->src_cap) src = sc->src_cap;
-    if (f32 < sc->f32_cap) f32 = sc->f32_cap;
-    if (dst < sc->dst_cap) dst = sc->dst_cap;
-    free_bufs(sc);
-    for (int k = 0; k < 2; k++) {
-        sc->bufs[k].src = malloc(src);
-        sc->bufs[k].f32 = malloc(f32);
-        sc->bufs[k].dst = malloc(dst);
-        if (sc->bufs[k].src == NULL || sc->bufs[k].f32 == NULL || sc->bufs[k].dst == NULL) {
-            free_bufs(sc);
-            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+/* Room for chunks of f32 and dst bytes in both sets; the pool and the reader. */
+static gk_status scratch_reserve(scratch *sc, size_t f32, size_t dst, gk_error *err) {
+    if (f32 > sc->f32_cap || dst > sc->dst_cap) {
+        if (f32 < sc->f32_cap) f32 = sc->f32_cap;
+        if (dst < sc->dst_cap) dst = sc->dst_cap;
+        free_bufs(sc);
+        for (int k = 0; k < 2; k++) {
+            sc->bufs[k].f32 = malloc(f32);
+            sc->bufs[k].dst = malloc(dst);
+            if (sc->bufs[k].f32 == NULL || sc->bufs[k].dst == NULL) {
+                free_bufs(sc);
+                return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+            }
         }
+        sc->f32_cap = f32;
+        sc->dst_cap = dst;
     }
-    sc->src_cap = src;
-    sc->f32_cap = f32;
-    sc->dst_cap = dst;
-    return sc->pool ? GK_OK : gk_workers_start(sc->threads - 1, &sc->pool, err);
+    gk_status s = sc->pool ? GK_OK : gk_workers_start(sc->threads - 1, &sc->pool, err);
+    if (s == GK_OK && sc->reader == NULL) s = gk_readahead_create(&sc->reader, err);
+    return s;
 }
 
 /* One chunk's conversion, cut into pieces of whole rows for the pool. */
@@ -237,26 +241,41 @@ static void convert_piece(void *arg, int64_t piece) {
     if (w->swap_out) w->to->byteswap(dst, n / w->to->block_elems);
 }
 
-/* How a tensor's rows are cut into chunks. */
+/* How a tensor's rows are cut into chunks, and the next one to read. */
 typedef struct chunk_plan {
     const gk_step *st;
     const gk_tensor *t;
     int64_t nrows, chunk_rows, slice_rows, n_per_row;
     uint64_t src_row;
+    int64_t next_row;         /* the reader's */
 } chunk_plan;
 
-/* Reads the chunk starting at row into c (as many rows as fit, inside one
- * importance-matrix slice). */
-static gk_status read_chunk(const chunk_plan *p, int64_t row, chunk *c, gk_error *err) {
+/* Where a chunk read ahead belongs (its readahead description). */
+typedef struct chunk_place {
+    int64_t row, rows;
+    const float *imatrix;
+} chunk_place;
+
+/* The reader's function: the next chunk of the plan into buf (as many rows as
+ * fit, inside one importance-matrix slice). */
+static gk_status read_chunk(void *ctx, uint8_t *buf, void *meta, bool *done, gk_error *err) {
+    chunk_plan *p = ctx;
+    const int64_t row = p->next_row;
+    if (row >= p->nrows) {
+        *done = true;
+        return GK_OK;
+    }
     int64_t rows = p->nrows - row < p->chunk_rows ? p->nrows - row : p->chunk_rows;
     int64_t slice_left = p->slice_rows - row % p->slice_rows;
     if (rows > slice_left) rows = slice_left;
-    c->row = row;
-    c->rows = rows;
-    c->imatrix = p->st->imatrix
-                     ? p->st->imatrix + (row / p->slice_rows) % (int64_t)p->t->ne[2] * p->n_per_row
-                     : NULL;
-    return read_tensor_bytes(p->st->src, p->st->src_tensor, (uint64_t)row * p->src_row, c->src,
+    chunk_place *at = meta;
+    at->row = row;
+    at->rows = rows;
+    at->imatrix = p->st->imatrix
+                      ? p->st->imatrix + (row / p->slice_rows) % (int64_t)p->t->ne[2] * p->n_per_row
+                      : NULL;
+    p->next_row = row + rows;
+    return read_tensor_bytes(p->st->src, p->st->src_tensor, (uint64_t)row * p->src_row, buf,
                              (size_t)(p->src_row * (uint64_t)rows), err);
 }
 
@@ -294,39 +313,42 @@ static gk_status convert_tensor(gk_sink *sink, const gk_step *st, const gk_tenso
     int64_t chunk_rows = (int64_t)(CHUNK_F32_BYTES / ((uint64_t)n_per_row * 4));
     if (chunk_rows < threads) chunk_rows = threads;
     if (chunk_rows > nrows) chunk_rows = nrows;
-    /* Two sets of buffers: while the helpers convert one chunk, this thread
-     * hands the previous chunk's output to the sink and reads the next one,
-     * then joins in (no reader thread of its own: every hand-over to a thread
-     * waits for the scheduler, which on a busy machine costs more than the copy
-     * it would hide). */
-    gk_status s = scratch_reserve(sc, (size_t)(src_row * (uint64_t)chunk_rows),
-                                  (size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows),
+    /* The reader reads chunks ahead while the threads convert; two sets of F32
+     * and output buffers, so that this thread hands the previous chunk's output
+     * to the sink while the helpers start on the next one, then joins in. */
+    gk_status s = scratch_reserve(sc, (size_t)((uint64_t)n_per_row * 4 * (uint64_t)chunk_rows),
                                   (size_t)(dst_row * (uint64_t)chunk_rows), err);
-    chunk *bufs = sc->bufs;
     /* With an importance matrix, a 3-D tensor (experts) has one set of weights per
      * ne[2] slice: a chunk then stays inside one slice. */
-    const chunk_plan plan = { st, t, nrows, chunk_rows,
-                              st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows, n_per_row, src_row };
+    chunk_plan plan = { st, t, nrows, chunk_rows,
+                        st->imatrix && t->ne[2] > 1 ? (int64_t)t->ne[1] : nrows, n_per_row, src_row, 0 };
+    if (s == GK_OK)
+        s = gk_readahead_begin(sc->reader, read_chunk, &plan, (size_t)(src_row * (uint64_t)chunk_rows), err);
+    if (s != GK_OK) return s;
     /* Pieces for the pool: several per thread, so that the calling thread,
-     * which also hands chunks to the sink and reads the next one, takes fewer. */
+     * which also hands chunks to the sink, takes fewer. */
     const int64_t pieces_wanted = threads > 1 ? (int64_t)threads * 8 : 1;
-    chunk *cur = &bufs[0], *prev = NULL;
-    if (s == GK_OK) s = read_chunk(&plan, 0, cur, err);
-    while (s == GK_OK && cur != NULL) {
+    chunk *prev = NULL;
+    for (int k = 0; s == GK_OK; k ^= 1) {
+        uint8_t *src;
+        void *meta;
+        if ((s = gk_readahead_next(sc->reader, &src, &meta, err)) != GK_OK || src == NULL) break;
+        chunk *cur = &sc->bufs[k];
+        const chunk_place *at = meta;
+        cur->src = src;
+        cur->row = at->row;
+        cur->rows = at->rows;
+        cur->imatrix = at->imatrix;
         const int64_t piece_rows = (cur->rows + pieces_wanted - 1) / pieces_wanted;
         chunk_work work = { from, to, swap_in, swap_out, cur, n_per_row, piece_rows, src_row, dst_row };
         gk_workers_post(sc->pool, convert_piece, &work, (cur->rows + piece_rows - 1) / piece_rows);
         if (prev != NULL) s = emit_chunk(sink, prev, dst_row, src_row, pr, err);
-        chunk *next = cur == &bufs[0] ? &bufs[1] : &bufs[0];
-        const int64_t next_row = cur->row + cur->rows;
-        gk_status rs = GK_OK;
-        if (s == GK_OK && next_row < nrows) rs = read_chunk(&plan, next_row, next, err);
         gk_workers_join(sc->pool);
-        if (s == GK_OK) s = rs;
+        gk_readahead_release(sc->reader);
         prev = cur;
-        cur = next_row < nrows ? next : NULL;
     }
     if (s == GK_OK && prev != NULL) s = emit_chunk(sink, prev, dst_row, src_row, pr, err);
+    gk_readahead_end(sc->reader);
     return s;
 }
 
