@@ -188,6 +188,10 @@ typedef void (*gk_quantize_fn)(const float *src, void *dst, int64_t nrows,
                                int64_t n_per_row, const float *imatrix);
 /* Dequantize n elements (a multiple of the block size) from src blocks to dst. */
 typedef void (*gk_dequantize_fn)(const void *src, float *dst, int64_t n);
+/* Quantizes nrows rows of n_per_row binary16 values (F16 data, host byte order)
+ * to exactly the bytes quantize gives for their F32 values without weights. */
+typedef void (*gk_quantize_from_f16_fn)(const uint16_t *src, void *dst, int64_t nrows,
+                                        int64_t n_per_row);
 /* Reverse the byte order of nblocks consecutive blocks in place (the swap is its
  * own inverse: it turns the little-endian layout into the big-endian one and back). */
 typedef void (*gk_byteswap_fn)(void *blocks, int64_t nblocks);
@@ -219,6 +223,8 @@ typedef struct gk_type_info {
     gk_byteswap_fn byteswap;      /* NULL when not available */
     bool needs_imatrix;        /* quantizing without an importance matrix is refused */
     gk_check_fn check;         /* finds values the format cannot mean; NULL for integers */
+    gk_quantize_from_f16_fn quantize_from_f16; /* F16 rows straight to this type, without
+                                                  weights; NULL: only through F32 */
 } gk_type_info;
 
 /** gk_type_get() :

@@ -4,9 +4,11 @@
  * For every type whose entry in a vector level's table (gk_type_table_for)
  * differs from the scalar table, seeded inputs of many shapes are quantized by
  * both and the bytes compared; dequantizers get random blocks and are compared
- * on the float bit patterns (NaN included). Levels the processor lacks report
- * SKIPPED. GGUFKIT_SIMD_SCALE (a factor, default 1) scales the block counts
- * down for slow builds (the sanitizer pass).
+ * on the float bit patterns (NaN included). Kernels that quantize F16 rows
+ * directly are compared with the scalar route they replace (F16 dequantizer,
+ * then quantizer) on rounded patterns and on raw binary16 bits. Levels the
+ * processor lacks report SKIPPED. GGUFKIT_SIMD_SCALE (a factor, default 1)
+ * scales the block counts down for slow builds (the sanitizer pass).
  */
 #include <check.h>
 #include <math.h>
@@ -251,6 +253,96 @@ END_TEST
 START_TEST(q5_1) { check_type(GK_TYPE_Q5_1, LEGACY_BLOCKS); }
 END_TEST
 
+/* ---- F16 rows quantized directly ----------------------------------------------------- */
+
+/* Fill n binary16 values: half of the rows are a pattern's floats rounded to
+ * binary16 (scalar conversion), the others raw random bit patterns (every
+ * subnormal, infinity and NaN among them). */
+static void fill_halves(uint16_t *h, float *scratch, int64_t n, int p, int group, bool raw) {
+    if (raw) {
+        for (int64_t i = 0; i < n; i++) h[i] = (uint16_t)next_u64();
+        return;
+    }
+    fill(scratch, n, p, group);
+    for (int64_t i = 0; i < n; i++) h[i] = gk_fp32_to_fp16(scratch[i]);
+}
+
+/* Type id's quantize_from_f16 at every level that has one, against the scalar
+ * route it replaces (the scalar F16 dequantizer, then the scalar quantizer):
+ * at least nblocks blocks in rows of rowblocks. @return : blocks compared per level. */
+static int64_t compare_from_f16(uint32_t id, int64_t nblocks, int rowblocks, int *nlevels) {
+    const gk_type_info *s = &tables[GK_ISA_SCALAR][id];
+    gk_isa levels[2];
+    int nlev = 0;
+    for (int l = GK_ISA_AVX2; l <= GK_ISA_AVX512; l++) {
+        if (tables[l][id].quantize_from_f16 == NULL) continue;
+        if (l > GK_ISA_AVX2 && tables[l][id].quantize_from_f16 == tables[l - 1][id].quantize_from_f16) continue;
+        if (gk_isa_supported() < (gk_isa)l) {
+            printf("SKIPPED: %s %s quantize from F16: this processor has no %s\n", gk_isa_name((gk_isa)l),
+                   s->name, gk_isa_name((gk_isa)l));
+            continue;
+        }
+        levels[nlev++] = (gk_isa)l;
+    }
+    *nlevels = nlev;
+    if (nlev == 0) return 0;
+    const int64_t n_per_row = (int64_t)rowblocks * s->block_elems;
+    const int64_t nrows = 61;
+    const int64_t chunk_blocks = nrows * rowblocks;
+    const int64_t n = nrows * n_per_row;
+    const size_t out_bytes = (size_t)(chunk_blocks * s->block_bytes);
+    uint16_t *h = malloc((size_t)n * sizeof *h);
+    float *x = malloc((size_t)n * sizeof *x);
+    uint8_t *a = malloc(out_bytes);
+    uint8_t *b = malloc(out_bytes);
+    ck_assert(h && x && a && b);
+    int64_t done = 0;
+    for (int64_t iter = 0; done < nblocks || iter < 2 * P_COUNT; iter++) {
+        const int p = (int)(iter % P_COUNT);
+        const bool raw = (iter / P_COUNT) % 2 == 1;
+        for (int64_t r = 0; r < nrows; r++)
+            fill_halves(h + r * n_per_row, x, n_per_row, p, (int)s->block_elems, raw);
+        gk_dequantize_f16(h, x, n);
+        memset(a, 0xA5, out_bytes);
+        s->quantize(x, a, nrows, n_per_row, NULL);
+        for (int k = 0; k < nlev; k++) {
+            memset(b, 0x5A, out_bytes);
+            tables[levels[k]][id].quantize_from_f16(h, b, nrows, n_per_row);
+            if (memcmp(a, b, out_bytes) == 0) continue;
+            int64_t at = 0;
+            while (memcmp(a + at * s->block_bytes, b + at * s->block_bytes, s->block_bytes) == 0) at++;
+            ck_abort_msg("%s %s quantize from F16 differs from scalar: %s, rows of %d blocks, block %lld "
+                         "of chunk %lld",
+                         gk_isa_name(levels[k]), s->name, raw ? "raw binary16 bits" : pattern_names[p],
+                         rowblocks, (long long)at, (long long)iter);
+        }
+        done += chunk_blocks;
+    }
+    free(h);
+    free(x);
+    free(a);
+    free(b);
+    return done;
+}
+
+/* F16 rows straight to type id at every level that can, nblocks blocks. */
+static void check_from_f16(uint32_t id, int64_t nblocks) {
+    rng_state = 0xD1B54A32D192ED03ull ^ ((uint64_t)id << 32);
+    nblocks = (int64_t)(nblocks * scale_factor);
+    int nlev = 0;
+    const int64_t done = compare_from_f16(id, nblocks, 8, &nlev) + compare_from_f16(id, nblocks / 8, 1, &nlev);
+    printf("%s quantize from F16: %lld blocks at each of %d levels (rows of 8 blocks and of 1)\n",
+           tables[GK_ISA_SCALAR][id].name, (long long)done, nlev);
+    fflush(stdout);
+    if (gk_isa_supported() >= GK_ISA_AVX2)
+        ck_assert_msg(nlev > 0, "%s: no kernel quantizes F16 directly", tables[GK_ISA_SCALAR][id].name);
+}
+
+START_TEST(q8_0_from_f16) { check_from_f16(GK_TYPE_Q8_0, 20000000); }
+END_TEST
+START_TEST(q4_0_from_f16) { check_from_f16(GK_TYPE_Q4_0, 20000000); }
+END_TEST
+
 /* F16/BF16: every binary16 widened, and a strided sweep over all float bit patterns. */
 static void check_float_type(gk_isa level, uint32_t id) {
     const char *skip = level_skip(level);
@@ -311,6 +403,8 @@ static Suite *simd_suite(void) {
     tcase_add_test(tc, q4_1);
     tcase_add_test(tc, q5_0);
     tcase_add_test(tc, q5_1);
+    tcase_add_test(tc, q8_0_from_f16);
+    tcase_add_test(tc, q4_0_from_f16);
     suite_add_tcase(s, tc);
     return s;
 }

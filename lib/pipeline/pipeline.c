@@ -225,7 +225,8 @@ typedef struct chunk_work {
 } chunk_work;
 
 /* Dequantizes piece's rows of the chunk to F32 and quantizes them to the
- * output type (each row alone: the bytes do not depend on the cut). */
+ * output type (each row alone: the bytes do not depend on the cut); F16 rows
+ * without weights go straight to a type that quantizes F16 itself. */
 static void convert_piece(void *arg, int64_t piece) {
     const chunk_work *w = arg;
     const int64_t first = piece * w->piece_rows;
@@ -236,8 +237,12 @@ static void convert_piece(void *arg, int64_t piece) {
     float *f32 = w->c->f32 + first * w->n_per_row;
     uint8_t *dst = w->c->dst + (uint64_t)first * w->dst_row;
     if (w->swap_in) w->from->byteswap(src, n / w->from->block_elems);
-    w->from->dequantize(src, f32, n);
-    w->to->quantize(f32, dst, rows, w->n_per_row, w->c->imatrix);
+    if (w->from->id == GK_TYPE_F16 && w->to->quantize_from_f16 != NULL && w->c->imatrix == NULL) {
+        w->to->quantize_from_f16((const uint16_t *)(const void *)src, dst, rows, w->n_per_row);
+    } else {
+        w->from->dequantize(src, f32, n);
+        w->to->quantize(f32, dst, rows, w->n_per_row, w->c->imatrix);
+    }
     if (w->swap_out) w->to->byteswap(dst, n / w->to->block_elems);
 }
 

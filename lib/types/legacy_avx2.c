@@ -9,7 +9,9 @@
  * then the low byte). A block holding NaN or infinity, where the scalar
  * maximum's order matters, goes through the scalar kernel. The weighted
  * (imatrix) quantizers of Q4_0, Q4_1, Q5_0 and Q5_1 are legacy.c's with the
- * AVX2 group searches (eight blocks per register pass).
+ * AVX2 group searches (eight blocks per register pass). Q8_0 and Q4_0 also
+ * quantize binary16 rows directly (quantize_from_f16), widening them in registers as
+ * the F16 dequantizer would, so no F32 copy of the rows is made.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -20,6 +22,8 @@
 
 #define AVX2 __attribute__((target("avx2,f16c")))
 #define QK 32
+
+typedef void (*scalar_quantizer)(const float *, void *, int64_t, int64_t, const float *);
 
 /* Whether any of the 32 values is NaN or infinite. */
 AVX2 static inline bool nonfinite32(const __m256 *v) {
@@ -68,17 +72,32 @@ AVX2 static inline __m256 round_away(__m256 v) {
     return _mm256_add_ps(t, step);
 }
 
-AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix) {
-    (void)imatrix;
-    uint8_t *out = dst;
-    const int64_t nb = nrows * n_per_row / QK;
+/* The 32 values of block i of src: floats, or binary16 widened (exact, as the
+ * F16 dequantizer gives them). */
+AVX2 static inline __attribute__((always_inline)) void load_block(const void *src, int64_t i, bool f16,
+                                                                  __m256 v[4]) {
+    for (int k = 0; k < 4; k++) {
+        const int64_t at = i * QK + 8 * k;
+        v[k] = f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)src + at)))
+                   : _mm256_loadu_ps((const float *)src + at);
+    }
+}
+
+/* One block through the scalar quantizer q (its values as loaded). */
+AVX2 static void scalar_block(scalar_quantizer q, const __m256 v[4], uint8_t *out) {
+    float x[QK];
+    for (int k = 0; k < 4; k++) _mm256_storeu_ps(x + 8 * k, v[k]);
+    q(x, out, 1, QK, NULL);
+}
+
+/* nb Q8_0 blocks of src (floats, or binary16 when f16) to out. */
+AVX2 static inline __attribute__((always_inline)) void q8_0_blocks(const void *src, bool f16, uint8_t *out,
+                                                                   int64_t nb) {
     for (int64_t i = 0; i < nb; i++, out += 34) {
-        const float *x = src + i * QK;
         __m256 v[4];
-        for (int k = 0; k < 4; k++) v[k] = _mm256_loadu_ps(x + 8 * k);
+        load_block(src, i, f16, v);
         if (nonfinite32(v)) {
-            gk_quantize_q8_0(x, out, 1, QK, NULL);
+            scalar_block(gk_quantize_q8_0, v, out);
             continue;
         }
         __m256 m = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
@@ -93,20 +112,14 @@ AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64
     }
 }
 
-AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix) {
-    if (imatrix != NULL) {
-        gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
-        return;
-    }
-    uint8_t *out = dst;
-    const int64_t nb = nrows * n_per_row / QK;
+/* nb Q4_0 blocks of src (floats, or binary16 when f16) to out, without weights. */
+AVX2 static inline __attribute__((always_inline)) void q4_0_blocks(const void *src, bool f16, uint8_t *out,
+                                                                   int64_t nb) {
     for (int64_t i = 0; i < nb; i++, out += 18) {
-        const float *x = src + i * QK;
         __m256 v[4];
-        for (int k = 0; k < 4; k++) v[k] = _mm256_loadu_ps(x + 8 * k);
+        load_block(src, i, f16, v);
         if (nonfinite32(v)) {
-            gk_quantize_q4_0(x, out, 1, QK, NULL);
+            scalar_block(gk_quantize_q4_0, v, out);
             continue;
         }
         /* the signed value of largest magnitude, the first one on ties */
@@ -118,7 +131,8 @@ AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64
             uint32_t hit = 0;
             for (int k = 0; k < 4; k++)
                 hit |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(absv(v[k]), va, _CMP_EQ_OQ)) << (8 * k);
-            max = x[__builtin_ctz(hit)];
+            const int at = __builtin_ctz(hit);
+            max = _mm256_cvtss_f32(_mm256_permutevar8x32_ps(v[at / 8], _mm256_set1_epi32(at % 8)));
         }
         const float d = max / -8;
         const float id = d ? 1.0f / d : 0.0f;
@@ -142,6 +156,29 @@ AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64
                                                           _mm_set1_epi8((char)0xF0)));
         _mm_storeu_si128((__m128i *)(out + 2), packed);
     }
+}
+
+AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix) {
+    (void)imatrix;
+    q8_0_blocks(src, false, dst, nrows * n_per_row / QK);
+}
+
+AVX2 static void quantize_q8_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
+    q8_0_blocks(src, true, dst, nrows * n_per_row / QK);
+}
+
+AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix) {
+    if (imatrix != NULL) {
+        gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
+        return;
+    }
+    q4_0_blocks(src, false, dst, nrows * n_per_row / QK);
+}
+
+AVX2 static void quantize_q4_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
+    q4_0_blocks(src, true, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static inline float load_half(const uint8_t *p) {
@@ -240,11 +277,14 @@ GK_QUANTIZER_USING(q4_1, gk_searches_avx2)
 GK_QUANTIZER_USING(q5_0, gk_searches_avx2)
 GK_QUANTIZER_USING(q5_1, gk_searches_avx2)
 
-/** gk_register_legacy_avx2() : the legacy quantizers and dequantizers of table. */
+/** gk_register_legacy_avx2() : the legacy quantizers and dequantizers of table,
+ *  and Q8_0's and Q4_0's straight from F16. */
 void gk_register_legacy_avx2(gk_type_info *table) {
     table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
+    table[GK_TYPE_Q8_0].quantize_from_f16 = quantize_q8_0_from_f16;
     table[GK_TYPE_Q8_0].dequantize = dequantize_q8_0;
     table[GK_TYPE_Q4_0].quantize = quantize_q4_0;
+    table[GK_TYPE_Q4_0].quantize_from_f16 = quantize_q4_0_from_f16;
     table[GK_TYPE_Q4_0].dequantize = dequantize_q4_0;
     table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
     table[GK_TYPE_Q4_1].dequantize = dequantize_q4_1;

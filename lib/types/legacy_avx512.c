@@ -10,11 +10,14 @@
  * value), and each value's level converted as the scalar code compiles it
  * (truncation to 32 bits, then the low byte). A block holding NaN or infinity,
  * where the scalar maximum's order matters, and the blocks past the last whole
- * group of sixteen go through the scalar kernel.
+ * group of sixteen go through the scalar kernel. Q8_0 and Q4_0 also quantize
+ * binary16 rows directly (quantize_from_f16), widening sixteen values at a time in
+ * registers as the F16 dequantizer would, so no F32 copy of the rows is made.
  */
 #include <immintrin.h>
 #include <string.h>
 
+#include "types/fp16.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
 
@@ -45,33 +48,55 @@ AVX512 static inline __m512 round_away(__m512 v) {
 
 typedef void (*scalar_quantizer)(const float *, void *, int64_t, int64_t, const float *);
 
+/* Sixteen values from element at of src: floats, or binary16 widened (exact). */
+AVX512 static inline __attribute__((always_inline)) __m512 load16(const void *src, int64_t at, bool f16) {
+    if (f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)src + at)));
+    return _mm512_loadu_ps((const float *)src + at);
+}
+
 /* What differs between the two types: the block's extreme value (given its 32
  * values and their magnitudes), the divisor that makes it the scale, the block's
  * level bytes, and the scalar kernel for the blocks left to it. */
 typedef struct block_kind {
     size_t block_bytes;
     float divisor;
-    float (*extreme)(const float *x, __m512 a0, __m512 a1);
-    void (*levels)(const float *x, __m512 id, uint8_t *qs);
+    float (*extreme)(__m512 v0, __m512 v1, __m512 a0, __m512 a1);
+    void (*levels)(__m512 x0, __m512 x1, __m512 id, uint8_t *qs);
     scalar_quantizer scalar;
 } block_kind;
 
-/* nb blocks of src to out, sixteen at a time: extremes, then the sixteen scales
- * d = extreme / divisor and id = 1 / d (0 where d is 0) in one register, d to
- * binary16, the levels of each block. Inlined per kind, so the calls through
- * the kind are direct. */
-AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const float *src,
-                                                                         uint8_t *out, int64_t nb) {
+/* Blocks first..first+n-1 of src through the scalar kernel (binary16 widened
+ * first, a block at a time). */
+static void scalar_blocks(const block_kind *k, const void *src, bool f16, int64_t first, int64_t n,
+                          uint8_t *out) {
+    if (!f16) {
+        k->scalar((const float *)src + first * QK, out + (size_t)first * k->block_bytes, 1, n * QK, NULL);
+        return;
+    }
+    for (int64_t b = first; b < first + n; b++) {
+        float x[QK];
+        const uint16_t *h = (const uint16_t *)src + b * QK;
+        for (int j = 0; j < QK; j++) x[j] = gk_fp16_to_fp32(h[j]);
+        k->scalar(x, out + (size_t)b * k->block_bytes, 1, QK, NULL);
+    }
+}
+
+/* nb blocks of src (floats, or binary16 when f16) to out, sixteen at a time:
+ * extremes, then the sixteen scales d = extreme / divisor and id = 1 / d (0
+ * where d is 0) in one register, d to binary16, the levels of each block.
+ * Inlined per kind and source, so the calls through the kind are direct. */
+AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const void *src,
+                                                                         bool f16, uint8_t *out, int64_t nb) {
     int64_t i = 0;
     for (; i + GROUP <= nb; i += GROUP) {
-        const float *x = src + i * QK;
         uint8_t *o = out + (size_t)i * k->block_bytes;
         float m[GROUP];
         uint32_t bad = 0;
         for (int b = 0; b < GROUP; b++) {
-            const __m512 v0 = _mm512_loadu_ps(x + b * QK), v1 = _mm512_loadu_ps(x + b * QK + 16);
+            const int64_t at = (i + b) * QK;
+            const __m512 v0 = load16(src, at, f16), v1 = load16(src, at + 16, f16);
             if (nonfinite(v0, v1)) bad |= 1u << b;
-            m[b] = k->extreme(x + b * QK, absv(v0), absv(v1));
+            m[b] = k->extreme(v0, v1, absv(v0), absv(v1));
         }
         const __m512 d = _mm512_div_ps(_mm512_loadu_ps(m), _mm512_set1_ps(k->divisor));
         const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
@@ -80,59 +105,69 @@ AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const b
         _mm512_storeu_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), d));
         _mm256_storeu_si256((__m256i *)h, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         for (int b = 0; b < GROUP; b++) {
+            const int64_t at = (i + b) * QK;
             memcpy(o + b * k->block_bytes, &h[b], 2);
-            k->levels(x + b * QK, _mm512_set1_ps(id[b]), o + b * k->block_bytes + 2);
+            k->levels(load16(src, at, f16), load16(src, at + 16, f16), _mm512_set1_ps(id[b]),
+                      o + b * k->block_bytes + 2);
         }
-        for (; bad; bad &= bad - 1) {
-            const int b = __builtin_ctz(bad);
-            k->scalar(x + b * QK, o + b * k->block_bytes, 1, QK, NULL);
-        }
+        for (; bad; bad &= bad - 1) scalar_blocks(k, src, f16, i + __builtin_ctz(bad), 1, out);
     }
-    if (i < nb) k->scalar(src + i * QK, out + (size_t)i * k->block_bytes, 1, (nb - i) * QK, NULL);
+    if (i < nb) scalar_blocks(k, src, f16, i, nb - i, out);
 }
 
 /* Q8_0: the largest magnitude. */
-AVX512 static inline float q8_0_extreme(const float *x, __m512 a0, __m512 a1) {
-    (void)x;
+AVX512 static inline float q8_0_extreme(__m512 v0, __m512 v1, __m512 a0, __m512 a1) {
+    (void)v0;
+    (void)v1;
     return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
 }
 
 /* The 32 bytes of one Q8_0 block's levels: (int8_t) of roundf(x * id). */
-AVX512 static inline void q8_0_levels(const float *x, __m512 id, uint8_t *qs) {
-    for (int k = 0; k < 2; k++) {
-        const __m512i q = _mm512_cvttps_epi32(round_away(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id)));
-        _mm_storeu_si128((__m128i *)(qs + 16 * k), _mm512_cvtepi32_epi8(q));
-    }
+AVX512 static inline void q8_0_levels(__m512 x0, __m512 x1, __m512 id, uint8_t *qs) {
+    const __m512i q0 = _mm512_cvttps_epi32(round_away(_mm512_mul_ps(x0, id)));
+    const __m512i q1 = _mm512_cvttps_epi32(round_away(_mm512_mul_ps(x1, id)));
+    _mm_storeu_si128((__m128i *)qs, _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128((__m128i *)(qs + 16), _mm512_cvtepi32_epi8(q1));
 }
 
 /* Q4_0: the signed value of largest magnitude, the first one on ties (0 when
  * every value is zero). */
-AVX512 static inline float q4_0_extreme(const float *x, __m512 a0, __m512 a1) {
+AVX512 static inline float q4_0_extreme(__m512 v0, __m512 v1, __m512 a0, __m512 a1) {
     const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
     if (!(amax > 0)) return 0.0f;
     const __m512 va = _mm512_set1_ps(amax);
     const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(a0, va, _CMP_EQ_OQ) |
                          (uint32_t)_mm512_cmp_ps_mask(a1, va, _CMP_EQ_OQ) << 16;
-    return hit ? x[__builtin_ctz(hit)] : 0.0f;
+    if (!hit) return 0.0f;
+    /* element ctz(hit) of the 32: one two-register permute, no branch */
+    const __m512i at = _mm512_set1_epi32(__builtin_ctz(hit));
+    return _mm512_cvtss_f32(_mm512_permutex2var_ps(v0, at, v1));
 }
 
 /* The 16 bytes of one Q4_0 block's levels MIN(15, (int8_t)(x * id + 8.5)):
  * element j in the low nibble of byte j, element j + 16 in the high one. */
-AVX512 static inline void q4_0_levels(const float *x, __m512 id, uint8_t *qs) {
-    __m128i l[2];
-    for (int k = 0; k < 2; k++) {
-        const __m512 f = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), id), _mm512_set1_ps(8.5f));
-        l[k] = _mm_min_epi8(_mm512_cvtepi32_epi8(_mm512_cvttps_epi32(f)), _mm_set1_epi8(15));
-    }
-    const __m128i hi = _mm_and_si128(_mm_slli_epi16(l[1], 4), _mm_set1_epi8((char)0xF0));
-    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(l[0], hi));
+AVX512 static inline void q4_0_levels(__m512 x0, __m512 x1, __m512 id, uint8_t *qs) {
+    const __m512 half = _mm512_set1_ps(8.5f);
+    const __m128i fifteen = _mm_set1_epi8(15);
+    const __m128i l0 = _mm_min_epi8(
+        _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(x0, id), half))), fifteen);
+    const __m128i l1 = _mm_min_epi8(
+        _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(x1, id), half))), fifteen);
+    const __m128i hi = _mm_and_si128(_mm_slli_epi16(l1, 4), _mm_set1_epi8((char)0xF0));
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(l0, hi));
 }
+
+static const block_kind q8_0_kind = { 34, (1 << 7) - 1, q8_0_extreme, q8_0_levels, gk_quantize_q8_0 };
+static const block_kind q4_0_kind = { 18, -8, q4_0_extreme, q4_0_levels, gk_quantize_q4_0 };
 
 AVX512 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                  const float *imatrix) {
     (void)imatrix;
-    static const block_kind q8_0 = { 34, (1 << 7) - 1, q8_0_extreme, q8_0_levels, gk_quantize_q8_0 };
-    quantize_blocks(&q8_0, src, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q8_0_kind, src, false, dst, nrows * n_per_row / QK);
+}
+
+AVX512 static void quantize_q8_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
+    quantize_blocks(&q8_0_kind, src, true, dst, nrows * n_per_row / QK);
 }
 
 AVX512 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -141,8 +176,11 @@ AVX512 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int
         gk_quantize_q4_0_with(&gk_searches_avx512, src, dst, nrows, n_per_row, imatrix);
         return;
     }
-    static const block_kind q4_0 = { 18, -8, q4_0_extreme, q4_0_levels, gk_quantize_q4_0 };
-    quantize_blocks(&q4_0, src, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q4_0_kind, src, false, dst, nrows * n_per_row / QK);
+}
+
+AVX512 static void quantize_q4_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
+    quantize_blocks(&q4_0_kind, src, true, dst, nrows * n_per_row / QK);
 }
 
 /* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
@@ -152,10 +190,12 @@ GK_QUANTIZER_USING(q5_0, gk_searches_avx512)
 GK_QUANTIZER_USING(q5_1, gk_searches_avx512)
 
 /** gk_register_legacy_avx512() : the Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 quantizers
- *  of table (the dequantizers keep AVX2). */
+ *  of table, and Q8_0's and Q4_0's straight from F16 (the dequantizers keep AVX2). */
 void gk_register_legacy_avx512(gk_type_info *table) {
     table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
+    table[GK_TYPE_Q8_0].quantize_from_f16 = quantize_q8_0_from_f16;
     table[GK_TYPE_Q4_0].quantize = quantize_q4_0;
+    table[GK_TYPE_Q4_0].quantize_from_f16 = quantize_q4_0_from_f16;
     table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
     table[GK_TYPE_Q5_0].quantize = quantize_q5_0;
     table[GK_TYPE_Q5_1].quantize = quantize_q5_1;
