@@ -54,16 +54,41 @@ AVX512 static inline __attribute__((always_inline)) __m512 load16(const void *sr
     return _mm512_loadu_ps((const float *)src + at);
 }
 
-/* What differs between the two types: the block's extreme value (given its 32
- * values and their magnitudes), the divisor that makes it the scale, the block's
- * level bytes, and the scalar kernel for the blocks left to it. */
+/* What differs between the two types: a block's partial extremes (two vectors
+ * whose lanes hold what the block's extreme is taken over), the sixteen blocks'
+ * extremes from those partials (one per lane), the divisor that makes them the
+ * scales, a block's level bytes, and the scalar kernel for the blocks left to it. */
 typedef struct block_kind {
     size_t block_bytes;
     float divisor;
-    float (*extreme)(__m512 v0, __m512 v1, __m512 a0, __m512 a1);
+    void (*partials)(__m512 v0, __m512 v1, __m512 *hi, __m512 *lo);
+    __m512 (*extremes)(const __m512 *hi, const __m512 *lo, const void *src, bool f16, int64_t first);
     void (*levels)(__m512 x0, __m512 x1, __m512 id, uint8_t *qs);
     scalar_quantizer scalar;
 } block_kind;
+
+/* Lane b of the result: the largest (max) or smallest (!max) of the sixteen lanes
+ * of v[b]. Four levels of pairwise shuffles, each combining lanes of one v[b]
+ * only (so a NaN stays in its block's lane), then one permute to put block b in
+ * lane b. Max and min of numbers do not depend on the order they are taken in. */
+AVX512 static inline __attribute__((always_inline)) __m512 lanes_reduce(const __m512 *v, bool max) {
+#define LANES_OP(a, b) (max ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b))
+    __m512 r1[8], r2[4], r3[2];
+    for (int i = 0; i < 8; i++)  /* 128-bit quarters: two blocks, eight partials each */
+        r1[i] = LANES_OP(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int i = 0; i < 4; i++)  /* quarter q: block 4i + q, four partials */
+        r2[i] = LANES_OP(_mm512_shuffle_f32x4(r1[2 * i], r1[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(r1[2 * i], r1[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int i = 0; i < 2; i++)  /* quarter q: blocks 8i + q and 8i + 4 + q, two partials each */
+        r3[i] = LANES_OP(_mm512_shuffle_ps(r2[2 * i], r2[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(r2[2 * i], r2[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* lane 4q + e: block 4e + q */
+    const __m512 r = LANES_OP(_mm512_shuffle_ps(r3[0], r3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_ps(r3[0], r3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+#undef LANES_OP
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
+}
 
 /* Blocks first..first+n-1 of src through the scalar kernel (binary16 widened
  * first, a block at a time). */
@@ -82,7 +107,7 @@ static void scalar_blocks(const block_kind *k, const void *src, bool f16, int64_
 }
 
 /* nb blocks of src (floats, or binary16 when f16) to out, sixteen at a time:
- * extremes, then the sixteen scales d = extreme / divisor and id = 1 / d (0
+ * the sixteen extremes in one register, then the sixteen scales d = extreme / divisor and id = 1 / d (0
  * where d is 0) in one register, d to binary16, the levels of each block.
  * Inlined per kind and source, so the calls through the kind are direct. */
 AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const void *src,
@@ -90,15 +115,15 @@ AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const b
     int64_t i = 0;
     for (; i + GROUP <= nb; i += GROUP) {
         uint8_t *o = out + (size_t)i * k->block_bytes;
-        float m[GROUP];
+        __m512 hi[GROUP], lo[GROUP];
         uint32_t bad = 0;
         for (int b = 0; b < GROUP; b++) {
             const int64_t at = (i + b) * QK;
             const __m512 v0 = load16(src, at, f16), v1 = load16(src, at + 16, f16);
             if (nonfinite(v0, v1)) bad |= 1u << b;
-            m[b] = k->extreme(v0, v1, absv(v0), absv(v1));
+            k->partials(v0, v1, &hi[b], &lo[b]);
         }
-        const __m512 d = _mm512_div_ps(_mm512_loadu_ps(m), _mm512_set1_ps(k->divisor));
+        const __m512 d = _mm512_div_ps(k->extremes(hi, lo, src, f16, i), _mm512_set1_ps(k->divisor));
         const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
         float id[GROUP];
         uint16_t h[GROUP];
@@ -116,10 +141,18 @@ AVX512 static inline __attribute__((always_inline)) void quantize_blocks(const b
 }
 
 /* Q8_0: the largest magnitude. */
-AVX512 static inline float q8_0_extreme(__m512 v0, __m512 v1, __m512 a0, __m512 a1) {
-    (void)v0;
-    (void)v1;
-    return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+AVX512 static inline void q8_0_partials(__m512 v0, __m512 v1, __m512 *hi, __m512 *lo) {
+    (void)lo;
+    *hi = _mm512_max_ps(absv(v0), absv(v1));
+}
+
+AVX512 static inline __m512 q8_0_extremes(const __m512 *hi, const __m512 *lo, const void *src, bool f16,
+                                          int64_t first) {
+    (void)lo;
+    (void)src;
+    (void)f16;
+    (void)first;
+    return lanes_reduce(hi, true);
 }
 
 /* The 32 bytes of one Q8_0 block's levels: (int8_t) of roundf(x * id). */
@@ -131,17 +164,42 @@ AVX512 static inline void q8_0_levels(__m512 x0, __m512 x1, __m512 id, uint8_t *
 }
 
 /* Q4_0: the signed value of largest magnitude, the first one on ties (0 when
- * every value is zero). */
-AVX512 static inline float q4_0_extreme(__m512 v0, __m512 v1, __m512 a0, __m512 a1) {
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
-    if (!(amax > 0)) return 0.0f;
-    const __m512 va = _mm512_set1_ps(amax);
-    const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(a0, va, _CMP_EQ_OQ) |
-                         (uint32_t)_mm512_cmp_ps_mask(a1, va, _CMP_EQ_OQ) << 16;
-    if (!hit) return 0.0f;
-    /* element ctz(hit) of the 32: one two-register permute, no branch */
-    const __m512i at = _mm512_set1_epi32(__builtin_ctz(hit));
-    return _mm512_cvtss_f32(_mm512_permutex2var_ps(v0, at, v1));
+ * every value is zero). From a block's largest value hi and smallest lo: hi when
+ * hi > -lo (no value is -hi), lo when -lo > hi; only a block holding both +m
+ * and -m as its largest magnitude m looks for the first of them. */
+AVX512 static inline void q4_0_partials(__m512 v0, __m512 v1, __m512 *hi, __m512 *lo) {
+    *hi = _mm512_max_ps(v0, v1);
+    *lo = _mm512_min_ps(v0, v1);
+}
+
+/* The signed value at the first index of block b of src whose magnitude is m. */
+AVX512 static float q4_0_first_of(const void *src, bool f16, int64_t b, float m) {
+    const __m512 v0 = load16(src, b * QK, f16), v1 = load16(src, b * QK + 16, f16);
+    const __m512 vm = _mm512_set1_ps(m);
+    const uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(absv(v0), vm, _CMP_EQ_OQ) |
+                         (uint32_t)_mm512_cmp_ps_mask(absv(v1), vm, _CMP_EQ_OQ) << 16;
+    return _mm512_cvtss_f32(_mm512_permutex2var_ps(v0, _mm512_set1_epi32(__builtin_ctz(hit)), v1));
+}
+
+AVX512 static inline __m512 q4_0_extremes(const __m512 *hi, const __m512 *lo, const void *src, bool f16,
+                                          int64_t first) {
+    const __m512 h = lanes_reduce(hi, true), l = lanes_reduce(lo, false);
+    const __m512 neg_l = _mm512_xor_ps(l, _mm512_set1_ps(-0.0f)); /* exact: the sign bit flipped */
+    const __mmask16 take_hi = _mm512_cmp_ps_mask(h, neg_l, _CMP_GT_OQ);
+    const __mmask16 take_lo = _mm512_cmp_ps_mask(neg_l, h, _CMP_GT_OQ);
+    __m512 e = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(take_hi, h), take_lo, l);
+    __mmask16 tie = _mm512_cmp_ps_mask(h, neg_l, _CMP_EQ_OQ) & _mm512_cmp_ps_mask(h, _mm512_setzero_ps(), _CMP_GT_OQ);
+    if (tie) {
+        float ev[GROUP], hv[GROUP];
+        _mm512_storeu_ps(ev, e);
+        _mm512_storeu_ps(hv, h);
+        for (; tie; tie &= (__mmask16)(tie - 1)) {
+            const int b = __builtin_ctz(tie);
+            ev[b] = q4_0_first_of(src, f16, first + b, hv[b]);
+        }
+        e = _mm512_loadu_ps(ev);
+    }
+    return e;
 }
 
 /* The 16 bytes of one Q4_0 block's levels MIN(15, (int8_t)(x * id + 8.5)):
@@ -157,8 +215,9 @@ AVX512 static inline void q4_0_levels(__m512 x0, __m512 x1, __m512 id, uint8_t *
     _mm_storeu_si128((__m128i *)qs, _mm_or_si128(l0, hi));
 }
 
-static const block_kind q8_0_kind = { 34, (1 << 7) - 1, q8_0_extreme, q8_0_levels, gk_quantize_q8_0 };
-static const block_kind q4_0_kind = { 18, -8, q4_0_extreme, q4_0_levels, gk_quantize_q4_0 };
+static const block_kind q8_0_kind = { 34, (1 << 7) - 1, q8_0_partials, q8_0_extremes, q8_0_levels,
+                                      gk_quantize_q8_0 };
+static const block_kind q4_0_kind = { 18, -8, q4_0_partials, q4_0_extremes, q4_0_levels, gk_quantize_q4_0 };
 
 AVX512 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                  const float *imatrix) {
