@@ -22,6 +22,7 @@
 
 #define AVX2 __attribute__((target("avx2,f16c")))
 #define QK 32
+#define GROUP 8
 
 typedef void (*scalar_quantizer)(const float *, void *, int64_t, int64_t, const float *);
 
@@ -36,13 +37,6 @@ AVX2 static inline bool nonfinite32(const __m256 *v) {
 
 AVX2 static inline __m256 absv(__m256 x) {
     return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
-}
-
-AVX2 static inline float hmax(__m256 m) {
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_max_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
 }
 
 /* (int8_t) of a float as the scalar code computes it: 32-bit truncation (NaN and
@@ -90,82 +84,183 @@ AVX2 static void scalar_block(scalar_quantizer q, const __m256 v[4], uint8_t *ou
     q(x, out, 1, QK, NULL);
 }
 
-/* nb Q8_0 blocks of src (floats, or binary16 when f16) to out. */
-AVX2 static inline __attribute__((always_inline)) void q8_0_blocks(const void *src, bool f16, uint8_t *out,
-                                                                   int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, out += 34) {
+/* What differs between the two types: a block's partial extremes (two vectors
+ * whose lanes hold what the block's extreme is taken over), the eight blocks'
+ * extremes from those partials (one per lane), the divisor that makes them the
+ * scales, a block's level bytes, and the scalar kernel for the blocks left to it. */
+typedef struct block_kind {
+    size_t block_bytes;
+    float divisor;
+    void (*partials)(const __m256 *v, __m256 *hi, __m256 *lo);
+    __m256 (*extremes)(const __m256 *hi, const __m256 *lo, const void *src, bool f16, int64_t first);
+    void (*levels)(const __m256 *v, __m256 id, uint8_t *qs);
+    scalar_quantizer scalar;
+} block_kind;
+
+/* Lane b of the result: the largest (max) or smallest (!max) of the eight lanes
+ * of v[b]. Three levels of pairwise shuffles, each combining lanes of one v[b]
+ * only (so a NaN stays in its block's lane), then one permute to put block b in
+ * lane b. Max and min of numbers do not depend on the order they are taken in. */
+AVX2 static inline __attribute__((always_inline)) __m256 lanes_reduce(const __m256 *v, bool max) {
+#define LANES_OP(a, b) (max ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b))
+    __m256 r1[4], r2[2];
+    for (int i = 0; i < 4; i++)  /* half h: block 2i + h, four partials */
+        r1[i] = LANES_OP(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+    for (int i = 0; i < 2; i++)  /* half h: blocks 4i + h and 4i + 2 + h, two partials each */
+        r2[i] = LANES_OP(_mm256_shuffle_ps(r1[2 * i], r1[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(r1[2 * i], r1[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* lane 4h + e: block 2e + h */
+    const __m256 r = LANES_OP(_mm256_shuffle_ps(r2[0], r2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm256_shuffle_ps(r2[0], r2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+#undef LANES_OP
+    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+/* nb blocks of src (floats, or binary16 when f16) to out, eight at a time: the
+ * eight extremes in one register, then the eight scales d = extreme / divisor
+ * and id = 1 / d (0 where d is 0), d to binary16, the levels of each block. A
+ * block holding NaN or infinity, and the blocks past the last whole group, go
+ * through the scalar kernel. Inlined per kind and source, so the calls through
+ * the kind are direct. */
+AVX2 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const void *src,
+                                                                       bool f16, uint8_t *out, int64_t nb) {
+    int64_t i = 0;
+    for (; i + GROUP <= nb; i += GROUP) {
+        uint8_t *o = out + (size_t)i * k->block_bytes;
+        __m256 hi[GROUP], lo[GROUP];
+        uint32_t bad = 0;
+        for (int b = 0; b < GROUP; b++) {
+            __m256 v[4];
+            load_block(src, i + b, f16, v);
+            if (nonfinite32(v)) bad |= 1u << b;
+            k->partials(v, &hi[b], &lo[b]);
+        }
+        const __m256 d = _mm256_div_ps(k->extremes(hi, lo, src, f16, i), _mm256_set1_ps(k->divisor));
+        const __m256 nonzero = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+        float id[GROUP];
+        uint16_t h[GROUP];
+        _mm256_storeu_ps(id, _mm256_and_ps(nonzero, _mm256_div_ps(_mm256_set1_ps(1.0f), d)));
+        _mm_storeu_si128((__m128i *)h, _mm256_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        for (int b = 0; b < GROUP; b++) {
+            __m256 v[4];
+            load_block(src, i + b, f16, v);
+            memcpy(o + b * k->block_bytes, &h[b], 2);
+            k->levels(v, _mm256_set1_ps(id[b]), o + b * k->block_bytes + 2);
+        }
+        for (; bad; bad &= bad - 1) {
+            const int b = __builtin_ctz(bad);
+            __m256 v[4];
+            load_block(src, i + b, f16, v);
+            scalar_block(k->scalar, v, o + b * k->block_bytes);
+        }
+    }
+    for (; i < nb; i++) {
         __m256 v[4];
         load_block(src, i, f16, v);
-        if (nonfinite32(v)) {
-            scalar_block(gk_quantize_q8_0, v, out);
-            continue;
-        }
-        __m256 m = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
-        const float d = hmax(m) / ((1 << 7) - 1);
-        const float id = d ? 1.0f / d : 0.0f;
-        const uint16_t h = gk_fp32_to_fp16(d);
-        memcpy(out, &h, 2);
-        const __m256 vid = _mm256_set1_ps(id);
-        __m256i q[4];
-        for (int k = 0; k < 4; k++) q[k] = to_int8_lanes(round_away(_mm256_mul_ps(v[k], vid)));
-        _mm256_storeu_si256((__m256i *)(out + 2), pack_bytes(q[0], q[1], q[2], q[3]));
+        scalar_block(k->scalar, v, out + (size_t)i * k->block_bytes);
     }
 }
 
-/* nb Q4_0 blocks of src (floats, or binary16 when f16) to out, without weights. */
-AVX2 static inline __attribute__((always_inline)) void q4_0_blocks(const void *src, bool f16, uint8_t *out,
-                                                                   int64_t nb) {
-    for (int64_t i = 0; i < nb; i++, out += 18) {
-        __m256 v[4];
-        load_block(src, i, f16, v);
-        if (nonfinite32(v)) {
-            scalar_block(gk_quantize_q4_0, v, out);
-            continue;
-        }
-        /* the signed value of largest magnitude, the first one on ties */
-        __m256 m = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
-        const float amax = hmax(m);
-        float max = 0.0f;
-        if (amax > 0) {
-            const __m256 va = _mm256_set1_ps(amax);
-            uint32_t hit = 0;
-            for (int k = 0; k < 4; k++)
-                hit |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(absv(v[k]), va, _CMP_EQ_OQ)) << (8 * k);
-            const int at = __builtin_ctz(hit);
-            max = _mm256_cvtss_f32(_mm256_permutevar8x32_ps(v[at / 8], _mm256_set1_epi32(at % 8)));
-        }
-        const float d = max / -8;
-        const float id = d ? 1.0f / d : 0.0f;
-        const uint16_t h = gk_fp32_to_fp16(d);
-        memcpy(out, &h, 2);
-        const __m256 vid = _mm256_set1_ps(id), bias = _mm256_set1_ps(8.5f);
-        __m256i q[4];
-        for (int k = 0; k < 4; k++) {
-            const __m256i l = to_int8_lanes(_mm256_add_ps(_mm256_mul_ps(v[k], vid), bias));
-            q[k] = _mm256_and_si256(_mm256_min_epi32(l, _mm256_set1_epi32(15)), _mm256_set1_epi32(0xFF));
-        }
-        /* low nibble from element j, high from j + 16 (as bytes, wrapping like uint8_t) */
-        const __m256i lo = _mm256_permutevar8x32_epi32(
-            _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_setzero_si256()),
-            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        const __m256i hi = _mm256_permutevar8x32_epi32(
-            _mm256_packus_epi16(_mm256_packus_epi32(q[2], q[3]), _mm256_setzero_si256()),
-            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        const __m128i packed = _mm_or_si128(_mm256_castsi256_si128(lo),
-                                            _mm_and_si128(_mm_slli_epi16(_mm256_castsi256_si128(hi), 4),
-                                                          _mm_set1_epi8((char)0xF0)));
-        _mm_storeu_si128((__m128i *)(out + 2), packed);
-    }
+/* Q8_0: the largest magnitude. */
+AVX2 static inline void q8_0_partials(const __m256 *v, __m256 *hi, __m256 *lo) {
+    (void)lo;
+    *hi = _mm256_max_ps(_mm256_max_ps(absv(v[0]), absv(v[1])), _mm256_max_ps(absv(v[2]), absv(v[3])));
 }
+
+AVX2 static inline __m256 q8_0_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
+                                        int64_t first) {
+    (void)lo;
+    (void)src;
+    (void)f16;
+    (void)first;
+    return lanes_reduce(hi, true);
+}
+
+/* The 32 bytes of one Q8_0 block's levels: (int8_t) of roundf(x * id). */
+AVX2 static inline void q8_0_levels(const __m256 *v, __m256 id, uint8_t *qs) {
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) q[k] = to_int8_lanes(round_away(_mm256_mul_ps(v[k], id)));
+    _mm256_storeu_si256((__m256i *)qs, pack_bytes(q[0], q[1], q[2], q[3]));
+}
+
+/* Q4_0: the signed value of largest magnitude, the first one on ties (0 when
+ * every value is zero). From a block's largest value hi and smallest lo: hi when
+ * hi > -lo (no value is -hi), lo when -lo > hi; only a block holding both +m
+ * and -m as its largest magnitude m looks for the first of them. */
+AVX2 static inline void q4_0_partials(const __m256 *v, __m256 *hi, __m256 *lo) {
+    *hi = _mm256_max_ps(_mm256_max_ps(v[0], v[1]), _mm256_max_ps(v[2], v[3]));
+    *lo = _mm256_min_ps(_mm256_min_ps(v[0], v[1]), _mm256_min_ps(v[2], v[3]));
+}
+
+/* The signed value at the first index of block b of src whose magnitude is m. */
+AVX2 static float q4_0_first_of(const void *src, bool f16, int64_t b, float m) {
+    __m256 v[4];
+    load_block(src, b, f16, v);
+    const __m256 vm = _mm256_set1_ps(m);
+    uint32_t hit = 0;
+    for (int k = 0; k < 4; k++)
+        hit |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(absv(v[k]), vm, _CMP_EQ_OQ)) << (8 * k);
+    const int at = __builtin_ctz(hit);
+    return _mm256_cvtss_f32(_mm256_permutevar8x32_ps(v[at / 8], _mm256_set1_epi32(at % 8)));
+}
+
+AVX2 static inline __m256 q4_0_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
+                                        int64_t first) {
+    const __m256 h = lanes_reduce(hi, true), l = lanes_reduce(lo, false);
+    const __m256 neg_l = _mm256_xor_ps(l, _mm256_set1_ps(-0.0f)); /* exact: the sign bit flipped */
+    const __m256 take_hi = _mm256_cmp_ps(h, neg_l, _CMP_GT_OQ);
+    const __m256 take_lo = _mm256_cmp_ps(neg_l, h, _CMP_GT_OQ);
+    __m256 e = _mm256_blendv_ps(_mm256_and_ps(take_hi, h), l, take_lo);
+    unsigned tie = (unsigned)_mm256_movemask_ps(
+        _mm256_and_ps(_mm256_cmp_ps(h, neg_l, _CMP_EQ_OQ), _mm256_cmp_ps(h, _mm256_setzero_ps(), _CMP_GT_OQ)));
+    if (tie) {
+        float ev[GROUP], hv[GROUP];
+        _mm256_storeu_ps(ev, e);
+        _mm256_storeu_ps(hv, h);
+        for (; tie; tie &= tie - 1) {
+            const int b = __builtin_ctz(tie);
+            ev[b] = q4_0_first_of(src, f16, first + b, hv[b]);
+        }
+        e = _mm256_loadu_ps(ev);
+    }
+    return e;
+}
+
+/* The 16 bytes of one Q4_0 block's levels MIN(15, (int8_t)(x * id + 8.5)):
+ * element j in the low nibble of byte j, element j + 16 in the high one. */
+AVX2 static inline void q4_0_levels(const __m256 *v, __m256 id, uint8_t *qs) {
+    const __m256 bias = _mm256_set1_ps(8.5f);
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) {
+        const __m256i l = to_int8_lanes(_mm256_add_ps(_mm256_mul_ps(v[k], id), bias));
+        q[k] = _mm256_and_si256(_mm256_min_epi32(l, _mm256_set1_epi32(15)), _mm256_set1_epi32(0xFF));
+    }
+    /* low nibble from element j, high from j + 16 (as bytes, wrapping like uint8_t) */
+    const __m256i lo = _mm256_permutevar8x32_epi32(
+        _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_setzero_si256()),
+        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m256i hi = _mm256_permutevar8x32_epi32(
+        _mm256_packus_epi16(_mm256_packus_epi32(q[2], q[3]), _mm256_setzero_si256()),
+        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m128i packed = _mm_or_si128(_mm256_castsi256_si128(lo),
+                                        _mm_and_si128(_mm_slli_epi16(_mm256_castsi256_si128(hi), 4),
+                                                      _mm_set1_epi8((char)0xF0)));
+    _mm_storeu_si128((__m128i *)qs, packed);
+}
+
+static const block_kind q8_0_kind = { 34, (1 << 7) - 1, q8_0_partials, q8_0_extremes, q8_0_levels,
+                                      gk_quantize_q8_0 };
+static const block_kind q4_0_kind = { 18, -8, q4_0_partials, q4_0_extremes, q4_0_levels, gk_quantize_q4_0 };
 
 AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix) {
     (void)imatrix;
-    q8_0_blocks(src, false, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q8_0_kind, src, false, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static void quantize_q8_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
-    q8_0_blocks(src, true, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q8_0_kind, src, true, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -174,11 +269,11 @@ AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64
         gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
         return;
     }
-    q4_0_blocks(src, false, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q4_0_kind, src, false, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static void quantize_q4_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
-    q4_0_blocks(src, true, dst, nrows * n_per_row / QK);
+    quantize_blocks(&q4_0_kind, src, true, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static inline float load_half(const uint8_t *p) {
