@@ -1,6 +1,7 @@
 /*
  * check_iquants_simd.c - differential tests of the vector I-quant kernels
- * (lib/types/iquants_avx2.c) against the scalar oracle (lib/types/iquants.c).
+ * (lib/types/iquants_avx2.c, iquants_avx512.c) against the scalar oracle
+ * (lib/types/iquants.c).
  *
  * For every vectorized quantizer: seeded rows of many value patterns (normal,
  * heavy-tailed, all-equal, all-zero, single outlier, subnormal, near the float
@@ -48,6 +49,10 @@ static const simd_kind kinds[] = {
       gk_dequantize_iq4_xs, gk_dequantize_iq4_xs_avx2, false, 1000000 },
     { "IQ4_NL", "avx2", GK_ISA_AVX2, GK_TYPE_IQ4_NL, 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx2,
       gk_dequantize_iq4_nl, gk_dequantize_iq4_nl_avx2, false, 3000000 },
+    { "IQ4_XS", "avx512", GK_ISA_AVX512, GK_TYPE_IQ4_XS, 256, 136, gk_quantize_iq4_xs, gk_quantize_iq4_xs_avx512,
+      gk_dequantize_iq4_xs, NULL, false, 1000000 },
+    { "IQ4_NL", "avx512", GK_ISA_AVX512, GK_TYPE_IQ4_NL, 32, 18, gk_quantize_iq4_nl, gk_quantize_iq4_nl_avx512,
+      gk_dequantize_iq4_nl, NULL, false, 3000000 },
     { "IQ3_XXS", "avx2", GK_ISA_AVX2, GK_TYPE_IQ3_XXS, 256, 98, gk_quantize_iq3_xxs, gk_quantize_iq3_xxs_avx2,
       gk_dequantize_iq3_xxs, gk_dequantize_iq3_xxs_avx2, false, 250000 },
     { "IQ3_S", "avx2", GK_ISA_AVX2, GK_TYPE_IQ3_S, 256, 110, gk_quantize_iq3_s, gk_quantize_iq3_s_avx2,
@@ -180,9 +185,10 @@ static void compare_floats(const simd_kind *k, const float *a, const float *b, l
     }
 }
 
-/* Row shapes: one block, several (a multiple of 8 and not), one long row; 5
+/* Row shapes: one block, several (a multiple of 8 and not), long rows (64, and
+ * 37: the AVX-512 groups of sixteen blocks or two super-blocks, with a rest); 7
  * shapes, prime to the 12 patterns. */
-static const int row_blocks[] = { 1, 8, 11, 3, 64 };
+static const int row_blocks[] = { 1, 8, 11, 3, 64, 37, 2 };
 #define NSHAPES (int)(sizeof row_blocks / sizeof row_blocks[0])
 
 START_TEST(test_quantize_matches_scalar) {

@@ -18,6 +18,7 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
     if (isa >= GK_ISA_AVX512) {
         gk_register_legacy_avx512(table);
         gk_register_kquants_avx512(table);
+        gk_register_iquants_avx512(table);
     }
 #else
     (void)table;

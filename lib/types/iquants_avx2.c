@@ -196,25 +196,12 @@ TARGET_AVX2 static void iq4_pack32(const iq4_levels *c, const float *xb, float i
 /* ------------------------------------------------------------------------- */
 /* IQ4_XS                                                                    */
 
-/* One IQ4_XS super-block of x (imatrix slice qw or NULL) into blk. */
-TARGET_AVX2 static void iq4xs_superblock(const iq4_levels *c, const float *x, const float *qw,
-                                         uint8_t *blk) {
-    __m256 xt[32], wt[32];
-    transpose_8x32(x, xt);
-    if (qw != NULL) {
-        float sigma2 = 0;
-        for (int j = 0; j < QK_K; j++) sigma2 += x[j] * x[j];
-        sigma2 *= 2.f / QK_K;
-        const __m256 s2 = _mm256_set1_ps(sigma2);
-        transpose_8x32(qw, wt);
-        for (int j = 0; j < 32; j++)
-            wt[j] = _mm256_mul_ps(wt[j], _mm256_sqrt_ps(_mm256_add_ps(s2, _mm256_mul_ps(xt[j], xt[j]))));
-    } else {
-        for (int j = 0; j < 32; j++) wt[j] = _mm256_mul_ps(xt[j], xt[j]);
-    }
-    float scales[8];
-    iq4_scales8(c, xt, wt, scales);
-
+/** gk_iq4_xs_write_avx2() : what follows the scale search of one IQ4_XS super-block
+ *  (iquants_simd.h): the super-block scale from the 8 sub-block scales, their 6-bit
+ *  codes, and the 256 levels of x packed into blk. */
+TARGET_AVX2 void gk_iq4_xs_write_avx2(const float scales[8], const float *x, uint8_t *blk) {
+    iq4_levels c;
+    iq4_levels_init(&c);
     float max_scale = 0, amax_scale = 0;
     for (int ib = 0; ib < 8; ib++) {
         float abs_d = fabsf(scales[ib]);
@@ -233,7 +220,7 @@ TARGET_AVX2 static void iq4xs_superblock(const iq4_levels *c, const float *x, co
         l = GK_MAX(-32, GK_MIN(31, l));
         float dl = d * l;
         float idl = dl ? 1 / dl : 0.f;
-        iq4_pack32(c, x + 32 * ib, idl, blk + 8 + 16 * ib);
+        iq4_pack32(&c, x + 32 * ib, idl, blk + 8 + 16 * ib);
         l += 32;
         uint8_t l_l = l & 0xf;
         uint8_t l_h = (uint8_t)(l >> 4);
@@ -242,6 +229,27 @@ TARGET_AVX2 static void iq4xs_superblock(const iq4_levels *c, const float *x, co
         scales_h |= (uint16_t)(l_h << 2 * ib);
     }
     store_u16le(blk + 2, scales_h);
+}
+
+/* One IQ4_XS super-block of x (imatrix slice qw or NULL) into blk. */
+TARGET_AVX2 static void iq4xs_superblock(const iq4_levels *c, const float *x, const float *qw,
+                                         uint8_t *blk) {
+    __m256 xt[32], wt[32];
+    transpose_8x32(x, xt);
+    if (qw != NULL) {
+        float sigma2 = 0;
+        for (int j = 0; j < QK_K; j++) sigma2 += x[j] * x[j];
+        sigma2 *= 2.f / QK_K;
+        const __m256 s2 = _mm256_set1_ps(sigma2);
+        transpose_8x32(qw, wt);
+        for (int j = 0; j < 32; j++)
+            wt[j] = _mm256_mul_ps(wt[j], _mm256_sqrt_ps(_mm256_add_ps(s2, _mm256_mul_ps(xt[j], xt[j]))));
+    } else {
+        for (int j = 0; j < 32; j++) wt[j] = _mm256_mul_ps(xt[j], xt[j]);
+    }
+    float scales[8];
+    iq4_scales8(c, xt, wt, scales);
+    gk_iq4_xs_write_avx2(scales, x, blk);
 }
 
 /** gk_quantize_iq4_xs_avx2() : gk_quantize_iq4_xs with the 8 sub-block scale

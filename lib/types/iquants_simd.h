@@ -42,5 +42,14 @@ void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n);
+/* The end of one IQ4_XS super-block's quantization after its 8 sub-block scales
+ * are found (for the AVX-512 search, which finds them two super-blocks at a time). */
+void gk_iq4_xs_write_avx2(const float scales[8], const float *x, uint8_t *blk);
+
+/* iquants_avx512.c (the dequantizers stay AVX2's) */
+void gk_quantize_iq4_xs_avx512(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix);
+void gk_quantize_iq4_nl_avx512(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix);
 
 #endif
