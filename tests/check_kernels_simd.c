@@ -342,6 +342,12 @@ START_TEST(q8_0_from_f16) { check_from_f16(GK_TYPE_Q8_0, 20000000); }
 END_TEST
 START_TEST(q4_0_from_f16) { check_from_f16(GK_TYPE_Q4_0, 20000000); }
 END_TEST
+START_TEST(q4_1_from_f16) { check_from_f16(GK_TYPE_Q4_1, 20000000); }
+END_TEST
+START_TEST(q5_0_from_f16) { check_from_f16(GK_TYPE_Q5_0, 20000000); }
+END_TEST
+START_TEST(q5_1_from_f16) { check_from_f16(GK_TYPE_Q5_1, 20000000); }
+END_TEST
 
 /* F16/BF16: every binary16 widened, and a strided sweep over all float bit patterns. */
 static void check_float_type(gk_isa level, uint32_t id) {
@@ -405,6 +411,9 @@ static Suite *simd_suite(void) {
     tcase_add_test(tc, q5_1);
     tcase_add_test(tc, q8_0_from_f16);
     tcase_add_test(tc, q4_0_from_f16);
+    tcase_add_test(tc, q4_1_from_f16);
+    tcase_add_test(tc, q5_0_from_f16);
+    tcase_add_test(tc, q5_1_from_f16);
     suite_add_tcase(s, tc);
     return s;
 }

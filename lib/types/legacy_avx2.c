@@ -1,17 +1,21 @@
 /*
- * legacy_avx2.c - Q8_0 and Q4_0 quantizers (reference algorithms) and the
- * Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 dequantizers with AVX2.
+ * legacy_avx2.c - the legacy quantizers (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), from
+ * floats and straight from binary16 rows, and their dequantizers with AVX2.
  *
- * Bit-identical to legacy.c: the block maxima are order-free (max of absolute
- * values; the first index of the largest for Q4_0's signed maximum), the per
- * value work is the scalar expression lane by lane, and the float to integer
- * conversions reproduce what the scalar code compiles to (truncation to 32 bits,
- * then the low byte). A block holding NaN or infinity, where the scalar
- * maximum's order matters, goes through the scalar kernel. The weighted
- * (imatrix) quantizers of Q4_0, Q4_1, Q5_0 and Q5_1 are legacy.c's with the
- * AVX2 group searches (eight blocks per register pass). Q8_0 and Q4_0 also
- * quantize binary16 rows directly (quantize_from_f16), widening them in registers as
- * the F16 dequantizer would, so no F32 copy of the rows is made.
+ * Bit-identical to legacy.c. The quantizers take eight blocks at a time: each
+ * block's extremes are order-free (the largest magnitude; the signed value at
+ * its first index for Q4_0 and Q5_0, found from the block's largest and
+ * smallest values; the minimum and maximum for Q4_1 and Q5_1, where a zero
+ * extreme, whose sign the scalar's first-of-equals decides, sends the block to
+ * the scalar kernel), reduced for the eight blocks in one register; d and id by
+ * true divisions there, d to binary16 by F16C (round to nearest even, as
+ * gk_fp32_to_fp16 does for every finite value); each value's level is the scalar
+ * expression lane by lane, converted as the scalar code compiles it (truncation
+ * to 32 bits, then the low byte). A block holding NaN or infinity and the blocks
+ * past the last whole group go through the scalar kernel. Binary16 rows
+ * (quantize_from_f16) are widened in registers as the F16 dequantizer would, so
+ * no F32 copy of them is made. With an importance matrix, Q4_0, Q4_1, Q5_0 and
+ * Q5_1 are legacy.c's weighted quantizers with the AVX2 group searches.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -84,16 +88,22 @@ AVX2 static void scalar_block(scalar_quantizer q, const __m256 v[4], uint8_t *ou
     q(x, out, 1, QK, NULL);
 }
 
-/* What differs between the two types: a block's partial extremes (two vectors
- * whose lanes hold what the block's extreme is taken over), the eight blocks'
- * extremes from those partials (one per lane), the divisor that makes them the
- * scales, a block's level bytes, and the scalar kernel for the blocks left to it. */
+/* What differs between the types: a block's partial extremes (two vectors whose
+ * lanes hold what the block's extremes are taken over), from those partials the
+ * eight blocks' values d is taken from (one per lane; with their minima in *mins
+ * for the types that store one, and in *redo (a bit per block) the blocks the
+ * scalar kernel must do), the divisor that makes them the scales, whether the
+ * block stores its minimum after its scale, a block's level bytes (given its
+ * values, the inverse scale and its minimum), and the scalar kernel for the
+ * blocks left to it. */
 typedef struct block_kind {
     size_t block_bytes;
     float divisor;
+    bool with_min;
     void (*partials)(const __m256 *v, __m256 *hi, __m256 *lo);
-    __m256 (*extremes)(const __m256 *hi, const __m256 *lo, const void *src, bool f16, int64_t first);
-    void (*levels)(const __m256 *v, __m256 id, uint8_t *qs);
+    __m256 (*extremes)(const __m256 *hi, const __m256 *lo, const void *src, bool f16, int64_t first,
+                       __m256 *mins, uint32_t *redo);
+    void (*levels)(const __m256 *v, __m256 id, __m256 min, uint8_t *qs);
     scalar_quantizer scalar;
 } block_kind;
 
@@ -118,13 +128,15 @@ AVX2 static inline __attribute__((always_inline)) __m256 lanes_reduce(const __m2
 }
 
 /* nb blocks of src (floats, or binary16 when f16) to out, eight at a time: the
- * eight extremes in one register, then the eight scales d = extreme / divisor
- * and id = 1 / d (0 where d is 0), d to binary16, the levels of each block. A
- * block holding NaN or infinity, and the blocks past the last whole group, go
- * through the scalar kernel. Inlined per kind and source, so the calls through
- * the kind are direct. */
+ * eight blocks' extremes in one register, then the eight scales
+ * d = extreme / divisor and id = 1 / d (0 where d is 0), d (and the minimum) to
+ * binary16, the levels of each block. A block holding NaN or infinity, one the
+ * kind hands back, and the blocks past the last whole group go through the
+ * scalar kernel. Inlined per kind and source, so the calls through the kind are
+ * direct. */
 AVX2 static inline __attribute__((always_inline)) void quantize_blocks(const block_kind *k, const void *src,
                                                                        bool f16, uint8_t *out, int64_t nb) {
+    const size_t levels_at = k->with_min ? 4 : 2;
     int64_t i = 0;
     for (; i + GROUP <= nb; i += GROUP) {
         uint8_t *o = out + (size_t)i * k->block_bytes;
@@ -136,17 +148,26 @@ AVX2 static inline __attribute__((always_inline)) void quantize_blocks(const blo
             if (nonfinite32(v)) bad |= 1u << b;
             k->partials(v, &hi[b], &lo[b]);
         }
-        const __m256 d = _mm256_div_ps(k->extremes(hi, lo, src, f16, i), _mm256_set1_ps(k->divisor));
+        __m256 mins = _mm256_setzero_ps();
+        const __m256 d =
+            _mm256_div_ps(k->extremes(hi, lo, src, f16, i, &mins, &bad), _mm256_set1_ps(k->divisor));
         const __m256 nonzero = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_UQ);
-        float id[GROUP];
-        uint16_t h[GROUP];
+        float id[GROUP], mn[GROUP];
+        uint16_t h[GROUP], hm[GROUP];
         _mm256_storeu_ps(id, _mm256_and_ps(nonzero, _mm256_div_ps(_mm256_set1_ps(1.0f), d)));
         _mm_storeu_si128((__m128i *)h, _mm256_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        if (k->with_min) {
+            _mm256_storeu_ps(mn, mins);
+            _mm_storeu_si128((__m128i *)hm, _mm256_cvtps_ph(mins, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        }
         for (int b = 0; b < GROUP; b++) {
             __m256 v[4];
             load_block(src, i + b, f16, v);
-            memcpy(o + b * k->block_bytes, &h[b], 2);
-            k->levels(v, _mm256_set1_ps(id[b]), o + b * k->block_bytes + 2);
+            uint8_t *ob = o + b * k->block_bytes;
+            memcpy(ob, &h[b], 2);
+            if (k->with_min) memcpy(ob + 2, &hm[b], 2);
+            k->levels(v, _mm256_set1_ps(id[b]), k->with_min ? _mm256_set1_ps(mn[b]) : _mm256_setzero_ps(),
+                      ob + levels_at);
         }
         for (; bad; bad &= bad - 1) {
             const int b = __builtin_ctz(bad);
@@ -169,32 +190,35 @@ AVX2 static inline void q8_0_partials(const __m256 *v, __m256 *hi, __m256 *lo) {
 }
 
 AVX2 static inline __m256 q8_0_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
-                                        int64_t first) {
+                                        int64_t first, __m256 *mins, uint32_t *redo) {
     (void)lo;
     (void)src;
     (void)f16;
     (void)first;
+    (void)mins;
+    (void)redo;
     return lanes_reduce(hi, true);
 }
 
 /* The 32 bytes of one Q8_0 block's levels: (int8_t) of roundf(x * id). */
-AVX2 static inline void q8_0_levels(const __m256 *v, __m256 id, uint8_t *qs) {
+AVX2 static inline void q8_0_levels(const __m256 *v, __m256 id, __m256 min, uint8_t *qs) {
+    (void)min;
     __m256i q[4];
     for (int k = 0; k < 4; k++) q[k] = to_int8_lanes(round_away(_mm256_mul_ps(v[k], id)));
     _mm256_storeu_si256((__m256i *)qs, pack_bytes(q[0], q[1], q[2], q[3]));
 }
 
-/* Q4_0: the signed value of largest magnitude, the first one on ties (0 when
- * every value is zero). From a block's largest value hi and smallest lo: hi when
- * hi > -lo (no value is -hi), lo when -lo > hi; only a block holding both +m
- * and -m as its largest magnitude m looks for the first of them. */
-AVX2 static inline void q4_0_partials(const __m256 *v, __m256 *hi, __m256 *lo) {
+/* Every other type starts from a block's largest and smallest value. */
+AVX2 static inline void minmax_partials(const __m256 *v, __m256 *hi, __m256 *lo) {
     *hi = _mm256_max_ps(_mm256_max_ps(v[0], v[1]), _mm256_max_ps(v[2], v[3]));
     *lo = _mm256_min_ps(_mm256_min_ps(v[0], v[1]), _mm256_min_ps(v[2], v[3]));
 }
 
-/* The signed value at the first index of block b of src whose magnitude is m. */
-AVX2 static float q4_0_first_of(const void *src, bool f16, int64_t b, float m) {
+/* Q4_0 and Q5_0: the signed value of largest magnitude, the first one on ties
+ * (0 when every value is zero). From a block's largest value hi and smallest
+ * lo: hi when hi > -lo (no value is -hi), lo when -lo > hi; only a block holding
+ * both +m and -m as its largest magnitude m looks for the first of them. */
+AVX2 static float first_of_magnitude(const void *src, bool f16, int64_t b, float m) {
     __m256 v[4];
     load_block(src, b, f16, v);
     const __m256 vm = _mm256_set1_ps(m);
@@ -205,8 +229,10 @@ AVX2 static float q4_0_first_of(const void *src, bool f16, int64_t b, float m) {
     return _mm256_cvtss_f32(_mm256_permutevar8x32_ps(v[at / 8], _mm256_set1_epi32(at % 8)));
 }
 
-AVX2 static inline __m256 q4_0_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
-                                        int64_t first) {
+AVX2 static inline __m256 signed_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
+                                          int64_t first, __m256 *mins, uint32_t *redo) {
+    (void)mins;
+    (void)redo;
     const __m256 h = lanes_reduce(hi, true), l = lanes_reduce(lo, false);
     const __m256 neg_l = _mm256_xor_ps(l, _mm256_set1_ps(-0.0f)); /* exact: the sign bit flipped */
     const __m256 take_hi = _mm256_cmp_ps(h, neg_l, _CMP_GT_OQ);
@@ -220,38 +246,110 @@ AVX2 static inline __m256 q4_0_extremes(const __m256 *hi, const __m256 *lo, cons
         _mm256_storeu_ps(hv, h);
         for (; tie; tie &= tie - 1) {
             const int b = __builtin_ctz(tie);
-            ev[b] = q4_0_first_of(src, f16, first + b, hv[b]);
+            ev[b] = first_of_magnitude(src, f16, first + b, hv[b]);
         }
         e = _mm256_loadu_ps(ev);
     }
     return e;
 }
 
-/* The 16 bytes of one Q4_0 block's levels MIN(15, (int8_t)(x * id + 8.5)):
- * element j in the low nibble of byte j, element j + 16 in the high one. */
-AVX2 static inline void q4_0_levels(const __m256 *v, __m256 id, uint8_t *qs) {
-    const __m256 bias = _mm256_set1_ps(8.5f);
-    __m256i q[4];
-    for (int k = 0; k < 4; k++) {
-        const __m256i l = to_int8_lanes(_mm256_add_ps(_mm256_mul_ps(v[k], id), bias));
-        q[k] = _mm256_and_si256(_mm256_min_epi32(l, _mm256_set1_epi32(15)), _mm256_set1_epi32(0xFF));
-    }
-    /* low nibble from element j, high from j + 16 (as bytes, wrapping like uint8_t) */
-    const __m256i lo = _mm256_permutevar8x32_epi32(
-        _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_setzero_si256()),
-        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    const __m256i hi = _mm256_permutevar8x32_epi32(
-        _mm256_packus_epi16(_mm256_packus_epi32(q[2], q[3]), _mm256_setzero_si256()),
-        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    const __m128i packed = _mm_or_si128(_mm256_castsi256_si128(lo),
-                                        _mm_and_si128(_mm_slli_epi16(_mm256_castsi256_si128(hi), 4),
-                                                      _mm_set1_epi8((char)0xF0)));
-    _mm_storeu_si128((__m128i *)qs, packed);
+/* Q4_1 and Q5_1: max - min, the minimum in *mins. The scalar keeps the first of
+ * equal values (strict comparisons), which only shows in the sign of a zero
+ * extreme: a block whose largest or smallest value is zero goes to the scalar
+ * kernel. */
+AVX2 static inline __m256 range_extremes(const __m256 *hi, const __m256 *lo, const void *src, bool f16,
+                                         int64_t first, __m256 *mins, uint32_t *redo) {
+    (void)src;
+    (void)f16;
+    (void)first;
+    const __m256 h = lanes_reduce(hi, true), l = lanes_reduce(lo, false);
+    *redo |= (uint32_t)_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(h, _mm256_setzero_ps(), _CMP_EQ_OQ),
+                                                       _mm256_cmp_ps(l, _mm256_setzero_ps(), _CMP_EQ_OQ)));
+    *mins = l;
+    return _mm256_sub_ps(h, l);
 }
 
-static const block_kind q8_0_kind = { 34, (1 << 7) - 1, q8_0_partials, q8_0_extremes, q8_0_levels,
+/* The 32 level bytes of a block: (v - min) * id + bias (the subtraction left
+ * out where !with_min), the low bytes of their 32-bit truncations (as the scalar
+ * code's conversions to a byte compile), capped at cap as signed bytes when
+ * cap < 128, in element order. */
+AVX2 static inline __m256i level_bytes(const __m256 *v, __m256 id, __m256 min, bool with_min, float bias,
+                                       int cap) {
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) {
+        const __m256 x = with_min ? _mm256_sub_ps(v[k], min) : v[k];
+        q[k] = to_int8_lanes(_mm256_add_ps(_mm256_mul_ps(x, id), _mm256_set1_ps(bias)));
+        if (cap < 128) q[k] = _mm256_min_epi32(q[k], _mm256_set1_epi32(cap));
+    }
+    return pack_bytes(q[0], q[1], q[2], q[3]);
+}
+
+/* 32 level bytes into qs as the 4-bit types store them: byte j is
+ * b[j] | b[j + 16] << 4, b[j] unmasked as in the scalar code (a level is 0..15
+ * there, but the expression keeps any bits it has). */
+AVX2 static inline void pack_nibbles(__m256i b, uint8_t *qs) {
+    const __m128i hi = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(_mm256_castsi256_si128(b), hi));
+}
+
+/* Five-bit levels: bit 4 of each byte into the 32-bit mask at out (element j at
+ * bit j, little-endian), the low nibbles two to a byte after it. */
+AVX2 static inline void pack_five_bits(__m256i b, uint8_t *out) {
+    const uint32_t qh = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
+    memcpy(out, &qh, 4);
+    pack_nibbles(_mm256_and_si256(b, _mm256_set1_epi8(0x0F)), out + 4);
+}
+
+/* Q4_0: MIN(15, (int8_t)(x * id + 8.5)). */
+AVX2 static inline void q4_0_levels(const __m256 *v, __m256 id, __m256 min, uint8_t *qs) {
+    pack_nibbles(level_bytes(v, id, min, false, 8.5f, 15), qs);
+}
+
+/* Q5_0: MIN(31, (int8_t)(x * id + 16.5)). */
+AVX2 static inline void q5_0_levels(const __m256 *v, __m256 id, __m256 min, uint8_t *out) {
+    pack_five_bits(level_bytes(v, id, min, false, 16.5f, 31), out);
+}
+
+/* Q4_1: MIN(15, (int8_t)((x - min) * id + 0.5)). */
+AVX2 static inline void q4_1_levels(const __m256 *v, __m256 id, __m256 min, uint8_t *qs) {
+    pack_nibbles(level_bytes(v, id, min, true, 0.5f, 15), qs);
+}
+
+/* Q5_1: (uint8_t)((x - min) * id + 0.5), no cap. */
+AVX2 static inline void q5_1_levels(const __m256 *v, __m256 id, __m256 min, uint8_t *out) {
+    pack_five_bits(level_bytes(v, id, min, true, 0.5f, 128), out);
+}
+
+static const block_kind q8_0_kind = { 34, (1 << 7) - 1, false, q8_0_partials, q8_0_extremes, q8_0_levels,
                                       gk_quantize_q8_0 };
-static const block_kind q4_0_kind = { 18, -8, q4_0_partials, q4_0_extremes, q4_0_levels, gk_quantize_q4_0 };
+static const block_kind q4_0_kind = { 18, -8, false, minmax_partials, signed_extremes, q4_0_levels,
+                                      gk_quantize_q4_0 };
+static const block_kind q5_0_kind = { 22, -16, false, minmax_partials, signed_extremes, q5_0_levels,
+                                      gk_quantize_q5_0 };
+static const block_kind q4_1_kind = { 20, (1 << 4) - 1, true, minmax_partials, range_extremes, q4_1_levels,
+                                      gk_quantize_q4_1 };
+static const block_kind q5_1_kind = { 24, (1 << 5) - 1, true, minmax_partials, range_extremes, q5_1_levels,
+                                      gk_quantize_q5_1 };
+
+/* quantize_T (rows of floats; with an importance matrix, legacy.c's weighted
+ * quantizer with the AVX2 group searches) and quantize_T_from_f16. */
+#define LEGACY_QUANTIZERS(t)                                                                          \
+    AVX2 static void quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,      \
+                                  const float *imatrix) {                                             \
+        if (imatrix != NULL) {                                                                        \
+            gk_quantize_##t##_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);           \
+            return;                                                                                   \
+        }                                                                                             \
+        quantize_blocks(&t##_kind, src, false, dst, nrows * n_per_row / QK);                          \
+    }                                                                                                 \
+    AVX2 static void quantize_##t##_from_f16(const uint16_t *src, void *dst, int64_t nrows,           \
+                                             int64_t n_per_row) {                                     \
+        quantize_blocks(&t##_kind, src, true, dst, nrows * n_per_row / QK);                           \
+    }
+LEGACY_QUANTIZERS(q4_0)
+LEGACY_QUANTIZERS(q4_1)
+LEGACY_QUANTIZERS(q5_0)
+LEGACY_QUANTIZERS(q5_1)
 
 AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix) {
@@ -261,19 +359,6 @@ AVX2 static void quantize_q8_0(const float *src, void *dst, int64_t nrows, int64
 
 AVX2 static void quantize_q8_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
     quantize_blocks(&q8_0_kind, src, true, dst, nrows * n_per_row / QK);
-}
-
-AVX2 static void quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix) {
-    if (imatrix != NULL) {
-        gk_quantize_q4_0_with(&gk_searches_avx2, src, dst, nrows, n_per_row, imatrix);
-        return;
-    }
-    quantize_blocks(&q4_0_kind, src, false, dst, nrows * n_per_row / QK);
-}
-
-AVX2 static void quantize_q4_0_from_f16(const uint16_t *src, void *dst, int64_t nrows, int64_t n_per_row) {
-    quantize_blocks(&q4_0_kind, src, true, dst, nrows * n_per_row / QK);
 }
 
 AVX2 static inline float load_half(const uint8_t *p) {
@@ -366,14 +451,8 @@ AVX2 static void dequantize_q5_1(const void *src, float *dst, int64_t n) {
     }
 }
 
-/* The other 4- and 5-bit types: reference paths as legacy.c, weighted ones with
- * the AVX2 searches. */
-GK_QUANTIZER_USING(q4_1, gk_searches_avx2)
-GK_QUANTIZER_USING(q5_0, gk_searches_avx2)
-GK_QUANTIZER_USING(q5_1, gk_searches_avx2)
-
 /** gk_register_legacy_avx2() : the legacy quantizers and dequantizers of table,
- *  and Q8_0's and Q4_0's straight from F16. */
+ *  the quantizers also straight from F16. */
 void gk_register_legacy_avx2(gk_type_info *table) {
     table[GK_TYPE_Q8_0].quantize = quantize_q8_0;
     table[GK_TYPE_Q8_0].quantize_from_f16 = quantize_q8_0_from_f16;
@@ -382,9 +461,12 @@ void gk_register_legacy_avx2(gk_type_info *table) {
     table[GK_TYPE_Q4_0].quantize_from_f16 = quantize_q4_0_from_f16;
     table[GK_TYPE_Q4_0].dequantize = dequantize_q4_0;
     table[GK_TYPE_Q4_1].quantize = quantize_q4_1;
+    table[GK_TYPE_Q4_1].quantize_from_f16 = quantize_q4_1_from_f16;
     table[GK_TYPE_Q4_1].dequantize = dequantize_q4_1;
     table[GK_TYPE_Q5_0].quantize = quantize_q5_0;
+    table[GK_TYPE_Q5_0].quantize_from_f16 = quantize_q5_0_from_f16;
     table[GK_TYPE_Q5_1].quantize = quantize_q5_1;
+    table[GK_TYPE_Q5_1].quantize_from_f16 = quantize_q5_1_from_f16;
     table[GK_TYPE_Q5_0].dequantize = dequantize_q5_0;
     table[GK_TYPE_Q5_1].dequantize = dequantize_q5_1;
 }

@@ -147,17 +147,18 @@ expect_exit 2 "--threads and THREADS disagree" "$BIN" quantize --threads 2 "$dee
 expect_absent "no output after the usage error" "$TMP/t4.gguf"
 rm -f "$TMP"/t?.gguf
 
-# F16 rows quantized straight to Q8_0 and Q4_0 (no F32 copy at the vector levels):
-# every kernel level the processor has writes the scalar path's bytes, also from a
-# big-endian F16 file, and under --pure and a preset (output.weight to Q6_K).
+# F16 rows quantized straight to the legacy types (no F32 copy at the vector
+# levels): every kernel level the processor has writes the scalar path's bytes,
+# also from a big-endian F16 file, and under --pure and a preset (Q4_0's sends
+# output.weight to Q6_K).
 f16=$TMP/f16.gguf f16be=$TMP/f16be.gguf
 "$BIN" synth --preset tiny --type F16 --layers 3 --seed 9 "$f16" >/dev/null 2>&1 || bad "synth F16 model"
 "$BIN" synth --preset tiny --type F16 --layers 3 --seed 9 --big-endian "$f16be" >/dev/null 2>&1 || bad "synth big-endian F16 model"
 for level in avx2 avx512; do
   if [[ $(GGUFKIT_KERNELS=$level "$BIN" --version) != *"kernels: $level"* ]]; then
-    echo "SKIPPED: F16 -> Q8_0/Q4_0 at $level (this processor has no $level)"; continue
+    echo "SKIPPED: F16 -> legacy types at $level (this processor has no $level)"; continue
   fi
-  for job in "Q8_0" "--pure Q4_0" "Q4_0" "--pure Q8_0 be"; do
+  for job in "Q8_0" "--pure Q4_0" "Q4_0" "--pure Q4_1" "--pure Q5_0" "--pure Q5_1" "--pure Q8_0 be" "--pure Q5_1 be"; do
     read -r -a words <<<"$job"
     in=$f16; [[ ${words[-1]} == be ]] && { in=$f16be; unset 'words[-1]'; }
     GGUFKIT_KERNELS=scalar "$BIN" quantize "${words[@]:0:${#words[@]}-1}" "$in" "$TMP/fs.gguf" "${words[-1]}" >/dev/null 2>&1
