@@ -9,8 +9,9 @@
  * the nearest level is found by permutes of the sixteen levels. The AVX2 kernels
  * take what is left: a row's last super-block when their count is odd, a row's
  * blocks past its last sixteen, and the end of each IQ4_XS super-block after its
- * search (its 6-bit scales and packing: gk_iq4_xs_write_avx2). The dequantizers
- * stay AVX2's.
+ * search (its 6-bit scales and packing: gk_iq4_xs_write_avx2). A block (IQ4_NL)
+ * or super-block (IQ4_XS) holding NaN or infinity is redone by the scalar kernel.
+ * The dequantizers stay AVX2's.
  */
 #include <immintrin.h>
 
@@ -64,6 +65,16 @@ AVX512 static void transpose_16x32(const float *src, __m512 t[32]) {
     const __m512i runs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(32));
     for (int j = 0; j < 32; j++) t[j] = _mm512_i32gather_ps(_mm512_add_epi32(runs, _mm512_set1_epi32(j)), src, 4);
+}
+
+/* The lanes (blocks) of xt holding NaN or infinity. The scalar kernel redoes
+ * them: with more than one NaN in play, which one a sum or product passes on
+ * (and so the sign of a NaN scale) depends on the operand order the compiler
+ * chose for the scalar loop, which no vector order can promise to match. */
+AVX512 static __mmask16 nonfinite_lanes(const __m512 xt[32]) {
+    __mmask16 m = 0;
+    for (int j = 0; j < 32; j++) m |= _mm512_fpclass_ps_mask(xt[j], 0x01 | 0x08 | 0x10 | 0x80);
+    return m;
 }
 
 /* sumqx and sumq2 of the 32 values at inverse scale id (iq4_scales8's inner loop). */
@@ -139,8 +150,13 @@ AVX512 static void iq4xs_pair(const iq4_levels16 *c, const float *x, const float
     weights(xt, qw, sigma2, wt);
     float scales[16];
     scales16(c, xt, wt, scales);
-    gk_iq4_xs_write_avx2(scales, x, blk);
-    gk_iq4_xs_write_avx2(scales + 8, x + QK_K, blk + IQ4_XS_BYTES);
+    const __mmask16 bad = nonfinite_lanes(xt);
+    for (int h = 0; h < 2; h++) {
+        const float *xh = x + QK_K * h;
+        uint8_t *bh = blk + IQ4_XS_BYTES * h;
+        if ((bad >> (8 * h)) & 0xFF) gk_quantize_iq4_xs(xh, bh, 1, QK_K, qw ? qw + QK_K * h : NULL);
+        else gk_iq4_xs_write_avx2(scales + 8 * h, xh, bh);
+    }
 }
 
 /** gk_quantize_iq4_xs_avx512() : gk_quantize_iq4_xs with the sub-block scale searches
@@ -183,8 +199,13 @@ AVX512 static void iq4nl_blocks16(const iq4_levels16 *c, const float *x, const f
     weights(xt, qw, sigma2, wt);
     float scales[16];
     scales16(c, xt, wt, scales);
+    const __mmask16 bad = nonfinite_lanes(xt);
     for (int k = 0; k < 16; k++) {
         uint8_t *b = blk + k * IQ4_NL_BYTES;
+        if ((bad >> k) & 1) {
+            gk_quantize_iq4_nl(x + QK4_NL * k, b, 1, QK4_NL, qw ? qw + QK4_NL * k : NULL);
+            continue;
+        }
         const uint16_t h = gk_fp32_to_fp16(scales[k]);
         b[0] = (uint8_t)h;
         b[1] = (uint8_t)(h >> 8);
