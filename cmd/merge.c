@@ -8,7 +8,7 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit merge [--no-clone] [--force] SHARD OUT\n\n"
+    "usage: ggufkit merge [--no-clone] [--force] [--delete-splits] SHARD OUT\n\n"
     "Merges the shard set SHARD belongs to (any shard of it; the others are found by\n"
     "name, PREFIX-%05d-of-%05d.gguf) into OUT: the first shard's metadata without the\n"
     "split.* keys, then every shard's tensors in order. The whole set is checked first:\n"
@@ -24,11 +24,37 @@ static const char *const usage =
     "            the shards' (XFS with reflink, btrfs: there OUT clones them, its header\n"
     "            padded with a ggufkit.padding pair to keep them block-aligned; the shards\n"
     "            of `split --clone` then clone whole)\n"
+    "  --delete-splits  remove each shard as soon as its bytes are safely in OUT, for a\n"
+    "            disk without room for two copies (peak: the set plus its largest shard).\n"
+    "            OUT grows as OUT.ggufkit-merge beside a state file\n"
+    "            OUT.ggufkit-merge-state. Nothing is lost: after a kill, a full disk or any\n"
+    "            other failure, every shard not yet removed is intact, the bytes of the\n"
+    "            removed ones are in OUT.ggufkit-merge, and running the same command\n"
+    "            again (with any shard's name) finishes the merge. A shard that was\n"
+    "            replaced meanwhile is never removed. On filesystems that clone (XFS\n"
+    "            with reflink, btrfs) a plain merge already shares the shards' blocks\n"
+    "            and takes no room: there, merge first and remove the shards after.\n"
     "OUT is written atomically: it is complete or absent.\n"
     "Exit status: 0 success, 1 failure (bad set, write error), 2 usage error.\n";
 
+/* merge --delete-splits: each shard removed once its bytes are safe in OUT. */
+static int merge_consuming(const char *shard, const char *out, bool force, gk_error *err) {
+    cmd_catch_interrupts();
+    cmd_progress bar;
+    cmd_progress_start(&bar, "merge", 0);
+    gk_write_stats stats = { 0 };
+    bar.stats = &stats;
+    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+                           .progress_ctx = &bar, .stats = &stats };
+    gk_status st = gk_merge_consume(shard, out, &opts, err);
+    cmd_progress_finish(&bar);
+    if (st != GK_OK) return cmd_report(NULL, err);
+    fprintf(stderr, "merged into %s; the shards were removed\n", out);
+    return GK_EXIT_OK;
+}
+
 int cmd_merge(int argc, char **argv) {
-    bool force = false, no_clone = false;
+    bool force = false, no_clone = false, delete_splits = false;
     const char *paths[2];
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -40,6 +66,8 @@ int cmd_merge(int argc, char **argv) {
             force = true;
         } else if (strcmp(a, "--no-clone") == 0) {
             no_clone = true;
+        } else if (strcmp(a, "--delete-splits") == 0) {
+            delete_splits = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("merge", "unknown option '%s'", a);
         } else if (n_paths < 2) {
@@ -50,8 +78,9 @@ int cmd_merge(int argc, char **argv) {
     }
     if (n_paths != 2) return cmd_usage_error("merge", "need SHARD and OUT");
 
-    gk_split_set *set;
     gk_error err;
+    if (delete_splits) return merge_consuming(paths[0], paths[1], force, &err);
+    gk_split_set *set;
     if (gk_split_set_open(paths[0], GK_OPEN_DEFAULT, &set, &err) != GK_OK) return cmd_report(NULL, &err);
     cmd_catch_interrupts();
     cmd_progress bar;

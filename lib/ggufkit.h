@@ -1098,6 +1098,23 @@ GK_API gk_status gk_split_set_merged(gk_split_set *set, gk_model **out_model, gk
 GK_API gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opts *opts,
                          gk_error *err);
 
+/** gk_merge_consume() : merges the set shard_path names (any shard of it) into
+ *  dest and removes each shard once its bytes are durable in the merged file, for
+ *  disks without room for two copies (`merge --delete-splits`). The file grows as
+ *  DEST.ggufkit-merge beside dest, with a state file DEST.ggufkit-merge-state;
+ *  after a kill or failure at any point every shard not removed is intact and the
+ *  bytes of the removed ones are in the work file, and calling this again with
+ *  the same arguments (any shard's name, even a removed one's) finishes the
+ *  merge. The result equals gk_merge_write's without cloning. A shard that is not
+ *  the one recorded is never removed. Uses opts->sink_flags (GK_SINK_OVERWRITE),
+ *  progress and stats (copied bytes); shards must be plain files.
+ *  @return : GK_OK, the errors of gk_split_set_open, GK_E_EXISTS (dest, or a work
+ *            file of another merge), GK_E_LOCKED (another merge into dest is
+ *            running), GK_E_CORRUPT (a shard or work file was replaced), GK_E_IO,
+ *            GK_E_INTERRUPTED (progress returned false: call again to finish). */
+GK_API gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_write_opts *opts,
+                                  gk_error *err);
+
 /** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
  *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first
  *  tensor and type that cannot. */

@@ -40,3 +40,24 @@ char *gk_shard_name_prefix(const char *name, size_t len, uint64_t k, uint64_t n)
 }
 
 char *gk_split_path(const char *prefix, size_t k, size_t n) { return gk_shard_name(prefix, k, n); }
+
+bool gk_shard_name_parse(const char *path, char **prefix, uint64_t *k, uint64_t *n) {
+    *prefix = NULL;
+    size_t len = strlen(path);
+    const char *tail = ".gguf";
+    if (len < 5 || strcmp(path + len - 5, tail) != 0) return false;
+    const char *of = NULL;
+    for (const char *p = path; (p = strstr(p, "-of-")) != NULL; p++) of = p;
+    if (of == NULL) return false;
+    unsigned long long kk, nn;
+    int used = 0;
+    const char *dash = of;
+    while (dash > path && dash[-1] != '-') dash--;
+    if (dash == path || sscanf(dash, "%5llu-of-%5llu.gguf%n", &kk, &nn, &used) != 2 || (size_t)used != strlen(dash))
+        return false;
+    if (kk < 1 || kk > nn) return false;
+    *k = kk - 1;
+    *n = nn;
+    *prefix = gk_shard_name_prefix(path, len, *k, *n);
+    return *prefix != NULL;
+}

@@ -22,4 +22,8 @@ char *gk_shard_name(const char *prefix, uint64_t k, uint64_t n);
  *  out of memory). The caller checks k < n: the name alone does not. */
 char *gk_shard_name_prefix(const char *name, size_t len, uint64_t k, uint64_t n);
 
+/** gk_shard_name_parse() : reads path as the name of a shard: on true, *prefix
+ *  (malloc'ed), *k (0-based) and *n, and path is exactly gk_shard_name(*prefix, *k, *n). */
+bool gk_shard_name_parse(const char *path, char **prefix, uint64_t *k, uint64_t *n);
+
 #endif
