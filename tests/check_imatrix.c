@@ -348,6 +348,36 @@ START_TEST(gguf_runs_per_count_rounded) {
 }
 END_TEST
 
+/* An empty dataset name: the release records none from a legacy trailer of
+ * length 0, but records a GGUF matrix's first dataset even when it is "". */
+START_TEST(empty_dataset_names) {
+    buf_t b;
+    build_legacy(&b, false);
+    put_i32(&b, 5);
+    put_i32(&b, 0);
+    gk_imatrix *im = NULL;
+    gk_error err;
+    ck_assert_msg(load_bytes(b.b, b.n, &im, &err) == GK_OK, "%s", err.message);
+    ck_assert_ptr_null(gk_imatrix_dataset(im));
+    ck_assert_int_eq(gk_imatrix_chunks(im), 5);
+    gk_kv_override o[4];
+    ck_assert_uint_eq(gk_imatrix_overrides(im, "x", o), 3); /* file, entries, chunks */
+    gk_imatrix_free(im);
+
+    static const float sums[4] = { 1, 2, 3, 4 }, counts[1] = { 1 };
+    gguf_tensor_spec ts[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
+                              { "a.weight.counts", 2, { 1, 1, 1, 1 }, counts } };
+    const char *p = tmp_path("empty-ds.gguf");
+    write_gguf(p, ts, 2, true, "");
+    ck_assert_msg(gk_imatrix_load(p, &im, &err) == GK_OK, "%s", err.message);
+    ck_assert_ptr_nonnull(gk_imatrix_dataset(im));
+    ck_assert_uint_eq(gk_imatrix_overrides(im, "x", o), 4);
+    ck_assert_str_eq(o[1].key, "quantize.imatrix.dataset");
+    ck_assert_str_eq(o[1].s, "");
+    gk_imatrix_free(im);
+}
+END_TEST
+
 START_TEST(gguf_inconsistent_refused) {
     static const float sums[4] = { 1, 2, 3, 4 };
     static const float counts[2] = { 1, 1 };
@@ -724,6 +754,7 @@ static Suite *imatrix_suite(void) {
     tcase_add_test(tc, filter_include_exclude);
     tcase_add_test(tc, gguf_reads_sums_over_counts);
     tcase_add_test(tc, gguf_runs_per_count_rounded);
+    tcase_add_test(tc, empty_dataset_names);
     tcase_add_test(tc, gguf_inconsistent_refused);
     tcase_add_test(tc, overrides_cut_long_strings);
     suite_add_tcase(s, tc);

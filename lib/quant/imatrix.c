@@ -195,6 +195,10 @@ static gk_status parse_legacy(byte_reader *r, gk_imatrix *im, gk_error *err) {
             (st = read_bytes_str(r, dlen, &im->dataset, "the dataset name", err)) != GK_OK)
             return st;
         im->chunks = last_call;
+        if (dlen == 0) { /* the release records a dataset only for a name of 1+ bytes */
+            free(im->dataset);
+            im->dataset = NULL;
+        }
         if (r->pos != r->size)
             return gk_error_set(err, GK_E_CORRUPT, (int64_t)r->pos,
                                 "%s: %zu unexpected bytes after the importance matrix's dataset name",
@@ -554,7 +558,7 @@ size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_overri
     snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.file");
     out[n].kind = GK_OVR_STR;
     copy_meta_string(out[n++].s, path);
-    if (im->dataset != NULL && im->dataset[0] != '\0') {
+    if (im->dataset != NULL) { /* a GGUF matrix's first dataset, even "" */
         snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.dataset");
         out[n].kind = GK_OVR_STR;
         copy_meta_string(out[n++].s, im->dataset);
