@@ -1586,7 +1586,7 @@ static float iq1s_split(gk_iq1_state *s, const float *xb, float max, int *shift)
         }
     }
     *shift = best_shift;
-    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* ggml asserts */
+    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* no split: a zero group */
     gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
@@ -1695,7 +1695,7 @@ static float iq1m_split(gk_iq1_state *s, const float *xb, float max, int *best_k
         }
     }
     *best_kp = best_k;
-    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* ggml asserts */
+    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* no split: a zero group */
     gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
