@@ -761,9 +761,11 @@ typedef struct gk_quant_tensor_rule {
     uint32_t type;            /* gk_type id */
 } gk_quant_tensor_rule;
 
-/* --override-kv KEY=KIND:VALUE. */
+/* --override-kv KEY=KIND:VALUE. GK_OVR_U32 is no --override-kv kind: it is the
+ * UINT32 llama-quantize's writer makes of an integer it records itself (the
+ * imatrix counts; the magnitude, cut to 32 bits). */
 typedef enum gk_kv_override_kind {
-    GK_OVR_INT, GK_OVR_FLOAT, GK_OVR_BOOL, GK_OVR_STR
+    GK_OVR_INT, GK_OVR_FLOAT, GK_OVR_BOOL, GK_OVR_STR, GK_OVR_U32
 } gk_kv_override_kind;
 
 typedef struct gk_kv_override {
@@ -955,7 +957,8 @@ GK_API gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, 
  *  quantize.imatrix.file (the path exactly as given, cut to 127 bytes),
  *  quantize.imatrix.dataset (when recorded, 127 bytes at most),
  *  quantize.imatrix.entries_count and quantize.imatrix.chunks_count (when above
- *  0), the counts as ints (i32 in a new key). @return : pairs written (2 to 4). */
+ *  0), the counts as GK_OVR_U32 (today's release writes them as UINT32).
+ *  @return : pairs written (2 to 4). */
 GK_API size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_override out[4]);
 
 /* ======================================================================== */

@@ -11,8 +11,10 @@
  * (error bound, determinism, concurrent first use of the search tables).
  * Golden parity (needs $GGUFKIT_GOLDEN): golden/imatrix/syn1.imatrix loads as
  * llama-quantize reads it, and quantizing the F32 tensors of syn1/syn1-f32.gguf
- * with its weights reproduces every IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M tensor
- * of golden/imatrix/ byte for byte (sha256 of imatrix/MANIFEST.json).
+ * with its weights (syn1-imat-* files) or with those of the GGUF-format
+ * syn1.imatrix.gguf (syn1-gimat-* files) reproduces every IQ2_XXS, IQ2_XS, IQ2_S,
+ * IQ1_S and IQ1_M tensor of golden/imatrix/ byte for byte (sha256 of
+ * imatrix/MANIFEST.json).
  */
 #include <check.h>
 #include <cJSON.h>
@@ -291,7 +293,7 @@ START_TEST(gguf_reads_sums_over_counts) {
     ck_assert_str_eq(o[1].key, "quantize.imatrix.dataset");
     ck_assert_str_eq(o[1].s, "calib.txt");
     ck_assert_str_eq(o[3].key, "quantize.imatrix.chunks_count");
-    ck_assert(o[3].kind == GK_OVR_INT && o[3].i == 12);
+    ck_assert(o[3].kind == GK_OVR_U32 && o[3].i == 12);
 
     /* the matrix against models: 3-D expert tensor needs ne[0]*ne[2] values */
     gk_model *m = gk_model_new();
@@ -324,6 +326,58 @@ START_TEST(gguf_reads_sums_over_counts) {
 }
 END_TEST
 
+/* As today's llama-quantize: the sums split into one run per count whatever
+ * their shape (here 4 sums in one row, 2 counts: runs of 2), and each count is
+ * rounded to an integer first (2.4 -> 2; 0.4 -> 0, a run of weights 1). */
+START_TEST(gguf_runs_per_count_rounded) {
+    static const float sums[4] = { 1, 2, 3, 4 };
+    static const float counts[2] = { 2.4f, 0.4f };
+    gguf_tensor_spec ts[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
+                              { "a.weight.counts", 2, { 1, 2, 1, 1 }, counts } };
+    const char *p = tmp_path("runs.gguf");
+    write_gguf(p, ts, 2, true, "d");
+    gk_imatrix *im = NULL;
+    gk_error err;
+    ck_assert_msg(gk_imatrix_load(p, &im, &err) == GK_OK, "%s", err.message);
+    size_t n = 0;
+    const float *v = gk_imatrix_find(im, "a.weight", &n);
+    ck_assert_uint_eq(n, 4);
+    static const float want[4] = { 0.5f, 1, 1, 1 };
+    for (int i = 0; i < 4; i++) ck_assert_msg(v[i] == want[i], "value %d: %g", i, (double)v[i]);
+    gk_imatrix_free(im);
+}
+END_TEST
+
+/* An empty dataset name: the release records none from a legacy trailer of
+ * length 0, but records a GGUF matrix's first dataset even when it is "". */
+START_TEST(empty_dataset_names) {
+    buf_t b;
+    build_legacy(&b, false);
+    put_i32(&b, 5);
+    put_i32(&b, 0);
+    gk_imatrix *im = NULL;
+    gk_error err;
+    ck_assert_msg(load_bytes(b.b, b.n, &im, &err) == GK_OK, "%s", err.message);
+    ck_assert_ptr_null(gk_imatrix_dataset(im));
+    ck_assert_int_eq(gk_imatrix_chunks(im), 5);
+    gk_kv_override o[4];
+    ck_assert_uint_eq(gk_imatrix_overrides(im, "x", o), 3); /* file, entries, chunks */
+    gk_imatrix_free(im);
+
+    static const float sums[4] = { 1, 2, 3, 4 }, counts[1] = { 1 };
+    gguf_tensor_spec ts[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
+                              { "a.weight.counts", 2, { 1, 1, 1, 1 }, counts } };
+    const char *p = tmp_path("empty-ds.gguf");
+    write_gguf(p, ts, 2, true, "");
+    ck_assert_msg(gk_imatrix_load(p, &im, &err) == GK_OK, "%s", err.message);
+    ck_assert_ptr_nonnull(gk_imatrix_dataset(im));
+    ck_assert_uint_eq(gk_imatrix_overrides(im, "x", o), 4);
+    ck_assert_str_eq(o[1].key, "quantize.imatrix.dataset");
+    ck_assert_str_eq(o[1].s, "");
+    gk_imatrix_free(im);
+}
+END_TEST
+
 START_TEST(gguf_inconsistent_refused) {
     static const float sums[4] = { 1, 2, 3, 4 };
     static const float counts[2] = { 1, 1 };
@@ -340,11 +394,21 @@ START_TEST(gguf_inconsistent_refused) {
     write_gguf(p, only_counts, 1, true, "d");
     ck_assert_int_eq(gk_imatrix_load(p, &im, &err), GK_E_CORRUPT);
 
+    /* counts that do not divide the sums (4 sums, 3 counts) */
+    static const float counts3[3] = { 1, 1, 1 };
     gguf_tensor_spec mismatch[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
-                                    { "a.weight.counts", 2, { 1, 2, 1, 1 }, counts } };
+                                    { "a.weight.counts", 2, { 1, 3, 1, 1 }, counts3 } };
     write_gguf(p, mismatch, 2, true, "d");
     ck_assert_int_eq(gk_imatrix_load(p, &im, &err), GK_E_CORRUPT);
     ck_assert_ptr_nonnull(strstr(err.message, "counts"));
+
+    /* a count that is no number */
+    static const float nan_counts[2] = { 1, NAN };
+    gguf_tensor_spec nan_count[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
+                                     { "a.weight.counts", 2, { 1, 2, 1, 1 }, nan_counts } };
+    write_gguf(p, nan_count, 2, true, "d");
+    ck_assert_int_eq(gk_imatrix_load(p, &im, &err), GK_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(err.message, "not finite"));
 
     gguf_tensor_spec ok[] = { { "a.weight.in_sum2", 2, { 4, 1, 1, 1 }, sums },
                               { "a.weight.counts", 2, { 1, 1, 1, 1 }, counts } };
@@ -381,8 +445,18 @@ START_TEST(overrides_cut_long_strings) {
     gk_kv_override o[4];
     ck_assert_uint_eq(gk_imatrix_overrides(im, path, o), 4);
     ck_assert_uint_eq(strlen(o[0].s), 127);
-    ck_assert(o[0].kind == GK_OVR_STR && o[2].kind == GK_OVR_INT);
+    ck_assert(o[0].kind == GK_OVR_STR && o[2].kind == GK_OVR_U32);
     ck_assert_str_eq(o[2].key, "quantize.imatrix.entries_count");
+    /* the counts land as UINT32 (today's release), also over a key of another type */
+    gk_model *m = gk_model_new();
+    gk_value old = { .type = GK_V_I32, .i = -7 };
+    ck_assert_int_eq(gk_kv_set_last(m, "quantize.imatrix.chunks_count", &old, &err), GK_OK);
+    for (int k = 2; k < 4; k++) ck_assert_int_eq(gk_kv_override_apply(m, &o[k], &err), GK_OK);
+    const gk_value *ec = gk_kv_get(m, "quantize.imatrix.entries_count");
+    const gk_value *cc = gk_kv_get(m, "quantize.imatrix.chunks_count");
+    ck_assert(ec != NULL && ec->type == GK_V_U32 && ec->u == 2);
+    ck_assert(cc != NULL && cc->type == GK_V_U32 && cc->u == (uint64_t)gk_imatrix_chunks(im));
+    gk_model_free(m);
     gk_imatrix_free(im);
 }
 END_TEST
@@ -593,10 +667,13 @@ START_TEST(golden_kernel_parity) {
     snprintf(path, sizeof path, "%s/imatrix/MANIFEST.json", g);
     cJSON *man = load_json(path);
     ck_assert_ptr_nonnull(man);
+    /* syn1-imat-* were made with the legacy matrix, syn1-gimat-* with the GGUF one */
     snprintf(path, sizeof path, "%s/imatrix/syn1.imatrix", g);
-    gk_imatrix *im = NULL;
+    gk_imatrix *im = NULL, *gim = NULL;
     gk_error err;
     ck_assert_int_eq(gk_imatrix_load(path, &im, &err), GK_OK);
+    snprintf(path, sizeof path, "%s/imatrix/syn1.imatrix.gguf", g);
+    ck_assert_msg(gk_imatrix_load(path, &gim, &err) == GK_OK, "%s", err.message);
     snprintf(path, sizeof path, "%s/syn1/syn1-f32.gguf", g);
     gk_file *src = NULL;
     ck_assert_int_eq(gk_open(path, 0, &src, &err), GK_OK);
@@ -606,15 +683,19 @@ START_TEST(golden_kernel_parity) {
     char seen[256][96];
     int n_seen = 0;
     const cJSON *file;
+    int n_gguf = 0;
     cJSON_ArrayForEach(file, man) {
+        const bool from_gguf = strncmp(file->string, "syn1-gimat-", 11) == 0;
+        const gk_imatrix *fim = from_gguf ? gim : im;
         const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(file, "tensors");
         const cJSON *t;
         cJSON_ArrayForEach(t, tensors) {
             const char *type = cJSON_GetObjectItemCaseSensitive(t, "type")->valuestring;
             if (!is_lowbit(type)) continue;
+            n_gguf += from_gguf;
             const char *want = cJSON_GetObjectItemCaseSensitive(t, "sha256")->valuestring;
             char key[96];
-            snprintf(key, sizeof key, "%s/%s/%.16s", t->string, type, want);
+            snprintf(key, sizeof key, "%c/%s/%s/%.16s", from_gguf ? 'g' : 'l', t->string, type, want);
             bool dup = false;
             for (int s = 0; s < n_seen && !dup; s++) dup = strcmp(seen[s], key) == 0;
             checked_pairs++;
@@ -633,7 +714,7 @@ START_TEST(golden_kernel_parity) {
             ck_assert_int_eq(gk_file_tensor_read(src, (size_t)ti, 0, x, st->nbytes, &err), GK_OK);
             size_t out_bytes = rows * gk_type_row_bytes(to->id, st->ne[0]);
             uint8_t *q = malloc(out_bytes);
-            to->quantize(x, q, (int64_t)rows, (int64_t)st->ne[0], gk_imatrix_for_tensor(im, st));
+            to->quantize(x, q, (int64_t)rows, (int64_t)st->ne[0], gk_imatrix_for_tensor(fim, st));
             gk_sha256 h;
             uint8_t d[32];
             char hex[65];
@@ -655,8 +736,10 @@ START_TEST(golden_kernel_parity) {
            n_seen);
     ck_assert_int_eq(mismatched, 0);
     ck_assert_int_gt(matched, 0);
+    ck_assert_int_gt(n_gguf, 0); /* the GGUF matrix's files were among them */
     gk_close(src);
     gk_imatrix_free(im);
+    gk_imatrix_free(gim);
     cJSON_Delete(man);
 }
 END_TEST
@@ -670,6 +753,8 @@ static Suite *imatrix_suite(void) {
     tcase_add_test(tc, legacy_inconsistent_refused);
     tcase_add_test(tc, filter_include_exclude);
     tcase_add_test(tc, gguf_reads_sums_over_counts);
+    tcase_add_test(tc, gguf_runs_per_count_rounded);
+    tcase_add_test(tc, empty_dataset_names);
     tcase_add_test(tc, gguf_inconsistent_refused);
     tcase_add_test(tc, overrides_cut_long_strings);
     suite_add_tcase(s, tc);

@@ -11,7 +11,9 @@
  *   chain      - syn1-A.to-B.gguf: A's tensors dequantized, then quantized to B;
  *   imatrix    - imatrix/syn1-imat-*.gguf: F32 sources quantized with the
  *                importance matrix syn1.imatrix (per tensor name, as llama-quantize
- *                loads it: sums divided by the call count).
+ *                loads it: sums divided by the call count); syn1-gimat-*.gguf
+ *                with the GGUF-format syn1.imatrix.gguf, read by the library
+ *                (in_sum2 divided by the row's count).
  * Tensor data is read with pread at the manifest's offsets (no GGUF reader).
  * A summary table per type is printed; any mismatch of a type with kernels fails.
  * tests/meson.build runs the suite once per GGUFKIT_KERNELS level.
@@ -225,6 +227,31 @@ static bool load_imatrix(const char *path, imatrix_data *out) {
     }
     fclose(f);
     return ok;
+}
+
+/* The GGUF-format matrix, through the library's reader (gk_imatrix_load). */
+static bool load_imatrix_gguf(const char *path, imatrix_data *out) {
+    memset(out, 0, sizeof *out);
+    gk_imatrix *g = NULL;
+    gk_error err;
+    if (gk_imatrix_load(path, &g, &err) != GK_OK) {
+        fprintf(stderr, "  %s\n", err.message);
+        return false;
+    }
+    size_t n = gk_imatrix_count(g);
+    out->entries = calloc(n, sizeof *out->entries);
+    for (size_t i = 0; i < n; i++) {
+        const float *v = NULL;
+        size_t nval = 0;
+        imatrix_entry *e = &out->entries[i];
+        e->name = strdup(gk_imatrix_entry(g, i, &v, &nval));
+        e->values = malloc(nval * sizeof(float));
+        memcpy(e->values, v, nval * sizeof(float));
+        e->n = (int)nval;
+        out->count = (int)i + 1;
+    }
+    gk_imatrix_free(g);
+    return true;
 }
 
 static const imatrix_entry *find_imatrix(const imatrix_data *im, const char *name) {
@@ -498,17 +525,29 @@ START_TEST(golden_kernel_parity) {
     run_dequantize_checks(syn1_dir, manifest);
 
     if (imat_manifest != NULL) {
-        imatrix_data im;
+        imatrix_data im, gim;
         char *imatrix_path = path_join(golden, "imatrix", "syn1.imatrix");
-        if (load_imatrix(imatrix_path, &im)) {
-            cJSON_ArrayForEach(file, imat_manifest)
-                run_quantize_checks(imat_dir, imat_manifest, &src, file->string, &im);
+        char *gimatrix_path = path_join(golden, "imatrix", "syn1.imatrix.gguf");
+        bool have_legacy = load_imatrix(imatrix_path, &im);
+        bool have_gguf = load_imatrix_gguf(gimatrix_path, &gim);
+        if (!have_legacy) fprintf(stderr, "  cannot read %s\n", imatrix_path);
+        if (!have_gguf) fprintf(stderr, "  cannot read %s\n", gimatrix_path);
+        if (have_legacy && have_gguf) {
+            /* each file with the matrix it was made with; the matrix file itself
+             * holds no quantized tensors */
+            cJSON_ArrayForEach(file, imat_manifest) {
+                if (strncmp(file->string, "syn1-imat-", 10) == 0)
+                    run_quantize_checks(imat_dir, imat_manifest, &src, file->string, &im);
+                else if (strncmp(file->string, "syn1-gimat-", 11) == 0)
+                    run_quantize_checks(imat_dir, imat_manifest, &src, file->string, &gim);
+            }
         } else {
-            fprintf(stderr, "  cannot read %s\n", imatrix_path);
             io_errors++;
         }
         free_imatrix(&im);
+        free_imatrix(&gim);
         free(imatrix_path);
+        free(gimatrix_path);
         run_dequantize_checks(imat_dir, imat_manifest);
     } else {
         fprintf(stderr, "  (no imatrix/MANIFEST.json: imatrix checks not run)\n");

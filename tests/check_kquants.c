@@ -478,6 +478,29 @@ static void imatrix_load(const char *path, imatrix_table *im) {
     fclose(f);
 }
 
+/* The GGUF-format matrix (syn1.imatrix.gguf) through the library's reader, which
+ * turns in_sum2 / counts into weights as llama-quantize does. */
+static void imatrix_load_gguf(const char *path, imatrix_table *im) {
+    memset(im, 0, sizeof *im);
+    gk_imatrix *g = NULL;
+    gk_error err;
+    ck_assert_msg(gk_imatrix_load(path, &g, &err) == GK_OK, "%s: %s", path, err.message);
+    size_t n = gk_imatrix_count(g);
+    ck_assert(n > 0 && n <= 64);
+    for (size_t e = 0; e < n; e++) {
+        const float *v = NULL;
+        size_t nval = 0;
+        const char *name = gk_imatrix_entry(g, e, &v, &nval);
+        ck_assert(strlen(name) < 128);
+        strcpy(im->name[e], name);
+        im->values[e] = malloc(nval * sizeof(float));
+        memcpy(im->values[e], v, nval * sizeof(float));
+        im->nval[e] = (int)nval;
+    }
+    im->count = (int)n;
+    gk_imatrix_free(g);
+}
+
 static const float *imatrix_find(const imatrix_table *im, const char *name, int64_t n_per_row) {
     for (int e = 0; e < im->count; e++)
         if (strcmp(im->name[e], name) == 0 && im->nval[e] == n_per_row) return im->values[e];
@@ -514,11 +537,18 @@ static bool quantize_this_file(const char *sub, const char *file) {
     return false;
 }
 
+/* The matrices of golden/imatrix: syn1-imat-* files were made with the legacy
+ * syn1.imatrix, syn1-gimat-* with the GGUF-format syn1.imatrix.gguf. */
+typedef struct {
+    imatrix_table legacy, gguf;
+} imatrix_pair;
+
 static void check_golden_dir(const char *dir, const char *sub, const cJSON *syn1_manifest,
-                             const imatrix_table *im, parity_counts *c) {
+                             const imatrix_pair *ims, parity_counts *c) {
     cJSON *m = load_manifest(dir, sub);
     const cJSON *file;
     cJSON_ArrayForEach(file, m) {
+        const imatrix_table *im = strncmp(file->string, "syn1-gimat-", 11) == 0 ? &ims->gguf : &ims->legacy;
         const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(file, "tensors");
         const cJSON *t;
         cJSON_ArrayForEach(t, tensors) {
@@ -575,10 +605,12 @@ START_TEST(test_golden_parity) {
         return;
     }
     cJSON *syn1 = load_manifest(dir, "syn1");
-    imatrix_table *im = malloc(sizeof *im);
+    imatrix_pair *im = malloc(sizeof *im);
     char path[4096];
     snprintf(path, sizeof path, "%s/imatrix/syn1.imatrix", dir);
-    imatrix_load(path, im);
+    imatrix_load(path, &im->legacy);
+    snprintf(path, sizeof path, "%s/imatrix/syn1.imatrix.gguf", dir);
+    imatrix_load_gguf(path, &im->gguf);
 
     parity_counts c;
     memset(&c, 0, sizeof c);
@@ -594,7 +626,8 @@ START_TEST(test_golden_parity) {
                c.deq_all[i] - c.deq_ok[i];
         total += c.quant_all[i][0] + c.quant_all[i][1] + c.deq_all[i];
     }
-    imatrix_free(im);
+    imatrix_free(&im->legacy);
+    imatrix_free(&im->gguf);
     free(im);
     cJSON_Delete(syn1);
     ck_assert_msg(total > 0, "golden data holds no K-quant tensors");

@@ -8,8 +8,10 @@
  *    calls and are divided by ncall (in float) when ncall > 0.
  *  - GGUF: tensors NAME.in_sum2 ([ne0, ne1] F32 sums) and NAME.counts (ne1 F32
  *    counts), keys imatrix.datasets (string array), imatrix.chunk_count and
- *    imatrix.chunk_size. Values are in_sum2 / counts per row; a row with count 0
- *    (never reached in calibration) gets weights 1.
+ *    imatrix.chunk_size. As today's llama-quantize: the sums split into one run
+ *    of sums/counts values per count (any shape whose size the count number
+ *    divides), each count is rounded to an integer, and a run's values are
+ *    sum / count, or 1 for a count of 0 (an expert never reached in calibration).
  * The file's first four bytes decide the form. llama-quantize also refuses a
  * matrix holding a non-finite value; so does this reader (naming the entry).
  * For a 3-D expert tensor an entry holds ne[0]*ne[2] values, ne[0] per expert.
@@ -193,6 +195,10 @@ static gk_status parse_legacy(byte_reader *r, gk_imatrix *im, gk_error *err) {
             (st = read_bytes_str(r, dlen, &im->dataset, "the dataset name", err)) != GK_OK)
             return st;
         im->chunks = last_call;
+        if (dlen == 0) { /* the release records a dataset only for a name of 1+ bytes */
+            free(im->dataset);
+            im->dataset = NULL;
+        }
         if (r->pos != r->size)
             return gk_error_set(err, GK_E_CORRUPT, (int64_t)r->pos,
                                 "%s: %zu unexpected bytes after the importance matrix's dataset name",
@@ -282,15 +288,18 @@ static gk_status gguf_entry(gk_file *f, gk_imatrix *im, char *base, size_t isum,
                             gk_error *err) {
     const gk_model *m = gk_file_model(f);
     const gk_tensor *ts = gk_tensor_at(m, isum), *tc = gk_tensor_at(m, icnt);
-    uint64_t ne0 = ts->ne[0], ne1 = ts->ne[1] * ts->ne[2] * ts->ne[3];
+    uint64_t nsums = ts->ne[0] * ts->ne[1] * ts->ne[2] * ts->ne[3];
     uint64_t ncounts = tc->ne[0] * tc->ne[1] * tc->ne[2] * tc->ne[3];
-    if (ncounts != ne1) {
+    /* the sums split evenly into one run per count, whatever their shape (the
+     * release's reader takes ne0 = sums / counts) */
+    if (ncounts == 0 || nsums % ncounts != 0) {
         gk_error_set(err, GK_E_CORRUPT, tc->file_offset,
-                     "importance matrix entry '%s': %llu counts for %llu rows of sums", base,
-                     (unsigned long long)ncounts, (unsigned long long)ne1);
+                     "importance matrix entry '%s': %llu counts do not divide its %llu sums", base,
+                     (unsigned long long)ncounts, (unsigned long long)nsums);
         free(base);
         return GK_E_CORRUPT;
     }
+    const uint64_t ne0 = nsums / ncounts, ne1 = ncounts;
     float *sums = NULL, *counts = NULL;
     gk_status st = read_f32_tensor(f, isum, ts, &sums, err);
     if (st == GK_OK) st = read_f32_tensor(f, icnt, tc, &counts, err);
@@ -300,7 +309,17 @@ static gk_status gguf_entry(gk_file *f, gk_imatrix *im, char *base, size_t isum,
         return st;
     }
     for (uint64_t j = 0; j < ne1; j++) {
-        const float count = counts[j];
+        if (!isfinite(counts[j])) {
+            gk_error_set(err, GK_E_CORRUPT, tc->file_offset + (int64_t)(4 * j),
+                         "importance matrix entry '%s': count %llu is not finite", base,
+                         (unsigned long long)j);
+            free(sums);
+            free(counts);
+            free(base);
+            return GK_E_CORRUPT;
+        }
+        /* counts are whole token numbers: the release rounds them to integers */
+        const float count = (float)llroundf(counts[j]);
         for (uint64_t i = 0; i < ne0; i++) {
             float *e = &sums[j * ne0 + i];
             *e = count > 0.0f ? *e / count : 1.0f;
@@ -530,7 +549,8 @@ static void copy_meta_string(char *dst, const char *src) {
  *  quantize.imatrix.file (path exactly as given, at most 127 bytes),
  *  quantize.imatrix.dataset (when recorded, at most 127 bytes),
  *  quantize.imatrix.entries_count (entries after filtering) and
- *  quantize.imatrix.chunks_count (when above 0), the counts as ints.
+ *  quantize.imatrix.chunks_count (when above 0), the counts as UINT32 (the
+ *  release's writer makes every integer it records so).
  *  @return : the number of pairs written to out (2 to 4). */
 size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_override out[4]) {
     size_t n = 0;
@@ -538,17 +558,17 @@ size_t gk_imatrix_overrides(const gk_imatrix *im, const char *path, gk_kv_overri
     snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.file");
     out[n].kind = GK_OVR_STR;
     copy_meta_string(out[n++].s, path);
-    if (im->dataset != NULL && im->dataset[0] != '\0') {
+    if (im->dataset != NULL) { /* a GGUF matrix's first dataset, even "" */
         snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.dataset");
         out[n].kind = GK_OVR_STR;
         copy_meta_string(out[n++].s, im->dataset);
     }
     snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.entries_count");
-    out[n].kind = GK_OVR_INT;
+    out[n].kind = GK_OVR_U32;
     out[n++].i = (int64_t)im->n;
     if (im->chunks > 0) {
         snprintf(out[n].key, sizeof out[n].key, "quantize.imatrix.chunks_count");
-        out[n].kind = GK_OVR_INT;
+        out[n].kind = GK_OVR_U32;
         out[n++].i = im->chunks;
     }
     return n;

@@ -191,6 +191,10 @@ gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *e
         if (v.type == GK_V_U8 || v.type == GK_V_U16 || v.type == GK_V_U32 || v.type == GK_V_U64) v.u = (uint64_t)o->i;
         else v.i = o->i;
         break;
+    case GK_OVR_U32: /* |i| cut to 32 bits, whatever the key held */
+        v.type = GK_V_U32;
+        v.u = (uint32_t)(o->i < 0 ? -(uint64_t)o->i : (uint64_t)o->i);
+        break;
     case GK_OVR_FLOAT:
         v.type = have == GK_V_F64 ? GK_V_F64 : GK_V_F32;
         v.f = v.type == GK_V_F32 ? (double)(float)o->f : o->f;

@@ -2,8 +2,9 @@
  * iquants.c - kernels of ggml's I-quant types (IQ2_XXS .. IQ4_XS).
  *
  * Dequantization, byte swapping and quantization for all nine types, bit-exact
- * with ggml's reference quantizers as of February 2025 (same float operations in
- * the same order): IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S with or without an importance
+ * with ggml's reference quantizers of llama.cpp's September 2026 release (same
+ * float operations in the same order; their 2025-26 fixes are noted where they
+ * apply): IQ4_NL, IQ4_XS, IQ3_XXS and IQ3_S with or without an importance
  * matrix; IQ2_XXS, IQ2_XS and IQ1_S with one only (without it they write zero
  * blocks: callers refuse such tensors first, as llama-quantize does); IQ2_S and
  * IQ1_M with or without one. The 2-bit / 1-bit grid search tables are built once
@@ -385,7 +386,7 @@ void gk_byteswap_iq4_xs(void *blocks, int64_t nblocks) {
 /* IQ4_NL / IQ4_XS quantization (ggml's quantize_row_iq4_nl_impl)            */
 
 /* Index of the level nearest to x in the sorted table val of n entries; ties go up.
- * The comparisons are ggml's (Feb 2025): float differences, not midpoints. */
+ * The comparisons are ggml's: float differences, not midpoints. */
 static int best_index_int8(int n, const int8_t *val, float x) {
     if (x <= val[0]) return 0;
     if (x >= val[n - 1]) return n - 1;
@@ -421,7 +422,7 @@ static float iq4_block_scale(const float *xb, int block_size, const float *weigh
         sumqx += w * q * xb[j];
         sumq2 += w * q * q;
     }
-    d = sumqx / sumq2;
+    d = sumq2 > 0 ? sumqx / sumq2 : 0.f; /* guarded since ggml's 2026-03 fix */
     float best = d * sumqx;
     for (int itry = -ntry; itry <= ntry; itry++) {
         id = (itry + values[0]) / max;
@@ -874,9 +875,9 @@ static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn searc
         }
         float max = g.xval[0];
         for (int i = 1; i < 32; i++) max = GK_MAX(max, g.xval[i]);
+        memset(g.L, 0, sizeof g.L); /* levels start at 0 in every group (ggml since 2026-03) */
         if (max < GROUP_MAX_EPS_IQ3_XXS) {
             scales[ib] = 0;
-            memset(g.L, 0, sizeof g.L);
             continue;
         }
         float scale = search(t, &g, max, 15, true);
@@ -938,6 +939,7 @@ static void iq3s_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
         for (int k = 0; k < 4; k++) block_signs[k] = iq3_split_signs(xb + 8 * k, g.xval + 8 * k);
         float max = g.xval[0];
         for (int i = 1; i < 32; i++) max = GK_MAX(max, g.xval[i]);
+        memset(g.L, 0, sizeof g.L); /* levels start at 0 in every group (ggml since 2026-03) */
         if (!max) {
             scales[ib] = 0;
             continue;
@@ -992,7 +994,7 @@ void gk_quantize_iq3_xxs_with(gk_iq3_search_fn search, const float *src, void *d
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* scratch reused from block to block, as ggml's buffers */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_XXS_BYTES) {
@@ -1012,7 +1014,7 @@ void gk_quantize_iq3_s_with(gk_iq3_search_fn search, const float *src, void *dst
     }
     const int64_t nblock = n_per_row / QK_K;
     uint8_t *out = dst;
-    gk_iq3_group group; /* carried across blocks, as ggml keeps its level buffer */
+    gk_iq3_group group; /* scratch reused from block to block, as ggml's buffers */
     memset(&group, 0, sizeof group);
     for (int64_t r = 0; r < nrows; r++) {
         for (int64_t ib = 0; ib < nblock; ib++, out += IQ3_S_BYTES) {
@@ -1037,86 +1039,17 @@ void gk_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per
 
 /* ------------------------------------------------------------------------- */
 /* IQ2_XXS / IQ2_XS / IQ2_S / IQ1_S / IQ1_M quantization                      */
-/* (ggml's quantize_row_iq2_xxs/iq2_xs/iq2_s/iq1_s/iq1_m_impl as of Feb 2025) */
+/* (ggml's quantize_row_iq2_xxs/iq2_xs/iq2_s/iq1_s/iq1_m_impl, Sept 2026)   */
 /*                                                                           */
-/* Where ggml asserts or aborts (a point left off the grid, no usable split)  */
-/* - which only degenerate input such as all-zero importance can cause - these */
-/* write the nearest valid encoding instead (grid point 0, a zero group).     */
+/* Where ggml asserts or aborts (a point left off the grid) - which only      */
+/* degenerate input such as all-zero importance can cause - these write the   */
+/* nearest valid encoding instead (grid point 0). A group with no usable      */
+/* split (IQ1) or no positive fit (IQ2_XXS) is a zero group, as in ggml.      */
 
 #define GROUP_MAX_EPS_IQ2_S 1e-8f
 #define GROUP_MAX_EPS_IQ1_M 1e-7f
 #define GROUP_MAX_EPS_IQ1_S 1e-12f
 #define IQ2_KMAXQ 3
-
-/* Non-negative x to levels 0..nmax under weights (ggml's make_qp_quants of Feb
- * 2025: no guard for an all-zero-weight group, whose scale is then NaN). */
-static float fit_positive_levels(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
-    float max = 0;
-    for (int i = 0; i < n; i++) max = GK_MAX(max, x[i]);
-    if (!max) {
-        memset(L, 0, (size_t)n);
-        return 0.f;
-    }
-    float iscale = nmax / max;
-    for (int i = 0; i < n; i++) L[i] = (uint8_t)gk_nearest_int(iscale * x[i]);
-    float scale = 1 / iscale;
-    float best_mse = 0;
-    for (int i = 0; i < n; i++) {
-        float diff = x[i] - scale * L[i];
-        float w = qw[i];
-        best_mse += w * diff * diff;
-    }
-    for (int is = -4; is <= 4; is++) {
-        if (is == 0) continue;
-        float iscale_is = (0.1f * is + nmax) / max;
-        float scale_is = 1 / iscale_is;
-        float mse = 0;
-        for (int i = 0; i < n; i++) {
-            int l = gk_nearest_int(iscale_is * x[i]);
-            l = GK_MIN(nmax, l);
-            float diff = x[i] - scale_is * l;
-            float w = qw[i];
-            mse += w * diff * diff;
-        }
-        if (mse < best_mse) {
-            best_mse = mse;
-            iscale = iscale_is;
-        }
-    }
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        int l = gk_nearest_int(iscale * x[i]);
-        l = GK_MIN(nmax, l);
-        L[i] = (uint8_t)l;
-        float w = qw[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int itry = 0; itry < 5; itry++) {
-        int n_changed = 0;
-        for (int i = 0; i < n; i++) {
-            float w = qw[i];
-            float slx = sumlx - w * x[i] * L[i];
-            float sl2 = suml2 - w * L[i] * L[i];
-            if (slx > 0 && sl2 > 0) {
-                int new_l = gk_nearest_int(x[i] * sl2 / slx);
-                new_l = GK_MIN(nmax, new_l);
-                if (new_l != L[i]) {
-                    slx += w * x[i] * new_l;
-                    sl2 += w * new_l * new_l;
-                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = (uint8_t)new_l;
-                        sumlx = slx;
-                        suml2 = sl2;
-                        n_changed++;
-                    }
-                }
-            }
-        }
-        if (!n_changed) break;
-    }
-    return sumlx / suml2;
-}
 
 /* Code of 8 two-bit levels, level i in bits 2i..2i+1. */
 static inline int iq2_code(const int8_t *L) {
@@ -1249,10 +1182,17 @@ static float iq2_search_scale(const gk_iq_search *t, gk_iq2_state *g, int ngroup
 }
 
 /* One group of 32 for IQ2_XXS: scale search seeded by the positive-level fit,
- * then a re-projection of all 4 points at the final scale. Returns the scale. */
-static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
-    float scale = fit_positive_levels(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
+ * then a re-projection of all 4 points at the final scale; the scale goes to
+ * *scale_out. @return : false, with all levels 0, when the fit's largest level
+ * value is not positive: the caller then leaves the group zero (ggml since
+ * 2026-03; a NaN still goes through the search, as there). */
+static bool iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g, float *scale_out) {
+    float scale = gk_make_qp_quants(32, IQ2_KMAXQ + 1, g->xval, (uint8_t *)g->L, g->weight);
     float eff_max = scale * IQ2_KMAXQ;
+    if (eff_max <= 0) {
+        memset(g->L, 0, 32);
+        return false;
+    }
     scale = g->search(t, g, 4, 6, eff_max, scale);
     if (scale > 0) {
         float id = 1 / scale;
@@ -1268,7 +1208,8 @@ static float iq2xxs_group(const gk_iq_search *t, gk_iq2_state *g) {
         iq2_sums(32, g->weight, g->xval, g->L, &sumqx, &sumq2);
         if (sumq2 > 0) scale = sumqx / sumq2;
     }
-    return scale;
+    *scale_out = scale;
+    return true;
 }
 
 /* One group of 16 for IQ2_XS / IQ2_S: 19 trial scales from max/5, then only the
@@ -1328,7 +1269,11 @@ static void iq2xxs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const 
             memset(g->L, 0, 32);
             continue;
         }
-        float scale = iq2xxs_group(t, g);
+        float scale;
+        if (!iq2xxs_group(t, g, &scale)) {
+            scales[ib] = 0;
+            continue;
+        }
         if (scale < 0) {
             scale = -scale;
             for (int k = 0; k < 4; k++) block_signs[k] = (~block_signs[k]) & 127;
@@ -1378,9 +1323,9 @@ static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const f
             block_signs[k] = iq2_even_signs(xb + 8 * k, g->weight + 8 * k, g->xval + 8 * k);
         float max = g->xval[0];
         for (int i = 1; i < 16; i++) max = GK_MAX(max, g->xval[i]);
+        memset(g->L, 0, 16); /* levels start at 0 in every group (ggml since 2026-03) */
         if (max < GK_GROUP_MAX_EPS) {
             scales[ib] = 0;
-            memset(g->L, 0, 16);
             continue;
         }
         float scale = iq2_group16(t, g, max);
@@ -1448,6 +1393,7 @@ static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const fl
         }
         float max = g->xval[0];
         for (int i = 1; i < 16; i++) max = GK_MAX(max, g->xval[i]);
+        memset(g->L, 0, 16); /* levels start at 0 in every group (ggml since 2026-03) */
         if (max < GROUP_MAX_EPS_IQ2_S) {
             scales[ib] = 0;
             continue;
@@ -1610,7 +1556,7 @@ static float iq1s_split(gk_iq1_state *s, const float *xb, float max, int *shift)
     const float *x_p = iq1s_xp, *x_m = iq1s_xm;
     gk_iq1_prefix_sums(s, xb, n);
     const float *sumx = s->sumx, *sumw = s->sumw;
-    float best_score = -FLT_MIN, scale = max;
+    float best_score = -FLT_MAX, scale = max; /* -FLT_MIN before ggml's 2025-08 fix */
     int besti1 = -1, besti2 = -1, best_shift = 0;
     for (int i1 = 0; i1 <= n; i1++) {
         for (int i2 = i1; i2 <= n; i2++) {
@@ -1640,7 +1586,7 @@ static float iq1s_split(gk_iq1_state *s, const float *xb, float max, int *shift)
         }
     }
     *shift = best_shift;
-    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* ggml asserts */
+    if (besti1 < 0 || besti2 < 0 || best_shift == 0) return 0; /* no split: a zero group */
     gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
@@ -1661,16 +1607,17 @@ static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
         imatrix_weights(32, xb, qwbl + 32 * ib, sigma2, s->weight);
         float max = fabsf(xb[0]);
         for (int i = 1; i < 32; i++) max = GK_MAX(max, fabsf(xb[i]));
-        if (max < GROUP_MAX_EPS_IQ1_S) {
-            s->scales[ib] = 0;
-            memset(s->L, 1, 32);
-            continue;
+        int best_shift = 0;
+        float scale = 0;
+        if (!(max < GROUP_MAX_EPS_IQ1_S)) {
+            iq1_sort(s, xb, 32);
+            scale = s->split(s, xb, max, &best_shift);
         }
-        iq1_sort(s, xb, 32);
-        int best_shift;
-        float scale = s->split(s, xb, max, &best_shift);
         if (best_shift == 0) {
+            /* all zero, or no split scores: a zero group with shift +1 (ggml since
+             * 2026-03; the shift was left from the previous block before) */
             s->scales[ib] = 0;
+            s->shifts[ib] = 1;
             memset(s->L, 1, 32);
             continue;
         }
@@ -1719,7 +1666,7 @@ static const float *iq1m_levels_of(int best_k, int k) {
  * when ggml's search would find none). */
 static float iq1m_split(gk_iq1_state *s, const float *xb, float max, int *best_kp) {
     const int n = 16;
-    float best_score = -FLT_MIN, scale = max;
+    float best_score = -FLT_MAX, scale = max; /* -FLT_MIN before ggml's 2025-08 fix */
     int besti1 = -1, besti2 = -1, best_k = -1;
     for (int i1 = 0; i1 <= n; i1++) {
         for (int i2 = i1; i2 <= n; i2++) {
@@ -1748,7 +1695,7 @@ static float iq1m_split(gk_iq1_state *s, const float *xb, float max, int *best_k
         }
     }
     *best_kp = best_k;
-    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* ggml asserts */
+    if (besti1 < 0 || besti2 < 0 || best_k < 0) return 0; /* no split: a zero group */
     gk_iq1_assign_levels(s, n, besti1, besti2);
     return scale;
 }
@@ -1777,16 +1724,17 @@ static void iq1m_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
         iq1m_weights(16, xb, qwbl ? qwbl + 16 * ib : NULL, sigma2, s->weight);
         float max = fabsf(xb[0]);
         for (int i = 1; i < 16; i++) max = GK_MAX(max, fabsf(xb[i]));
-        if (max < GROUP_MAX_EPS_IQ1_M) {
-            s->scales[ib] = 0;
-            memset(s->L, 1, 16);
-            continue;
+        int best_k = -1;
+        float scale = 0;
+        if (!(max < GROUP_MAX_EPS_IQ1_M)) {
+            iq1_sort(s, xb, 16);
+            scale = s->split(s, xb, max, &best_k);
         }
-        iq1_sort(s, xb, 16);
-        int best_k;
-        float scale = s->split(s, xb, max, &best_k);
         if (best_k < 0) {
+            /* all zero, or no split scores: a zero group with shift code 0 (ggml
+             * since 2026-03; the code was left from the previous block before) */
             s->scales[ib] = 0;
+            s->shifts[ib] = 0;
             memset(s->L, 1, 16);
             continue;
         }

@@ -53,7 +53,8 @@ typedef struct {
     bool ready;
 } gk_iq3_tables;
 
-/* Per-32-value search state of the IQ3 quantizers (carried from block to block). */
+/* Per-32-value search state of the IQ3 quantizers (reused from block to block;
+ * every group starts with levels 0, as ggml's since 2026-03). */
 typedef struct {
     float weight[32], waux[32], xval[32];
     int8_t L[32], Laux[32];
@@ -98,8 +99,8 @@ struct gk_iq2_state;
 typedef float (*gk_iq2_search_fn)(const gk_iq_search *t, struct gk_iq2_state *g, int ngroups,
                                   int nis, float max, float scale);
 
-/* Per-call state of the 2-bit quantizers; L is carried between groups as ggml's
- * level buffer is. */
+/* Per-call state of the 2-bit quantizers, reused from group to group as ggml's
+ * buffers are (every group starts with levels 0, as ggml's since 2026-03). */
 typedef struct gk_iq2_state {
     float weight[32], waux[32], xval[32];
     int8_t L[32], Laux[32];
@@ -134,7 +135,8 @@ typedef float (*gk_iq1_split_fn)(struct gk_iq1_state *s, const float *xb, float 
 typedef int (*gk_iq1_neighbour_fn)(const gk_iq_search *t, int code, const float *xval,
                                    const float *weight, float scale, const float *xg, int8_t *L);
 
-/* Per-call state of the 1-bit quantizers (shifts carried as ggml's buffer is). */
+/* Per-call state of the 1-bit quantizers (reused from block to block as ggml's
+ * buffers are; every group sets its shift, a zero group +1 / 0 since 2026-03). */
 typedef struct gk_iq1_state {
     float weight[32];
     float sumx[33], sumw[33];

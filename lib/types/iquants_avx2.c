@@ -153,7 +153,8 @@ TARGET_AVX2 static void iq4_scales8(const iq4_levels *c, const __m256 xt[32],
         sumqx = _mm256_add_ps(sumqx, _mm256_mul_ps(wq, xt[j]));
         sumq2 = _mm256_add_ps(sumq2, _mm256_mul_ps(wq, q));
     }
-    d = _mm256_div_ps(sumqx, sumq2);
+    /* d = sumq2 > 0 ? sumqx / sumq2 : 0, as the scalar */
+    d = _mm256_and_ps(_mm256_div_ps(sumqx, sumq2), _mm256_cmp_ps(sumq2, _mm256_setzero_ps(), _CMP_GT_OQ));
     __m256 best = _mm256_mul_ps(d, sumqx);
     for (int itry = -7; itry <= 7; itry++) {
         id = _mm256_div_ps(_mm256_set1_ps((float)(itry + gk_kvalues_iq4nl[0])), max);
@@ -677,7 +678,7 @@ TARGET_AVX2 static float iq1s_split_avx2(gk_iq1_state *s, const float *xb, float
     memcpy(sumx, s->sumx, sizeof s->sumx);
     memcpy(sumw, s->sumw, sizeof s->sumw);
     for (int j = n + 1; j < n + 1 + 8; j++) sumx[j] = sumw[j] = 0;
-    float best_score = -FLT_MIN, scale = max;
+    float best_score = -FLT_MAX, scale = max;
     int besti1 = -1, besti2 = -1, best_shift = 0;
     for (int i1 = 0; i1 <= n; i1++) {
         float qxp[n + 8], q2p[n + 8], qxm[n + 8], q2m[n + 8];
@@ -752,7 +753,7 @@ TARGET_AVX2 static float iq1m_split_avx2(gk_iq1_state *s, const float *xb, float
             _mm256_storeu_ps(sq2[k] + c, q2[k]);
         }
     }
-    float best_score = -FLT_MIN, scale = max;
+    float best_score = -FLT_MAX, scale = max;
     int besti1 = -1, besti2 = -1, best_k = -1;
     for (int p = 0; p < NPAIRS; p++) {
         for (int k = 0; k < 4; k++) {

@@ -107,7 +107,8 @@ AVX512 static void scales16(const iq4_levels16 *c, const __m512 xt[32], const __
     __m512 d = _mm512_div_ps(_mm512_xor_ps(max, _mm512_set1_ps(-0.0f)), _mm512_set1_ps(v0));
     __m512 sumqx, sumq2;
     trial(c, xt, wt, _mm512_div_ps(_mm512_set1_ps(1.f), d), &sumqx, &sumq2);
-    d = _mm512_div_ps(sumqx, sumq2);
+    /* d = sumq2 > 0 ? sumqx / sumq2 : 0, as the scalar */
+    d = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(sumq2, _mm512_setzero_ps(), _CMP_GT_OQ), sumqx, sumq2);
     __m512 best = _mm512_mul_ps(d, sumqx);
     for (int itry = -7; itry <= 7; itry++) {
         trial(c, xt, wt, _mm512_div_ps(_mm512_set1_ps((float)(itry + gk_kvalues_iq4nl[0])), max), &sumqx, &sumq2);

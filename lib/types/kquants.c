@@ -30,84 +30,8 @@
 #include "types/kquants_blocks.h"
 #include "types/quant_util.h"
 
-/* ------------------------------------------------------------------------ */
-/* Scale-search helper only the K-quants use (ggml's make_qp_quants, same    */
-/* float order); the shared ones (gk_nearest_int, gk_make_qx_quants,         */
-/* gk_make_qkx2/3_quants, gk_make_q3_quants) live in quant_util.h.           */
-/* ------------------------------------------------------------------------ */
-
 static inline float half_to_float(uint16_t h) { return gk_fp16_to_fp32(h); }
 static inline uint16_t float_to_half(float f) { return gk_fp32_to_fp16(f); }
-
-/* Quantize non-negative x (sub-block scales or mins) to L in [0, nmax] under
- * weights qw: tries 8 scales around nmax/max by weighted error, then refines L by
- * coordinate descent (ggml's make_qp_quants). Returns the least-squares scale. */
-static float fit_positive_scale(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
-    float max = 0;
-    for (int i = 0; i < n; ++i) max = GK_MAX(max, x[i]);
-    if (max < GK_GROUP_MAX_EPS) {
-        memset(L, 0, (size_t)n);
-        return 0.f;
-    }
-    float iscale = nmax / max;
-    for (int i = 0; i < n; ++i) L[i] = (uint8_t)gk_nearest_int(iscale * x[i]);
-    float scale = 1 / iscale;
-    float best_mse = 0;
-    for (int i = 0; i < n; ++i) {
-        float diff = x[i] - scale * L[i];
-        best_mse += qw[i] * diff * diff;
-    }
-    for (int is = -4; is <= 4; ++is) {
-        if (is == 0) continue;
-        float iscale_is = (0.1f * is + nmax) / max;
-        float scale_is = 1 / iscale_is;
-        float mse = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = gk_nearest_int(iscale_is * x[i]);
-            l = GK_MIN(nmax, l);
-            float diff = x[i] - scale_is * l;
-            mse += qw[i] * diff * diff;
-        }
-        if (mse < best_mse) {
-            best_mse = mse;
-            iscale = iscale_is;
-        }
-    }
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        int l = gk_nearest_int(iscale * x[i]);
-        l = GK_MIN(nmax, l);
-        L[i] = (uint8_t)l;
-        float w = qw[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int pass = 0; pass < 5; ++pass) {
-        int changed = 0;
-        for (int i = 0; i < n; ++i) {
-            float w = qw[i];
-            float slx = sumlx - w * x[i] * L[i];
-            float sl2 = suml2 - w * L[i] * L[i];
-            if (slx > 0 && sl2 > 0) {
-                int new_l = gk_nearest_int(x[i] * sl2 / slx);
-                new_l = GK_MIN(nmax, new_l);
-                if (new_l != L[i]) {
-                    slx += w * x[i] * new_l;
-                    sl2 += w * new_l * new_l;
-                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = (uint8_t)new_l;
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++changed;
-                    }
-                }
-            }
-        }
-        if (!changed) break;
-    }
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Bit packing shared by several types                                      */
@@ -240,8 +164,8 @@ static void quantize_block_q2_K_weighted(const gk_searches *s, const float *x, b
     importance_weights(x, qw, 1, 16, weight, sw);
     s->qkx3(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);
 
-    float dm = fit_positive_scale(QK_K / 16, 15, scales, Ls, sw);
-    float mm = fit_positive_scale(QK_K / 16, 15, mins, Lm, sw);
+    float dm = gk_make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
+    float mm = gk_make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
     b->d = float_to_half(dm);
     b->dmin = float_to_half(mm);
     for (int j = 0; j < QK_K / 16; ++j) b->scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
@@ -429,8 +353,8 @@ static void finish_block_k4_weighted(float *scales, float *mins, float *sw, bool
                                      uint16_t *d, uint16_t *dmin, uint8_t *packed) {
     uint8_t Ls[QK_K / 32];
     uint8_t Lm[QK_K / 32];
-    float d_block = fit_positive_scale(QK_K / 32, 63, scales, Ls, sw);
-    float m_block = fit_positive_scale(QK_K / 32, 63, mins, Lm, sw);
+    float d_block = gk_make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
+    float m_block = gk_make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
     for (int j = 0; clamp63 && j < QK_K / 32; ++j) {
         Ls[j] = GK_MIN(63, Ls[j]);
         Lm[j] = GK_MIN(63, Lm[j]);

@@ -286,6 +286,72 @@ float gk_make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
+float gk_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
+    float max = 0;
+    for (int i = 0; i < n; ++i) max = GK_MAX(max, x[i]);
+    if (max < GK_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; ++i) L[i] = (uint8_t)gk_nearest_int(iscale * x[i]);
+    /* the error of the plain scale, then of eight scales around it */
+    float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; ++i) {
+        float diff = x[i] - scale * L[i];
+        best_mse += qw[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; ++is) {
+        if (is == 0) continue;
+        float iscale_is = (0.1f * is + nmax) / max;
+        float scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = GK_MIN(nmax, gk_nearest_int(iscale_is * x[i]));
+            float diff = x[i] - scale_is * l;
+            mse += qw[i] * diff * diff;
+        }
+        if (mse < best_mse) {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = GK_MIN(nmax, gk_nearest_int(iscale * x[i]));
+        L[i] = (uint8_t)l;
+        float w = qw[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    /* coordinate descent: move one level at a time while the fit improves */
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float w = qw[i];
+            float slx = sumlx - w * x[i] * L[i];
+            float sl2 = suml2 - w * L[i] * L[i];
+            if (slx > 0 && sl2 > 0) {
+                int new_l = GK_MIN(nmax, gk_nearest_int(x[i] * sl2 / slx));
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (uint8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++changed;
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
 /* ---- the scalar group searches ---------------------------------------------------- */
 
 static void qkx2_groups(int ngroups, int n, int nmax, const float *x, const float *w, uint8_t *L,

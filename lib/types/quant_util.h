@@ -1,5 +1,6 @@
 /*
- * quant_util.h - scalar helpers shared by the block quantizers (legacy, K-quants).
+ * quant_util.h - scalar helpers shared by the block quantizers (legacy, K-quants,
+ * the I-quants' positive-level fit).
  *
  * These reproduce ggml's reference helpers operation for operation (same float
  * types, same evaluation order) so that quantized output is bit-identical to
@@ -59,6 +60,14 @@ float gk_make_qkx3_quants(int n, int nmax, const float *x, const float *weights,
  *  (stored offset by nmax) with x^2 weights, refined by up to five passes of
  *  per-value coordinate descent (ggml's make_q3_quants). @return : the scale. */
 float gk_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
+
+/** gk_make_qp_quants() : non-negative values x (sub-block scales or mins, IQ2
+ *  magnitudes) to levels L in [0, nmax] under weights qw: 8 trial scales around
+ *  nmax/max by weighted error, then up to five passes of coordinate descent on L
+ *  (ggml's make_qp_quants as of 2025-08: a group whose largest value is below
+ *  GK_GROUP_MAX_EPS, or whose weighted sum of squared levels is not positive,
+ *  gives scale 0 instead of a division by zero). @return : the scale. */
+float gk_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *qw);
 
 /* ------------------------------------------------------------------------ */
 /* Group searches: the scale searches above over many independent groups.    */

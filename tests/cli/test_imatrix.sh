@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_imatrix.sh - `ggufkit quantize --imatrix`: every file of golden/imatrix/
-# reproduced byte for byte from syn1-f32.gguf and syn1.imatrix (run from a copy of
-# that folder with the relative name `syn1.imatrix`, which the metadata records);
+# reproduced byte for byte from syn1-f32.gguf and syn1.imatrix, or syn1.imatrix.gguf
+# for the syn1-gimat-* files (run from a copy of that folder with the relative
+# name, which the metadata records);
 # thread-count invariance; --include-weights / --exclude-weights; the refusals
 # (no matrix for a very low-bit target, tensors the matrix lacks, a matrix for
 # another model, a truncated matrix), also with --dry-run.
@@ -52,12 +53,25 @@ for f in syn1-imat-*.gguf; do
 done
 if (( n_golden >= 18 )); then ok "$n_golden golden imatrix files compared"; else bad "only $n_golden golden files found"; fi
 
+# the same from the GGUF-format matrix today's llama-imatrix writes
+n_gguf=0
+for f in syn1-gimat-*.gguf; do
+  [[ -e $f ]] || continue
+  t=${f#syn1-gimat-}; t=${t%.gguf}
+  n_gguf=$((n_gguf + 1))
+  expect_exit 0 "quantize --imatrix syn1.imatrix.gguf $t" \
+    "$BIN" quantize --imatrix syn1.imatrix.gguf src-f32.gguf "out/$f" "$t"
+  if cmp -s "out/$f" "$f"; then ok "$f reproduced byte for byte"; else bad "$f differs from the reference"; fi
+done
+if (( n_gguf >= 3 )); then ok "$n_gguf golden GGUF-matrix files compared"; else bad "only $n_gguf GGUF-matrix golden files found"; fi
+
 # --- metadata as llama-quantize writes it ----------------------------------
 f=out/syn1-imat-IQ2_XXS.gguf
 [[ $(kv "$f" quantize.imatrix.file) == *syn1.imatrix* ]] && ok "quantize.imatrix.file is the path as given" || bad "quantize.imatrix.file: $(kv "$f" quantize.imatrix.file)"
 [[ $(kv "$f" quantize.imatrix.dataset) == *text.txt* ]] && ok "quantize.imatrix.dataset recorded" || bad "quantize.imatrix.dataset: $(kv "$f" quantize.imatrix.dataset)"
-[[ $(kv "$f" quantize.imatrix.entries_count) == *15* ]] && ok "entries_count 15" || bad "entries_count: $(kv "$f" quantize.imatrix.entries_count)"
-[[ $(kv "$f" quantize.imatrix.chunks_count) == *8* ]] && ok "chunks_count 8" || bad "chunks_count: $(kv "$f" quantize.imatrix.chunks_count)"
+# the counts are UINT32, as today's release writes them (INT32 before mid 2025)
+[[ $(kv "$f" quantize.imatrix.entries_count) == "UINT32 15" ]] && ok "entries_count UINT32 15" || bad "entries_count: $(kv "$f" quantize.imatrix.entries_count)"
+[[ $(kv "$f" quantize.imatrix.chunks_count) == "UINT32 8" ]] && ok "chunks_count UINT32 8" || bad "chunks_count: $(kv "$f" quantize.imatrix.chunks_count)"
 
 # --- threads do not change the bytes ---------------------------------------
 expect_exit 0 "IQ2_XXS with 1 thread" "$BIN" quantize --imatrix syn1.imatrix src-f32.gguf out/t1.gguf IQ2_XXS 1
