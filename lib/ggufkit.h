@@ -329,7 +329,8 @@ typedef struct gk_tensor {
     uint64_t ne[GK_MAX_DIMS];   /* unused dimensions are 1 */
     uint32_t type;
     uint64_t offset;            /* relative to the data section */
-    uint64_t nbytes;            /* bytes of tensor data */
+    uint64_t nbytes;            /* bytes of tensor data; 0 for a type ggufkit does not
+                                   know (kept only by a lenient open: its size is unknown) */
     int64_t file_offset;        /* where the entry starts in the file read, or -1 */
 } gk_tensor;
 
@@ -431,7 +432,10 @@ typedef struct gk_file gk_file;
 /* Options for gk_open. */
 enum {
     GK_OPEN_DEFAULT = 0,
-    GK_OPEN_LENIENT = 1 << 0,   /* data-placement problems become warnings */
+    /* Data-placement problems become warnings, and so does a tensor of a type
+     * ggufkit does not know (gk_type_get NULL, not retired): it is kept with
+     * nbytes 0, its data unplaced. Without the flag both are errors. */
+    GK_OPEN_LENIENT = 1 << 0,
     /* For listings: a top-level array of numbers, bools or strings longer than
      * GK_PREVIEW_ELEMS keeps only its first GK_PREVIEW_ELEMS elements in memory
      * (arr.n_unread says how many it left out). Every element is still read and
