@@ -18,6 +18,7 @@
 
 #include "ggufkit.h"
 #include "types/fp16.h"
+#include "types/fp4.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -488,6 +489,46 @@ START_TEST(hand_computed_nvfp4_blocks) {
 }
 END_TEST
 
+/* The one-sign search from a block's products (NVFP4's) picks the code of ggml's
+ * full sixteen-code search, for every scale the formats can hold and values of
+ * every kind: random magnitudes around the scale, signed zeros, ties, subnormals,
+ * huge values, infinities and NaN. */
+START_TEST(fp4_one_sign_search_equals_full_search) {
+    float scales[256 + 128 + 4];
+    int ns = 0;
+    for (int e = 0; e < 256; e++) /* E8M0 halved: 2^(e-128) */
+        scales[ns++] = e < 2 ? gk_bits_f32(UINT32_C(0x00200000) << e) : gk_bits_f32((uint32_t)(e - 1) << 23);
+    for (int u = 0; u < 128; u++) { /* UE4M3 halved */
+        const int ex = u >> 3, m = u & 7;
+        scales[ns++] = u == 0 || u == 0x7f ? 0.0f : (ex == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + m / 8.0f, ex - 7)) * 0.5f;
+    }
+    scales[ns++] = INFINITY;
+    scales[ns++] = 0x1p-149f;
+    scales[ns++] = 3.4e38f;
+    scales[ns++] = 0.0f;
+    static const float specials[] = { 0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
+                                      3.4e38f, -3.4e38f, 1e-30f, -1e-30f };
+    long checked = 0;
+    for (int s = 0; s < ns; s++) {
+        const float d = scales[s];
+        float p[8];
+        gk_fp4_products(d, p);
+        for (int i = 0; i < 4000; i++) {
+            float x;
+            if (i < (int)(sizeof specials / sizeof specials[0])) x = specials[i];
+            else if (i < 300) x = (float)(i % 32 - 16) * 0.5f * d;            /* the codes and midpoints */
+            else if (i < 600) x = gk_bits_f32((uint32_t)(uniform01() * 4294967296.0)); /* any bits */
+            else x = (float)((uniform01() * 2 - 1) * 14) * d;                 /* around the scale */
+            const int full = gk_fp4_nearest(x, d), fast = gk_fp4_nearest_in(x, p);
+            ck_assert_msg(full == fast, "d %a x %a: full search %d, one-sign search %d", (double)d, (double)x,
+                          full, fast);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 1000000);
+}
+END_TEST
+
 START_TEST(hand_computed_q1_q2_blocks) {
     float x[128], y[128];
     uint8_t block[18];
@@ -897,6 +938,7 @@ static Suite *types_suite(void) {
     tcase_add_test(blocks, hand_computed_mxfp4_blocks);
     tcase_add_test(blocks, hand_computed_nvfp4_blocks);
     tcase_add_test(blocks, hand_computed_q1_q2_blocks);
+    tcase_add_test(blocks, fp4_one_sign_search_equals_full_search);
     tcase_add_test(blocks, unweighted_types_ignore_imatrix);
     tcase_add_test(blocks, data_checks_of_new_types);
     tcase_add_test(blocks, hand_computed_ternary_blocks);

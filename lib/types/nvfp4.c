@@ -72,11 +72,12 @@ void gk_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per
             for (int j = 0; j < QK_NVFP4_SUB; j++)
                 if (amax < fabsf(x[j])) amax = fabsf(x[j]);
             b.d[s] = ue4m3_of(amax / 6.0f);
-            const float d = ue4m3_half(b.d[s]);
+            float p[8];
+            gk_fp4_products(ue4m3_half(b.d[s]), p);
             uint8_t *q = b.qs + s * (QK_NVFP4_SUB / 2);
             for (int j = 0; j < QK_NVFP4_SUB / 2; j++) {
-                const uint8_t lo = (uint8_t)gk_fp4_nearest(x[j], d);
-                const uint8_t hi = (uint8_t)gk_fp4_nearest(x[QK_NVFP4_SUB / 2 + j], d);
+                const uint8_t lo = (uint8_t)gk_fp4_nearest_in(x[j], p);
+                const uint8_t hi = (uint8_t)gk_fp4_nearest_in(x[QK_NVFP4_SUB / 2 + j], p);
                 q[j] = (uint8_t)(lo | (hi << 4));
             }
         }

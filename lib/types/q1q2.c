@@ -43,8 +43,7 @@ void gk_quantize_q1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_
         b.d = gk_fp32_to_fp16(sum / QK1_0);
         memset(b.qs, 0, sizeof b.qs);
         /* the sign alone: x >= 0 (so also -0) sets the bit, NaN leaves it clear */
-        for (int j = 0; j < QK1_0; j++)
-            if (x[j] >= 0.0f) b.qs[j / 8] |= (uint8_t)(1u << (j % 8));
+        for (int j = 0; j < QK1_0; j++) b.qs[j / 8] |= (uint8_t)((x[j] >= 0.0f) << (j % 8));
         memcpy(out + i * sizeof b, &b, sizeof b);
     }
 }
@@ -55,9 +54,12 @@ void gk_dequantize_q1_0(const void *src, float *dst, int64_t n) {
     for (int64_t i = 0; i < n / QK1_0; i++, dst += QK1_0) {
         block_q1_0 b;
         memcpy(&b, in + i * sizeof b, sizeof b);
-        const float d = gk_fp16_to_fp32(b.d);
-        const float neg = -d;
-        for (int j = 0; j < QK1_0; j++) dst[j] = (b.qs[j / 8] >> (j % 8)) & 1 ? d : neg;
+        /* -d is d with its sign bit flipped (NaN too): a clear bit flips it */
+        const uint32_t dbits = gk_f32_bits(gk_fp16_to_fp32(b.d));
+        for (int j = 0; j < QK1_0; j++) {
+            const uint32_t clear = ~((uint32_t)b.qs[j / 8] >> (j % 8)) & 1u;
+            dst[j] = gk_bits_f32(dbits ^ (clear << 31));
+        }
     }
 }
 
@@ -69,14 +71,15 @@ void gk_byteswap_q1_0(void *blocks, int64_t nblocks) {
 
 /* ---- Q2_0 ------------------------------------------------------------------------------ */
 
-/* Code of x scaled by id: round(x * id) + 1 clamped to 0..3. A product that is NaN
- * or out of int range gives code 0, as ggml's (int) conversion does on x86-64 (the
+/* Code of x scaled by id: roundf(x * id) + 1 clamped to 0..3, found by comparing
+ * the product with the points where roundf (halves away from zero) changes:
+ * r <= -0.5 gives 0, below 0.5 1, below 1.5 2, else 3. A product that is NaN or
+ * out of int range gives code 0, as ggml's (int) conversion does on x86-64 (the
  * "integer indefinite" INT_MIN, then clamped); C leaves that conversion undefined. */
 static inline int q2_code(float x, float id) {
-    const float r = roundf(x * id);
+    const float r = x * id;
     if (!(fabsf(r) < 2147483648.0f)) return 0;
-    const int q = (int)r + 1;
-    return q < 0 ? 0 : q > 3 ? 3 : q;
+    return (r > -0.5f) + (r >= 0.5f) + (r >= 1.5f);
 }
 
 /** gk_quantize_q2_0() : rows of F32 to Q2_0 (ggml's reference; imatrix unused). */
