@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* E2M1 values times two, indexed by the 4-bit code (sign in bit 3). */
 static const int8_t gk_fp4_values[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
@@ -35,6 +36,48 @@ static inline int gk_fp4_nearest(float x, float d) {
         }
     }
     return best;
+}
+
+/* Half of the E8M0 scale 2^(e-127) (MXFP4), exact for every e (denormal for e < 2). */
+static inline float gk_e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? UINT32_C(0x00200000) << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Half of the value of UE4M3 byte u (NVFP4; bit 7 ignored, as ggml decodes it);
+ * 0x00 and the NaN 0x7f give 0. Every product here is exact. */
+static inline float gk_ue4m3_half(uint8_t u) {
+    if (u == 0 || u == 0x7f) return 0.0f;
+    const int e = (u >> 3) & 0x0f;
+    const int m = u & 0x07;
+    const float v = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
+    return v * 0.5f;
+}
+
+/* UE4M3 byte of x, rounding as ggml_fp32_to_ue4m3 does: NaN and x <= 0 give 0,
+ * x is clamped to 448, subnormals (below 2^-6) round x * 2^9 half up to 1..7,
+ * normal values round the mantissa half up on its fourth bit (a carry raises the
+ * exponent), exponents of 15 and more saturate at 0x7e. */
+static inline uint8_t gk_ue4m3_of(float x) {
+    if (!(x > 0.0f)) return 0;
+    if (x > 448.0f) x = 448.0f;
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int e = (int)((bits >> 23) & 0xff) - 127 + 7;
+    if (e <= 0) {
+        int m = (int)(x * 512.0f + 0.5f);
+        if (m > 7) m = 7;
+        return m < 1 ? 0 : (uint8_t)m;
+    }
+    if (e >= 15) return 0x7e;
+    int m = (int)((bits >> 20) & 0x07) + (int)((bits >> 19) & 1);
+    if (m > 7) {
+        m = 0;
+        if (++e >= 15) return 0x7e;
+    }
+    return (uint8_t)((e << 3) | m);
 }
 
 /* The eight non-negative products values[k] * d of a block's scale. */

@@ -26,38 +26,6 @@
 typedef struct { uint8_t d[NVFP4_SUBS]; uint8_t qs[QK_NVFP4 / 2]; } block_nvfp4;
 static_assert(sizeof(block_nvfp4) == 36, "NVFP4 block is 36 bytes");
 
-/* Half of the value of UE4M3 byte u (bit 7 ignored, as ggml decodes it); 0x00
- * and the NaN 0x7f give 0. Every product here is exact. */
-static float ue4m3_half(uint8_t u) {
-    if (u == 0 || u == 0x7f) return 0.0f;
-    const int e = (u >> 3) & 0x0f;
-    const int m = u & 0x07;
-    const float v = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
-    return v * 0.5f;
-}
-
-/* UE4M3 byte of x, rounding as ggml_fp32_to_ue4m3 does. */
-static uint8_t ue4m3_of(float x) {
-    if (!(x > 0.0f)) return 0;
-    if (x > 448.0f) x = 448.0f;
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    int e = (int)((bits >> 23) & 0xff) - 127 + 7;
-    if (e <= 0) {
-        /* subnormal: mantissa = x * 2^9, rounded half up, in 1..7 */
-        int m = (int)(x * 512.0f + 0.5f);
-        if (m > 7) m = 7;
-        return m < 1 ? 0 : (uint8_t)m;
-    }
-    if (e >= 15) return 0x7e;
-    int m = (int)((bits >> 20) & 0x07) + (int)((bits >> 19) & 1);
-    if (m > 7) {
-        m = 0;
-        if (++e >= 15) return 0x7e;
-    }
-    return (uint8_t)((e << 3) | m);
-}
-
 /** gk_quantize_nvfp4() : rows of F32 to NVFP4 (ggml's reference; imatrix unused). */
 void gk_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                        const float *imatrix) {
@@ -71,9 +39,9 @@ void gk_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per
             float amax = 0.0f;
             for (int j = 0; j < QK_NVFP4_SUB; j++)
                 if (amax < fabsf(x[j])) amax = fabsf(x[j]);
-            b.d[s] = ue4m3_of(amax / 6.0f);
+            b.d[s] = gk_ue4m3_of(amax / 6.0f);
             float p[8];
-            gk_fp4_products(ue4m3_half(b.d[s]), p);
+            gk_fp4_products(gk_ue4m3_half(b.d[s]), p);
             uint8_t *q = b.qs + s * (QK_NVFP4_SUB / 2);
             for (int j = 0; j < QK_NVFP4_SUB / 2; j++) {
                 const uint8_t lo = (uint8_t)gk_fp4_nearest_in(x[j], p);
@@ -92,7 +60,7 @@ void gk_dequantize_nvfp4(const void *src, float *dst, int64_t n) {
         block_nvfp4 b;
         memcpy(&b, in + i * sizeof b, sizeof b);
         for (int s = 0; s < NVFP4_SUBS; s++, dst += QK_NVFP4_SUB) {
-            const float d = ue4m3_half(b.d[s]);
+            const float d = gk_ue4m3_half(b.d[s]);
             const uint8_t *q = b.qs + s * (QK_NVFP4_SUB / 2);
             for (int j = 0; j < QK_NVFP4_SUB / 2; j++) {
                 dst[j] = gk_fp4_values[q[j] & 0x0f] * d;
