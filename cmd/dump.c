@@ -54,9 +54,12 @@ static void print_help(FILE *out) {
             "go to stderr and do not fail the dump. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed,\n"
             "then reported on stderr and fails the dump, since llama.cpp refuses such a file.\n"
+            "So is a tensor of a type ggufkit does not know: listed as \"unknown type N\"\n"
+            "with its size unknown, since its data cannot be laid out.\n"
             CMD_STREAM_HELP
-            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
-            "misplaced (the error names the byte offset), 2 usage error.\n");
+            "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
+            "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
+            "usage error.\n");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -57,10 +57,13 @@ static void print_help(FILE *out) {
             "The reader's warnings (what llama.cpp or the gguf python reader would refuse)\n"
             "are listed too; they do not fail info. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed\n"
-            "and then fails info, since llama.cpp refuses to load such a file.\n"
+            "and then fails info, since llama.cpp refuses to load such a file. So is a\n"
+            "tensor of a type ggufkit does not know (a fork's or a newer ggml's): its row\n"
+            "says \"unknown type N\", its bytes are unknown, and the data cannot be laid out.\n"
             CMD_STREAM_HELP
-            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
-            "misplaced (the error names the byte offset), 2 usage error.\n");
+            "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
+            "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
+            "usage error.\n");
 }
 
 /* A string value of key, or {NULL, 0} when absent or of another type. */
