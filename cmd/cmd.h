@@ -131,7 +131,8 @@ bool cmd_print_quoted(FILE *out, const char *s, uint64_t n, uint64_t max);
 void cmd_print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i);
 /** cmd_print_value() : prints a scalar, or an array as "N elements [a, b, ...]". */
 void cmd_print_value(FILE *out, const gk_value *v);
-/** cmd_tensor_type_name() : @return : the type's name, also for retired and unknown ids. */
+/** cmd_tensor_type_name() : @return : the type's name, also for retired ids; "unknown
+ *  type N" for an id ggufkit does not know (buf holds it: 24 bytes suffice). */
 const char *cmd_tensor_type_name(uint32_t id, char *buf, size_t size);
 /** cmd_shape_text() : "[4096, 32000]" (ne[0] first). */
 void cmd_shape_text(char *buf, size_t size, const gk_tensor *t);

@@ -54,9 +54,12 @@ static void print_help(FILE *out) {
             "go to stderr and do not fail the dump. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed,\n"
             "then reported on stderr and fails the dump, since llama.cpp refuses such a file.\n"
+            "So is a tensor of a type ggufkit does not know: listed as \"unknown type N\"\n"
+            "with its size unknown, since its data cannot be laid out.\n"
             CMD_STREAM_HELP
-            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
-            "misplaced (the error names the byte offset), 2 usage error.\n");
+            "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
+            "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
+            "usage error.\n");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -117,9 +120,15 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
         if (len > namew) namew = len;
     }
     if (namew > 48) namew = 48;
+    size_t ttypew = 8;   /* "unknown type 99" is wider than every known name */
+    for (size_t i = 0; i < nt; i++) {
+        char tbuf[24];
+        size_t len = strlen(cmd_tensor_type_name(gk_tensor_at(m, i)->type, tbuf, sizeof tbuf));
+        if (len > ttypew) ttypew = len;
+    }
     uint64_t data_off = gk_file_data_offset(f);
     fprintf(out, "\ntensors (%zu):\n", nt);
-    fprintf(out, "  %5s  %-*s  %-8s  %-26s  %12s  %12s  %12s\n", "index", (int)namew, "name", "type",
+    fprintf(out, "  %5s  %-*s  %-*s  %-26s  %12s  %12s  %12s\n", "index", (int)namew, "name", (int)ttypew, "type",
             "shape", "offset", "file offset", "bytes");
     for (size_t i = 0; i < nt; i++) {
         const gk_tensor *t = gk_tensor_at(m, i);
@@ -133,9 +142,11 @@ static void dump_text(FILE *out, gk_file *f, const dump_opts *o) {
         }
         if (plain) fprintf(out, "%-*.*s", (int)namew, (int)t->name.len, t->name.ptr);
         else cmd_print_quoted(out, t->name.ptr, t->name.len, UINT64_MAX);
-        fprintf(out, "  %-8s  %-26s  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
-                cmd_tensor_type_name(t->type, tbuf, sizeof tbuf), shape, t->offset, data_off + t->offset,
-                t->nbytes);
+        fprintf(out, "  %-*s  %-26s  %12" PRIu64 "  %12" PRIu64 "  ", (int)ttypew,
+                cmd_tensor_type_name(t->type, tbuf, sizeof tbuf), shape, t->offset, data_off + t->offset);
+        /* a type ggufkit does not know has no block geometry: its size is unknown */
+        if (gk_type_get(t->type)) fprintf(out, "%12" PRIu64 "\n", t->nbytes);
+        else fprintf(out, "%12s\n", "unknown");
     }
 }
 

@@ -16,11 +16,15 @@
 #include "cmd.h"
 #include "util/json.h"
 
-/* Tensors and bytes of one tensor type. */
+/* Tensors and bytes of one tensor type. A type ggufkit does not know has a row
+ * of its own (its bytes unknown) for the first UNKNOWN_ROWS such ids; the ids
+ * after them share the row of key OTHER_UNKNOWN. */
+#define UNKNOWN_ROWS 8
+#define OTHER_UNKNOWN UINT64_MAX
 typedef struct type_usage {
-    uint32_t type;
+    uint64_t type;              /* the type id, or OTHER_UNKNOWN */
     uint64_t tensors;
-    uint64_t bytes;
+    uint64_t bytes;             /* 0 for an unknown type */
 } type_usage;
 
 /* Everything info reports, gathered once for both output forms. */
@@ -31,9 +35,10 @@ typedef struct info_facts {
     uint64_t ftype;
     uint64_t params;
     bool params_overflow;       /* the sum does not fit 64 bits */
-    uint64_t tensor_bytes;
-    type_usage usage[GK_TYPE_COUNT + 1];   /* the last slot collects unknown ids */
-    size_t n_usage;
+    uint64_t tensor_bytes;      /* of the tensors whose type is known */
+    uint64_t unknown_size;      /* tensors of an unknown type: their size is unknown */
+    type_usage usage[GK_TYPE_COUNT + UNKNOWN_ROWS + 1];
+    size_t n_usage, n_unknown_rows;
     size_t n_warnings;
 } info_facts;
 
@@ -52,10 +57,13 @@ static void print_help(FILE *out) {
             "The reader's warnings (what llama.cpp or the gguf python reader would refuse)\n"
             "are listed too; they do not fail info. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed\n"
-            "and then fails info, since llama.cpp refuses to load such a file.\n"
+            "and then fails info, since llama.cpp refuses to load such a file. So is a\n"
+            "tensor of a type ggufkit does not know (a fork's or a newer ggml's): its row\n"
+            "says \"unknown type N\", its bytes are unknown, and the data cannot be laid out.\n"
             CMD_STREAM_HELP
-            "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
-            "misplaced (the error names the byte offset), 2 usage error.\n");
+            "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
+            "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
+            "usage error.\n");
 }
 
 /* A string value of key, or {NULL, 0} when absent or of another type. */
@@ -67,13 +75,24 @@ static gk_str string_key(const gk_model *m, const char *key) {
 
 /* Adds a tensor to its type's row (rows keep first-seen order). */
 static void count_type(info_facts *fx, uint32_t type, uint64_t bytes) {
-    uint32_t key = gk_type_get(type) ? type : UINT32_MAX;
+    const bool known = gk_type_get(type) != NULL;
     for (size_t i = 0; i < fx->n_usage; i++)
-        if (fx->usage[i].type == key) {
+        if (fx->usage[i].type == type) {
             fx->usage[i].tensors++;
             fx->usage[i].bytes += bytes;
             return;
         }
+    uint64_t key = type;
+    if (!known && fx->n_unknown_rows == UNKNOWN_ROWS) {
+        key = OTHER_UNKNOWN;
+        for (size_t i = 0; i < fx->n_usage; i++)
+            if (fx->usage[i].type == key) {
+                fx->usage[i].tensors++;
+                return;
+            }
+    } else if (!known) {
+        fx->n_unknown_rows++;
+    }
     if (fx->n_usage < sizeof fx->usage / sizeof fx->usage[0])
         fx->usage[fx->n_usage++] = (type_usage){ key, 1, bytes };
 }
@@ -99,6 +118,7 @@ static void gather(gk_file *f, info_facts *fx) {
         if (fx->params > UINT64_MAX - elems) fx->params_overflow = true;
         fx->params += elems;
         fx->tensor_bytes += t->nbytes;
+        if (gk_type_get(t->type) == NULL) fx->unknown_size++;
         count_type(fx, t->type, t->nbytes);
     }
     qsort(fx->usage, fx->n_usage, sizeof fx->usage[0], usage_cmp);
@@ -130,9 +150,14 @@ static void short_bytes(char *buf, size_t size, uint64_t n) {
     else snprintf(buf, size, "%.2f %s", v, units[u]);
 }
 
-static const char *usage_name(uint32_t key) {
-    const gk_type_info *t = gk_type_get(key);
-    return t ? t->name : "unknown";
+/* The row's type name: "Q4_K", "unknown type 99", "other unknown types". buf: 24 bytes. */
+static const char *usage_name(uint64_t key, char buf[24]) {
+    if (key == OTHER_UNKNOWN) return "other unknown types";
+    return cmd_tensor_type_name((uint32_t)key, buf, 24);
+}
+
+static bool usage_known(const type_usage *u) {
+    return u->type != OTHER_UNKNOWN && gk_type_get((uint32_t)u->type) != NULL;
 }
 
 static double share_of(uint64_t part, uint64_t whole) {
@@ -181,14 +206,28 @@ static void info_text(FILE *out, const char *path, gk_file *f, const info_facts 
     else if (fx->params < 1000) fprintf(out, "parameters:    %" PRIu64 "\n", fx->params);
     else fprintf(out, "parameters:    %" PRIu64 " (%s)\n", fx->params, a);
     short_bytes(b, sizeof b, fx->tensor_bytes);
-    if (fx->tensor_bytes < 1024) fprintf(out, "tensor bytes:  %" PRIu64 "\n", fx->tensor_bytes);
-    else fprintf(out, "tensor bytes:  %" PRIu64 " (%s)\n", fx->tensor_bytes, b);
+    if (fx->tensor_bytes < 1024) fprintf(out, "tensor bytes:  %" PRIu64, fx->tensor_bytes);
+    else fprintf(out, "tensor bytes:  %" PRIu64 " (%s)", fx->tensor_bytes, b);
+    if (fx->unknown_size > 0)
+        fprintf(out, " + %" PRIu64 " tensor%s of unknown type and size", fx->unknown_size,
+                fx->unknown_size == 1 ? "" : "s");
+    fputc('\n', out);
     if (fx->n_usage > 0) {
-        fprintf(out, "\n  %-8s  %8s  %14s  %7s\n", "type", "tensors", "bytes", "share");
+        int typew = 8;   /* "unknown type 99" is wider than every known name */
+        for (size_t i = 0; i < fx->n_usage; i++) {
+            char nbuf[24];
+            int len = (int)strlen(usage_name(fx->usage[i].type, nbuf));
+            if (len > typew) typew = len;
+        }
+        fprintf(out, "\n  %-*s  %8s  %14s  %7s\n", typew, "type", "tensors", "bytes", "share");
         for (size_t i = 0; i < fx->n_usage; i++) {
             const type_usage *u = &fx->usage[i];
-            fprintf(out, "  %-8s  %8" PRIu64 "  %14" PRIu64 "  %6.2f%%\n", usage_name(u->type),
-                    u->tensors, u->bytes, 100.0 * share_of(u->bytes, fx->tensor_bytes));
+            char nbuf[24];
+            fprintf(out, "  %-*s  %8" PRIu64 "  ", typew, usage_name(u->type, nbuf), u->tensors);
+            if (usage_known(u))
+                fprintf(out, "%14" PRIu64 "  %6.2f%%\n", u->bytes, 100.0 * share_of(u->bytes, fx->tensor_bytes));
+            else
+                fprintf(out, "%14s  %7s\n", "unknown", "-");
         }
     }
     if (fx->n_warnings == 0) return;
@@ -230,10 +269,14 @@ static cJSON *usage_json(const info_facts *fx) {
         const type_usage *u = &fx->usage[i];
         cJSON *row = cJSON_CreateObject();
         bool ok = row != NULL;
-        put(row, "type", cJSON_CreateString(usage_name(u->type)), &ok);
+        char nbuf[24];
+        const bool known = usage_known(u);
+        put(row, "type", cJSON_CreateString(usage_name(u->type, nbuf)), &ok);
         put(row, "tensors", gk_json_u64(u->tensors), &ok);
-        put(row, "bytes", gk_json_u64(u->bytes), &ok);
-        put(row, "share", cJSON_CreateNumber(share_of(u->bytes, fx->tensor_bytes)), &ok);
+        /* an unknown type's size is unknown: null */
+        put(row, "bytes", known ? gk_json_u64(u->bytes) : cJSON_CreateNull(), &ok);
+        put(row, "share", known ? cJSON_CreateNumber(share_of(u->bytes, fx->tensor_bytes)) : cJSON_CreateNull(),
+            &ok);
         if (!ok || !cJSON_AddItemToArray(list, row)) {
             cJSON_Delete(row);
             cJSON_Delete(list);
@@ -279,6 +322,7 @@ static cJSON *info_json(const char *path, gk_file *f, const info_facts *fx) {
     put(o, "file_type", ftype_json(fx), &ok);
     put(o, "parameters", fx->params_overflow ? cJSON_CreateNull() : gk_json_u64(fx->params), &ok);
     put(o, "tensor_bytes", gk_json_u64(fx->tensor_bytes), &ok);
+    put(o, "tensors_of_unknown_size", gk_json_u64(fx->unknown_size), &ok);
     put(o, "tensor_types", usage_json(fx), &ok);
     put(o, "warnings", warnings_json(f), &ok);
     if (!ok) {

@@ -138,7 +138,7 @@ const char *cmd_tensor_type_name(uint32_t id, char *buf, size_t size) {
     if (t) return t->name;
     const char *old = gk_type_retired_name(id);
     if (old) return old;
-    snprintf(buf, size, "type%" PRIu32, id);
+    snprintf(buf, size, "unknown type %" PRIu32, id);
     return buf;
 }
 

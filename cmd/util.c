@@ -217,8 +217,10 @@ int cmd_open_listing(const char *path, unsigned flags, gk_file **f, gk_error *pl
     gk_error_clear(placement);
     *f = NULL;
     if (gk_open(path, flags, f, &err) == GK_OK) return GK_EXIT_OK;
+    /* problems of the data's layout (also a tensor type whose size is unknown):
+     * the lenient open lists them as warnings under the header */
     bool placement_only = err.code == GK_E_OFFSET_ALIGN || err.code == GK_E_DATA_EOF ||
-                          err.code == GK_E_OVERLAP;
+                          err.code == GK_E_OVERLAP || err.code == GK_E_TENSOR_TYPE;
     if (!placement_only) return cmd_report(path, &err);
     *placement = err;
     if (gk_open(path, flags | GK_OPEN_LENIENT, f, &err) != GK_OK) return cmd_report(path, &err);

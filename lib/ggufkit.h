@@ -162,7 +162,7 @@ GK_API void gk_error_about(gk_error *err, const char *path);
 /* Type table                                                               */
 /* ======================================================================== */
 
-#define GK_TYPE_COUNT 40   /* ids 0..39 */
+#define GK_TYPE_COUNT 43   /* ids 0..42 */
 #define GK_MAX_DIMS 4
 /* Longest tensor name the GGUF spec allows, in bytes (ggml's loader takes one fewer). */
 #define GK_MAX_TENSOR_NAME 64
@@ -179,7 +179,8 @@ typedef enum gk_type {
     GK_TYPE_IQ3_XXS = 18, GK_TYPE_IQ1_S = 19, GK_TYPE_IQ4_NL = 20, GK_TYPE_IQ3_S = 21,
     GK_TYPE_IQ2_S = 22, GK_TYPE_IQ4_XS = 23, GK_TYPE_I8 = 24, GK_TYPE_I16 = 25,
     GK_TYPE_I32 = 26, GK_TYPE_I64 = 27, GK_TYPE_F64 = 28, GK_TYPE_IQ1_M = 29,
-    GK_TYPE_BF16 = 30, GK_TYPE_TQ1_0 = 34, GK_TYPE_TQ2_0 = 35, GK_TYPE_MXFP4 = 39
+    GK_TYPE_BF16 = 30, GK_TYPE_TQ1_0 = 34, GK_TYPE_TQ2_0 = 35, GK_TYPE_MXFP4 = 39,
+    GK_TYPE_NVFP4 = 40, GK_TYPE_Q1_0 = 41, GK_TYPE_Q2_0 = 42
 } gk_type;
 
 /* Quantize whole rows: nrows rows of n_per_row floats from src into dst blocks.
@@ -328,7 +329,8 @@ typedef struct gk_tensor {
     uint64_t ne[GK_MAX_DIMS];   /* unused dimensions are 1 */
     uint32_t type;
     uint64_t offset;            /* relative to the data section */
-    uint64_t nbytes;            /* bytes of tensor data */
+    uint64_t nbytes;            /* bytes of tensor data; 0 for a type ggufkit does not
+                                   know (kept only by a lenient open: its size is unknown) */
     int64_t file_offset;        /* where the entry starts in the file read, or -1 */
 } gk_tensor;
 
@@ -430,7 +432,10 @@ typedef struct gk_file gk_file;
 /* Options for gk_open. */
 enum {
     GK_OPEN_DEFAULT = 0,
-    GK_OPEN_LENIENT = 1 << 0,   /* data-placement problems become warnings */
+    /* Data-placement problems become warnings, and so does a tensor of a type
+     * ggufkit does not know (gk_type_get NULL, not retired): it is kept with
+     * nbytes 0, its data unplaced. Without the flag both are errors. */
+    GK_OPEN_LENIENT = 1 << 0,
     /* For listings: a top-level array of numbers, bools or strings longer than
      * GK_PREVIEW_ELEMS keeps only its first GK_PREVIEW_ELEMS elements in memory
      * (arr.n_unread says how many it left out). Every element is still read and

@@ -252,6 +252,18 @@ START_TEST(q5_0) { check_type(GK_TYPE_Q5_0, LEGACY_BLOCKS); }
 END_TEST
 START_TEST(q5_1) { check_type(GK_TYPE_Q5_1, LEGACY_BLOCKS); }
 END_TEST
+/* NVFP4 and MXFP4: 256 M values each without weights (the weights are unused:
+ * a smaller run checks that they change nothing at any level either). */
+START_TEST(nvfp4) { check_type(GK_TYPE_NVFP4, 4000000, 200000, 0); }
+END_TEST
+START_TEST(mxfp4) { check_type(GK_TYPE_MXFP4, 8000000, 400000, 0); }
+END_TEST
+/* Q1_0 and Q2_0: no search, so twice as many values (Q1_0's eight-block groups
+ * meet the 61-row chunks' tails and rows of one block). */
+START_TEST(q1_0) { check_type(GK_TYPE_Q1_0, 4000000, 200000, 0); }
+END_TEST
+START_TEST(q2_0) { check_type(GK_TYPE_Q2_0, 8000000, 400000, 0); }
+END_TEST
 
 /* ---- F16 rows quantized directly ----------------------------------------------------- */
 
@@ -409,6 +421,10 @@ static Suite *simd_suite(void) {
     tcase_add_test(tc, q4_1);
     tcase_add_test(tc, q5_0);
     tcase_add_test(tc, q5_1);
+    tcase_add_test(tc, nvfp4);
+    tcase_add_test(tc, mxfp4);
+    tcase_add_test(tc, q1_0);
+    tcase_add_test(tc, q2_0);
     tcase_add_test(tc, q8_0_from_f16);
     tcase_add_test(tc, q4_0_from_f16);
     tcase_add_test(tc, q4_1_from_f16);

@@ -181,9 +181,11 @@ START_TEST(bad_fixtures_lenient_still_fail_on_structure) {
         gk_file *f = NULL;
         gk_error err;
         gk_status st = gk_open(path, GK_OPEN_LENIENT, &f, &err);
+        /* an unknown tensor type too: its tensor is kept, its data unplaced */
         bool placement = strcmp(rows[i].code, "misaligned-offset") == 0 ||
                          strcmp(rows[i].code, "data-past-eof") == 0 ||
-                         strcmp(rows[i].code, "overlapping-tensors") == 0;
+                         strcmp(rows[i].code, "overlapping-tensors") == 0 ||
+                         strcmp(rows[i].code, "unknown-tensor-type") == 0;
         if (placement) {
             ck_assert_msg(st == GK_OK, "%s: lenient open failed: %s", rows[i].file, err.message);
             ck_assert_uint_ge(gk_file_warning_count(f), 1);
@@ -194,6 +196,34 @@ START_TEST(bad_fixtures_lenient_still_fail_on_structure) {
                           rows[i].file, gk_status_name(st));
         }
     }
+}
+END_TEST
+
+START_TEST(unknown_tensor_type_kept_by_lenient_open) {
+    /* A fork's type between two F32 tensors: strict opens refuse the file naming
+     * the tensor and the id; a lenient one keeps all three, the unknown one with
+     * nbytes 0 (its size unknown) and a warning saying so at its type field. */
+    char path[4400];
+    fixture_path(path, sizeof path, "bad", "tensor-type-99-among-known.gguf");
+    gk_file *f = NULL;
+    gk_error err;
+    ck_assert_int_eq(gk_open(path, GK_OPEN_DEFAULT, &f, &err), GK_E_TENSOR_TYPE);
+    ck_assert_ptr_nonnull(strstr(err.message, "'fork.weight'"));
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown tensor type 99"));
+    ck_assert_ptr_nonnull(strstr(err.message, "cannot be laid out"));
+    int64_t at = err.offset;
+    ck_assert_int_eq(gk_open(path, GK_OPEN_LENIENT | GK_OPEN_PREVIEW, &f, &err), GK_OK);
+    const gk_model *m = gk_file_model(f);
+    ck_assert_uint_eq(gk_tensor_count(m), 3);
+    ck_assert_uint_eq(gk_tensor_at(m, 0)->nbytes, 32);
+    ck_assert_uint_eq(gk_tensor_at(m, 1)->type, 99);
+    ck_assert_uint_eq(gk_tensor_at(m, 1)->nbytes, 0);
+    ck_assert_uint_eq(gk_tensor_at(m, 1)->ne[0], 64);
+    ck_assert_uint_eq(gk_tensor_at(m, 2)->nbytes, 16);
+    ck_assert_uint_eq(gk_file_warning_count(f), 1);
+    ck_assert_int_eq(gk_file_warning_at(f, 0)->offset, at);
+    ck_assert_ptr_nonnull(strstr(gk_file_warning_at(f, 0)->message, "'fork.weight'"));
+    gk_close(f);
 }
 END_TEST
 
@@ -747,6 +777,18 @@ START_TEST(tensor_dimension_rules) {
         { 1, { 8 }, 33, GK_E_TENSOR_TYPE_RETIRED },
         { 1, { 8 }, 38, GK_E_TENSOR_TYPE_RETIRED },
         { 1, { 8 }, GK_TYPE_COUNT, GK_E_TENSOR_TYPE },
+        { 1, { 8 }, 99, GK_E_TENSOR_TYPE },
+        /* the 2026 types: rows of whole blocks (NVFP4 64, Q1_0 128, Q2_0 64, MXFP4 32) */
+        { 2, { 64, 2 }, GK_TYPE_NVFP4, GK_OK },
+        { 1, { 32 }, GK_TYPE_NVFP4, GK_E_ROW_BLOCK },
+        { 1, { 96 }, GK_TYPE_NVFP4, GK_E_ROW_BLOCK },
+        { 2, { 128, 3 }, GK_TYPE_Q1_0, GK_OK },
+        { 1, { 64 }, GK_TYPE_Q1_0, GK_E_ROW_BLOCK },
+        { 1, { 192 }, GK_TYPE_Q1_0, GK_E_ROW_BLOCK },
+        { 1, { 64 }, GK_TYPE_Q2_0, GK_OK },
+        { 1, { 96 }, GK_TYPE_Q2_0, GK_E_ROW_BLOCK },
+        { 1, { 32 }, GK_TYPE_MXFP4, GK_OK },
+        { 1, { 48 }, GK_TYPE_MXFP4, GK_E_ROW_BLOCK },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         buf b;
@@ -879,6 +921,7 @@ static Suite *reader_suite(void) {
     tcase_add_test(fx, bad_fixtures_exact_status_and_offset);
     tcase_add_test(fx, bad_fixtures_same_from_memory);
     tcase_add_test(fx, bad_fixtures_lenient_still_fail_on_structure);
+    tcase_add_test(fx, unknown_tensor_type_kept_by_lenient_open);
     tcase_add_test(fx, good_fixtures_open_with_their_warnings);
     tcase_add_test(fx, every_prefix_of_good_fixtures);
     tcase_add_test(fx, every_prefix_of_bad_fixtures);

@@ -1,6 +1,6 @@
 /*
  * check_types.c - unit tests of the type table and of the plain-float, legacy,
- * ternary and MXFP4 kernels (no golden data needed).
+ * ternary, MXFP4, NVFP4, Q1_0 and Q2_0 kernels (no golden data needed).
  *
  * Covers: fp16/bf16 rounding of hand-picked bit patterns (ties, subnormals,
  * overflow, NaN/Inf as ggml), hand-computed blocks, all-zero / constant / huge /
@@ -18,6 +18,7 @@
 
 #include "ggufkit.h"
 #include "types/fp16.h"
+#include "types/fp4.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -79,7 +80,8 @@ static double relative_rms_error(const float *x, const float *y, int n) {
 /* The types this file owns the kernels of. */
 static const uint32_t my_block_types[] = { GK_TYPE_Q4_0, GK_TYPE_Q4_1, GK_TYPE_Q5_0,
                                            GK_TYPE_Q5_1, GK_TYPE_Q8_0, GK_TYPE_Q8_1,
-                                           GK_TYPE_TQ1_0, GK_TYPE_TQ2_0, GK_TYPE_MXFP4 };
+                                           GK_TYPE_TQ1_0, GK_TYPE_TQ2_0, GK_TYPE_MXFP4,
+                                           GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0 };
 #define N_MY_BLOCK_TYPES (sizeof my_block_types / sizeof my_block_types[0])
 
 /* ---- fp16 / bf16 conversions ------------------------------------------------------- */
@@ -433,6 +435,229 @@ START_TEST(hand_computed_mxfp4_blocks) {
 }
 END_TEST
 
+START_TEST(hand_computed_nvfp4_blocks) {
+    float x[64], y[64];
+    uint8_t block[36];
+
+    /* sub-block 0: max 6 -> UE4M3(1.0) = 0x38 (exponent 7, mantissa 0), decoded
+     * scale 0.5: 6 is code 7, -3 code 13, 0.25 ties 0 and 0.5 (code 0 first) */
+    memset(x, 0, sizeof x);
+    x[0] = 6.0f;
+    x[1] = -3.0f;
+    x[2] = 0.25f;
+    x[8] = 1.0f; /* high nibble of qs[0]: code 2 */
+    /* sub-block 1: max 6.375 -> 1.0625: the round bit (2^-4) carries, 0x39 (1.125) */
+    x[16] = 6.375f;
+    /* sub-block 2: max 11.625 -> 1.9375: mantissa 7 + round bit overflows to 2.0, 0x40 */
+    x[32] = -11.625f;
+    /* sub-block 3: max 6 * 3 * 2^-9 -> the subnormal 3 * 2^-9 = 0x03 */
+    x[48] = 6.0f * 3.0f * 0x1p-9f;
+    quantize_block(GK_TYPE_NVFP4, x, block);
+    ck_assert_uint_eq(block[0], 0x38);
+    ck_assert_uint_eq(block[1], 0x39);
+    ck_assert_uint_eq(block[2], 0x40);
+    ck_assert_uint_eq(block[3], 0x03);
+    ck_assert_uint_eq(block[4 + 0], 0x07 | 0x20);
+    ck_assert_uint_eq(block[4 + 1], 0x0D);
+    ck_assert_uint_eq(block[4 + 2], 0x00);
+    ck_assert_uint_eq(block[4 + 8], 0x07);  /* 6.375 / 0.5625 = 11.3: code 7 (12) */
+    ck_assert_uint_eq(block[4 + 16], 0x0F); /* -11.625 / 1.0 -> -12: code 15 */
+    ck_assert_uint_eq(block[4 + 24], 0x07); /* 6 * scale: code 7 */
+    dequantize_block(GK_TYPE_NVFP4, block, y);
+    ck_assert(y[0] == 6.0f && y[1] == -3.0f && y[2] == 0.0f && y[8] == 1.0f);
+    ck_assert(y[16] == 12 * 0.5625f && y[32] == -12.0f);
+    ck_assert(y[48] == 12 * 3 * 0x1p-10f);
+
+    /* scales beyond 448 saturate at 0x7e (448, decoded 224); NaN and 0 give 0 */
+    for (int j = 0; j < 64; j++) x[j] = 1e6f;
+    x[16] = NAN;
+    for (int j = 17; j < 32; j++) x[j] = 0.0f;
+    quantize_block(GK_TYPE_NVFP4, x, block);
+    ck_assert_uint_eq(block[0], 0x7e);
+    dequantize_block(GK_TYPE_NVFP4, block, y);
+    ck_assert(y[0] == 12 * 224.0f);
+
+    /* decoding: 0x7f (NaN) reads as 0, bit 7 is ignored (0xb8 reads as 0x38) */
+    memset(block, 0, sizeof block);
+    block[0] = 0x7f;
+    block[1] = 0xb8;
+    block[2] = 0x01; /* smallest subnormal: 2^-9, halved */
+    block[3] = 0x77; /* largest below exponent 15: 1.875 * 2^7, halved */
+    for (int s = 0; s < 4; s++) block[4 + 8 * s] = 0x01;
+    dequantize_block(GK_TYPE_NVFP4, block, y);
+    ck_assert(y[0] == 0.0f && y[16] == 0.5f && y[32] == 0x1p-10f && y[48] == 120.0f);
+}
+END_TEST
+
+/* The one-sign search from a block's products (NVFP4's) picks the code of ggml's
+ * full sixteen-code search, for every scale the formats can hold and values of
+ * every kind: random magnitudes around the scale, signed zeros, ties, subnormals,
+ * huge values, infinities and NaN. */
+START_TEST(fp4_one_sign_search_equals_full_search) {
+    float scales[256 + 128 + 4];
+    int ns = 0;
+    for (int e = 0; e < 256; e++) /* E8M0 halved: 2^(e-128) */
+        scales[ns++] = e < 2 ? gk_bits_f32(UINT32_C(0x00200000) << e) : gk_bits_f32((uint32_t)(e - 1) << 23);
+    for (int u = 0; u < 128; u++) { /* UE4M3 halved */
+        const int ex = u >> 3, m = u & 7;
+        scales[ns++] = u == 0 || u == 0x7f ? 0.0f : (ex == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + m / 8.0f, ex - 7)) * 0.5f;
+    }
+    scales[ns++] = INFINITY;
+    scales[ns++] = 0x1p-149f;
+    scales[ns++] = 3.4e38f;
+    scales[ns++] = 0.0f;
+    static const float specials[] = { 0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 0x1p-149f, -0x1p-149f,
+                                      3.4e38f, -3.4e38f, 1e-30f, -1e-30f };
+    long checked = 0;
+    for (int s = 0; s < ns; s++) {
+        const float d = scales[s];
+        float p[8];
+        gk_fp4_products(d, p);
+        for (int i = 0; i < 4000; i++) {
+            float x;
+            if (i < (int)(sizeof specials / sizeof specials[0])) x = specials[i];
+            else if (i < 300) x = (float)(i % 32 - 16) * 0.5f * d;            /* the codes and midpoints */
+            else if (i < 600) x = gk_bits_f32((uint32_t)(uniform01() * 4294967296.0)); /* any bits */
+            else x = (float)((uniform01() * 2 - 1) * 14) * d;                 /* around the scale */
+            const int full = gk_fp4_nearest(x, d), fast = gk_fp4_nearest_in(x, p);
+            ck_assert_msg(full == fast, "d %a x %a: full search %d, one-sign search %d", (double)d, (double)x,
+                          full, fast);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 1000000);
+}
+END_TEST
+
+START_TEST(hand_computed_q1_q2_blocks) {
+    float x[128], y[128];
+    uint8_t block[18];
+
+    /* Q1_0: d = mean |x|; a bit per value, set for x >= 0 (-0 too), clear for NaN */
+    for (int j = 0; j < 128; j++) x[j] = (j % 3 == 0) ? -2.0f : 0.5f; /* 43 x 2 + 85 x 0.5 */
+    x[1] = -0.0f;
+    x[2] = NAN; /* the sum is NaN: d is NaN, and the bit is clear */
+    quantize_block(GK_TYPE_Q1_0, x, block);
+    ck_assert_uint_eq(read_u16(block) & 0x7c00, 0x7c00);
+    x[2] = 0.5f;
+    x[1] = 0.0f;
+    quantize_block(GK_TYPE_Q1_0, x, block);
+    ck_assert_uint_eq(read_u16(block), 0x3C00); /* (43 * 2 + 84 * 0.5 + 0) / 128 = 1 */
+    ck_assert_uint_eq(block[2], 0xB6); /* bits 1,2,4,5,7: j % 3 != 0 */
+    x[1] = -0.0f;
+    quantize_block(GK_TYPE_Q1_0, x, block);
+    ck_assert_uint_eq(block[2], 0xB6);
+    dequantize_block(GK_TYPE_Q1_0, block, y);
+    const float d1 = gk_fp16_to_fp32(read_u16(block));
+    for (int j = 0; j < 128; j++) ck_assert(y[j] == ((j % 3 == 0) ? -d1 : d1));
+
+    /* Q2_0: d = max |x| = 2, codes round(x / 2) + 1 (roundf: halves away from 0) */
+    memset(x, 0, 64 * sizeof x[0]);
+    x[0] = 2.0f;   /* 1 + 1 = 2 */
+    x[1] = -2.0f;  /* -1 + 1 = 0 */
+    x[2] = 1.0f;   /* round(0.5) = 1: 2 */
+    x[3] = 0.9f;   /* 0: 1 */
+    x[4] = -1.0f;  /* round(-0.5) = -1: 0 */
+    quantize_block(GK_TYPE_Q2_0, x, block);
+    ck_assert_uint_eq(read_u16(block), 0x4000);
+    ck_assert_uint_eq(block[2], 2 | 0 << 2 | 2 << 4 | 1 << 6);
+    ck_assert_uint_eq(block[3], 0 | 1 << 2 | 1 << 4 | 1 << 6);
+    for (int j = 4; j < 18; j++) ck_assert_uint_eq(block[j], 0x55);
+    dequantize_block(GK_TYPE_Q2_0, block, y);
+    ck_assert(y[0] == 2.0f && y[1] == -2.0f && y[2] == 2.0f && y[3] == 0.0f && y[4] == -2.0f);
+    /* code 3 is +2d: only written from data, never by the quantizer */
+    block[2] = 3;
+    dequantize_block(GK_TYPE_Q2_0, block, y);
+    ck_assert(y[0] == 4.0f);
+    /* a product that is NaN (or not an int) takes code 0, as ggml's conversion on x86-64 */
+    x[5] = NAN;
+    quantize_block(GK_TYPE_Q2_0, x, block);
+    ck_assert_uint_eq((block[3] >> 2) & 3, 0);
+    x[5] = 0.0f;
+    x[0] = 1e-40f; /* a subnormal max: 1 / max is infinite */
+    for (int j = 1; j < 64; j++) x[j] = 0.0f;
+    quantize_block(GK_TYPE_Q2_0, x, block);
+    ck_assert_uint_eq(block[2] & 3, 0);        /* inf: code 0 */
+    ck_assert_uint_eq((block[2] >> 2) & 3, 0); /* 0 * inf = NaN: code 0 */
+}
+END_TEST
+
+/* The importance matrix changes nothing for these types (ggml has no weighted
+ * variant), and rows are independent. */
+START_TEST(unweighted_types_ignore_imatrix) {
+    static const uint32_t ids[] = { GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0, GK_TYPE_MXFP4 };
+    enum { COLS = 256 };
+    static float x[3 * COLS], imatrix[COLS];
+    static uint8_t plain[3 * COLS], weighted[3 * COLS], row[COLS];
+    fill_gaussian(x, 3 * COLS, 0.7f);
+    for (int i = 0; i < COLS; i++) imatrix[i] = (float)(0.01 + 3 * uniform01());
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
+        const gk_type_info *t = type_of(ids[k]);
+        ck_assert(!t->needs_imatrix);
+        uint64_t rb = gk_type_row_bytes(t->id, COLS);
+        t->quantize(x, plain, 3, COLS, NULL);
+        t->quantize(x, weighted, 3, COLS, imatrix);
+        ck_assert_msg(memcmp(plain, weighted, 3 * rb) == 0, "%s: imatrix changed the bytes", t->name);
+        t->quantize(x + 2 * COLS, row, 1, COLS, NULL);
+        ck_assert_msg(memcmp(plain + 2 * rb, row, rb) == 0, "%s: rows not independent", t->name);
+    }
+}
+END_TEST
+
+/* verify --data's checks of the newest formats, at their byte offsets. */
+typedef struct {
+    int n;
+    gk_block_fault first;
+} fault_log;
+
+static bool log_fault(void *ctx, const gk_block_fault *f) {
+    fault_log *l = ctx;
+    if (l->n++ == 0) l->first = *f;
+    return true;
+}
+
+START_TEST(data_checks_of_new_types) {
+    uint8_t b[4 * 36];
+    fault_log l;
+    /* NVFP4: d[2] of block 1 is 0x7f (NaN); bit 7 set in d[0] of block 3 */
+    memset(b, 0x38, sizeof b);
+    b[36 + 2] = 0x7f;
+    b[3 * 36 + 0] = 0x80;
+    l = (fault_log){ 0 };
+    type_of(GK_TYPE_NVFP4)->check(b, 4, log_fault, &l);
+    ck_assert_int_eq(l.n, 2);
+    ck_assert(l.first.block == 1 && l.first.byte == 2 && isnan(l.first.value));
+    ck_assert_str_eq(l.first.field, "d[2]");
+    /* every other UE4M3 byte is a value: 0x00-0x7e */
+    for (int u = 0; u < 0x7f; u++) {
+        memset(b, u, 36);
+        l = (fault_log){ 0 };
+        type_of(GK_TYPE_NVFP4)->check(b, 1, log_fault, &l);
+        ck_assert_msg(l.n == 0, "UE4M3 0x%02x reported", u);
+    }
+    /* Q1_0 and Q2_0: the fp16 d at byte 0 of each 18-byte block */
+    const uint32_t f16_types[] = { GK_TYPE_Q1_0, GK_TYPE_Q2_0 };
+    for (int k = 0; k < 2; k++) {
+        memset(b, 0, sizeof b);
+        b[2 * 18 + 0] = 0x00, b[2 * 18 + 1] = 0x7c; /* +inf in block 2 */
+        b[3 * 18 + 0] = 0x01, b[3 * 18 + 1] = 0xfe; /* NaN in block 3 */
+        b[3 * 18 + 2] = 0xff;                       /* codes are never wrong */
+        l = (fault_log){ 0 };
+        type_of(f16_types[k])->check(b, 4, log_fault, &l);
+        ck_assert_int_eq(l.n, 2);
+        ck_assert(l.first.block == 2 && l.first.byte == 0 && isinf(l.first.value));
+        ck_assert_str_eq(l.first.field, "d");
+    }
+    /* MXFP4: E8M0 0xff is NaN, 0xfe is 2^127 and fine */
+    memset(b, 0, sizeof b);
+    b[17] = 0xff;
+    b[2 * 17] = 0xfe;
+    l = (fault_log){ 0 };
+    type_of(GK_TYPE_MXFP4)->check(b, 3, log_fault, &l);
+    ck_assert(l.n == 1 && l.first.block == 1 && l.first.byte == 0);
+}
+END_TEST
+
 START_TEST(hand_computed_ternary_blocks) {
     float x[256], y[256];
     uint8_t block[128];
@@ -481,6 +706,7 @@ static const error_bound error_bounds[] = {
     { GK_TYPE_Q4_0, 0.10 },   { GK_TYPE_Q4_1, 0.095 },  { GK_TYPE_Q5_0, 0.05 },
     { GK_TYPE_Q5_1, 0.045 },  { GK_TYPE_Q8_0, 0.007 },  { GK_TYPE_Q8_1, 0.007 },
     { GK_TYPE_MXFP4, 0.14 },  { GK_TYPE_TQ1_0, 0.85 },  { GK_TYPE_TQ2_0, 0.85 },
+    { GK_TYPE_NVFP4, 0.10 },  { GK_TYPE_Q1_0, 0.62 },   { GK_TYPE_Q2_0, 0.75 },
 };
 
 START_TEST(round_trip_error_bounds) {
@@ -568,7 +794,8 @@ static const swap_layout swap_layouts[] = {
     { GK_TYPE_Q5_0, 2, 1, { 0 } },     { GK_TYPE_Q5_1, 2, 2, { 0, 2 } },
     { GK_TYPE_Q8_0, 2, 1, { 0 } },     { GK_TYPE_Q8_1, 2, 2, { 0, 2 } },
     { GK_TYPE_TQ1_0, 2, 1, { 52 } },   { GK_TYPE_TQ2_0, 2, 1, { 64 } },
-    { GK_TYPE_MXFP4, 1, 0, { 0 } },
+    { GK_TYPE_MXFP4, 1, 0, { 0 } },    { GK_TYPE_NVFP4, 1, 0, { 0 } },
+    { GK_TYPE_Q1_0, 2, 1, { 0 } },     { GK_TYPE_Q2_0, 2, 1, { 0 } },
 };
 
 /* Where byte i of a block goes after the swap described by l. */
@@ -639,7 +866,8 @@ static const geometry ggml_geometry[] = {
     { 23, "IQ4_XS", 256, 136 },   { 24, "I8", 1, 1 },         { 25, "I16", 1, 2 },
     { 26, "I32", 1, 4 },          { 27, "I64", 1, 8 },        { 28, "F64", 1, 8 },
     { 29, "IQ1_M", 256, 56 },     { 30, "BF16", 1, 2 },       { 34, "TQ1_0", 256, 54 },
-    { 35, "TQ2_0", 256, 66 },     { 39, "MXFP4", 32, 17 },
+    { 35, "TQ2_0", 256, 66 },     { 39, "MXFP4", 32, 17 },    { 40, "NVFP4", 64, 36 },
+    { 41, "Q1_0", 128, 18 },      { 42, "Q2_0", 64, 18 },
 };
 static const uint32_t retired_ids[] = { 4, 5, 31, 32, 33, 36, 37, 38 };
 
@@ -708,6 +936,11 @@ static Suite *types_suite(void) {
     tcase_add_test(blocks, hand_computed_legacy_blocks);
     tcase_add_test(blocks, huge_and_tiny_magnitudes);
     tcase_add_test(blocks, hand_computed_mxfp4_blocks);
+    tcase_add_test(blocks, hand_computed_nvfp4_blocks);
+    tcase_add_test(blocks, hand_computed_q1_q2_blocks);
+    tcase_add_test(blocks, fp4_one_sign_search_equals_full_search);
+    tcase_add_test(blocks, unweighted_types_ignore_imatrix);
+    tcase_add_test(blocks, data_checks_of_new_types);
     tcase_add_test(blocks, hand_computed_ternary_blocks);
     tcase_add_test(blocks, round_trip_error_bounds);
     tcase_add_test(blocks, single_block_rows);

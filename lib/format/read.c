@@ -750,12 +750,24 @@ static gk_status rd_tensor_info(reader *r, uint64_t index, gk_strset *seen) {
                   "tensor type %u (%s) was removed from ggml; convert the model again", t.type,
                   gk_type_retired_name(t.type)));
     const gk_type_info *ti = gk_type_get(t.type);
-    if (ti == NULL) BAIL(fail(r, GK_E_TENSOR_TYPE, type_at, "unknown tensor type %u", t.type));
-    if (t.ne[0] % ti->block_elems != 0)
-        BAIL(fail(r, GK_E_ROW_BLOCK, dims_at, "row length %llu is not a multiple of %s's block of %u",
-                  (unsigned long long)t.ne[0], ti->name, ti->block_elems));
-    if (gk_tensor_nbytes(t.type, t.ne, &t.nbytes) != GK_OK)
-        BAIL(fail(r, GK_E_DIM_OVERFLOW, dims_at, "byte size overflows 64 bits"));
+    if (ti == NULL) {
+        /* A fork's or a newer ggml's type: the header still reads, but without the
+         * block geometry the tensor's size, and so the data's layout, is unknown.
+         * A lenient open keeps the tensor (nbytes 0) with a warning. */
+        char msg[GK_MESSAGE_MAX];
+        snprintf(msg, sizeof msg,
+                 "%s: unknown tensor type %u: its size is unknown, so the tensor data cannot be laid out",
+                 r->ctx, t.type);
+        if (!(r->flags & GK_OPEN_LENIENT)) BAIL(gk_error_set(r->err, GK_E_TENSOR_TYPE, (int64_t)type_at, "%s", msg));
+        gk_file_add_warning(r->f, GK_RULE_SPEC, (int64_t)type_at, "%s", msg);
+        t.nbytes = 0;
+    } else {
+        if (t.ne[0] % ti->block_elems != 0)
+            BAIL(fail(r, GK_E_ROW_BLOCK, dims_at, "row length %llu is not a multiple of %s's block of %u",
+                      (unsigned long long)t.ne[0], ti->name, ti->block_elems));
+        if (gk_tensor_nbytes(t.type, t.ne, &t.nbytes) != GK_OK)
+            BAIL(fail(r, GK_E_DIM_OVERFLOW, dims_at, "byte size overflows 64 bits"));
+    }
     st = rd_u64(r, &t.offset, "data offset");
     if (st != GK_OK) BAIL(st);
     if (gk_model_append_tensor_owned(r->f->model, &t) != GK_OK) BAIL(fail(r, GK_E_NOMEM, start, "out of memory"));

@@ -357,6 +357,7 @@ static uint32_t input_ftype(const gk_model *first, const src_ref *order, size_t 
         { GK_TYPE_Q6_K, 18 }, { GK_TYPE_TQ1_0, 36 }, { GK_TYPE_TQ2_0, 37 }, { GK_TYPE_IQ2_XXS, 19 },
         { GK_TYPE_IQ2_XS, 20 }, { GK_TYPE_IQ2_S, 28 }, { GK_TYPE_IQ3_XXS, 23 }, { GK_TYPE_IQ1_S, 24 },
         { GK_TYPE_IQ1_M, 31 }, { GK_TYPE_IQ4_NL, 25 }, { GK_TYPE_IQ4_XS, 30 }, { GK_TYPE_IQ3_S, 26 },
+        { GK_TYPE_NVFP4, 39 }, { GK_TYPE_Q1_0, 40 }, { GK_TYPE_Q2_0, 41 },
     };
     uint32_t count[GK_TYPE_COUNT] = { 0 }, best = 0, best_type = GK_TYPE_F32;
     for (size_t i = 0; i < n; i++) {

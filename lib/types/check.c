@@ -5,14 +5,16 @@
  * Floating-point types: every value finite. Block formats: every scale field
  * finite, as ggml's own row validation asks; the fields and their offsets are
  * those of the block layouts (ggml-common.h) the kernels use:
- *   f16 d at 0                      Q4_0 Q5_0 Q8_0 IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ1_S IQ4_NL IQ4_XS
+ *   f16 d at 0                      Q1_0 Q2_0 Q4_0 Q5_0 Q8_0 IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ1_S IQ4_NL IQ4_XS
  *   f16 d at 0, m / s / dmin at 2   Q4_1 Q5_1 Q8_1 Q4_K Q5_K
  *   f16 d, dmin at 80, 82           Q2_K            f16 d at 108 Q3_K, 208 Q6_K
  *   f16 d at 52 TQ1_0, 64 TQ2_0     f32 d at 0 Q8_K
  *   IQ1_M: the f16 scale is spread over the top nibbles of the four u16 scales at 48
  * Where the format bounds a field, its range too: the E8M0 scale of MXFP4 (byte
- * 0) cannot be 0xff (NaN), and each of Q8_K's 16 bsums (i16 at 260) must be the
- * sum of its 16 quants (i8 at 4).
+ * 0) cannot be 0xff (NaN); the four UE4M3 scales of NVFP4 (bytes 0-3) cannot be
+ * 0x7f (NaN) nor have bit 7 set (the format is unsigned: ggml never writes it
+ * and decodes such a byte as if the bit were clear); and each of Q8_K's 16 bsums
+ * (i16 at 260) must be the sum of its 16 quants (i8 at 4).
  */
 #include <math.h>
 #include <stdio.h>
@@ -97,6 +99,8 @@ static bool check_f16_fields(const uint8_t *p, int64_t n, size_t block_bytes, co
         return check_f16_fields(blocks, n, BYTES, fields, (int)(sizeof fields / sizeof fields[0]), fn, ctx); \
     }
 
+F16_SCALES(q1_0, 18, { 0, "d" })
+F16_SCALES(q2_0, 18, { 0, "d" })
 F16_SCALES(q4_0, 18, { 0, "d" })
 F16_SCALES(q4_1, 20, { 0, "d" }, { 2, "m" })
 F16_SCALES(q5_0, 22, { 0, "d" })
@@ -137,6 +141,20 @@ bool gk_check_mxfp4(const void *blocks, int64_t n, gk_block_fault_fn fn, void *c
     const uint8_t *p = blocks;
     for (int64_t b = 0; b < n; b++, p += 17)
         if (p[0] == 0xff && !report(fn, ctx, b, 0, "e", NAN, "0xff is NaN in E8M0 (out of range)")) return false;
+    return true;
+}
+
+bool gk_check_nvfp4(const void *blocks, int64_t n, gk_block_fault_fn fn, void *ctx) {
+    static const char *const names[4] = { "d[0]", "d[1]", "d[2]", "d[3]" };
+    const uint8_t *p = blocks;
+    for (int64_t b = 0; b < n; b++, p += 36)
+        for (uint32_t s = 0; s < 4; s++) {
+            const uint8_t u = p[s];
+            if (u == 0x7f && !report(fn, ctx, b, s, names[s], NAN, "0x7f is NaN in UE4M3"))
+                return false;
+            if ((u & 0x80) && !report(fn, ctx, b, s, names[s], u, "sign bit set in an unsigned UE4M3 scale"))
+                return false;
+        }
     return true;
 }
 

@@ -14,6 +14,8 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
         gk_register_legacy_avx2(table);
         gk_register_kquants_avx2(table);
         gk_register_iquants_avx2(table);
+        gk_register_fp4_avx2(table);
+        gk_register_q1q2_avx2(table);
     }
     if (isa >= GK_ISA_AVX512) {
         gk_register_legacy_avx512(table);

@@ -1,7 +1,8 @@
 /*
  * kernels.h - internal declarations of the per-family tensor kernels.
  *
- * Each family file (float.c, legacy.c, kquants.c, iquants.c, ternary.c, mxfp4.c)
+ * Each family file (float.c, legacy.c, kquants.c, iquants.c, ternary.c, mxfp4.c,
+ * nvfp4.c, q1q2.c)
  * implements the three entry points of gk_type_info for its types:
  *   gk_quantize_<t>   (const float *src, void *dst, int64_t nrows, int64_t n_per_row,
  *                      const float *imatrix)             whole rows, imatrix may be NULL
@@ -70,6 +71,11 @@ GK_KERNELS(tq1_0)
 GK_KERNELS(tq2_0)
 /* mxfp4.c */
 GK_KERNELS(mxfp4)
+/* nvfp4.c */
+GK_KERNELS(nvfp4)
+/* q1q2.c */
+GK_KERNELS(q1_0)
+GK_KERNELS(q2_0)
 
 /* The block quantizers with their group searches as a parameter (quant_util.h):
  * gk_quantize_<t> is gk_quantize_<t>_with(&gk_searches_scalar, ...), and the vector
@@ -107,5 +113,7 @@ void gk_register_legacy_avx512(gk_type_info *table);
 void gk_register_kquants_avx512(gk_type_info *table);
 void gk_register_iquants_avx2(gk_type_info *table);
 void gk_register_iquants_avx512(gk_type_info *table);
+void gk_register_fp4_avx2(gk_type_info *table);
+void gk_register_q1q2_avx2(gk_type_info *table);
 
 #endif

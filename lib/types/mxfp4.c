@@ -12,37 +12,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "types/fp4.h"
 #include "types/kernels.h"
 
 #define QK_MXFP4 32
 
 typedef struct { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; } block_mxfp4;
 static_assert(sizeof(block_mxfp4) == 17, "MXFP4 block is 17 bytes");
-
-/* E2M1 values times two, indexed by the 4-bit code (sign in bit 3). */
-static const int8_t mxfp4_values[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
-
-/* Half of the E8M0 scale 2^(e-127), exact for every e (denormal for e < 2). */
-static float e8m0_half_scale(uint8_t e) {
-    const uint32_t bits = e < 2 ? UINT32_C(0x00200000) << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* Code whose value times d is nearest to x (lowest code on ties). */
-static int nearest_code(float x, float d) {
-    int best = 0;
-    float best_err = fabsf(mxfp4_values[0] * d - x);
-    for (int i = 1; i < 16; i++) {
-        const float err = fabsf(mxfp4_values[i] * d - x);
-        if (err < best_err) {
-            best = i;
-            best_err = err;
-        }
-    }
-    return best;
-}
 
 /** gk_quantize_mxfp4() : rows of F32 to MXFP4 (ggml's reference; imatrix unused). */
 void gk_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -57,10 +33,10 @@ void gk_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per
         for (int j = 0; j < QK_MXFP4; j++)
             if (amax < fabsf(x[j])) amax = fabsf(x[j]);
         b.e = amax > 0.0f ? (uint8_t)(floorf(log2f(amax)) - 2 + 127) : 0;
-        const float d = e8m0_half_scale(b.e);
+        const float d = gk_e8m0_half(b.e);
         for (int j = 0; j < QK_MXFP4 / 2; ++j) {
-            const uint8_t lo = (uint8_t)nearest_code(x[j], d);
-            const uint8_t hi = (uint8_t)nearest_code(x[QK_MXFP4 / 2 + j], d);
+            const uint8_t lo = (uint8_t)gk_fp4_nearest(x[j], d);
+            const uint8_t hi = (uint8_t)gk_fp4_nearest(x[QK_MXFP4 / 2 + j], d);
             b.qs[j] = (uint8_t)(lo | (hi << 4));
         }
         memcpy(out + i * sizeof b, &b, sizeof b);
@@ -73,10 +49,10 @@ void gk_dequantize_mxfp4(const void *src, float *dst, int64_t n) {
     for (int64_t i = 0; i < n / QK_MXFP4; i++, dst += QK_MXFP4) {
         block_mxfp4 b;
         memcpy(&b, in + i * sizeof b, sizeof b);
-        const float d = e8m0_half_scale(b.e);
+        const float d = gk_e8m0_half(b.e);
         for (int j = 0; j < QK_MXFP4 / 2; ++j) {
-            dst[j] = mxfp4_values[b.qs[j] & 0x0F] * d;
-            dst[j + QK_MXFP4 / 2] = mxfp4_values[b.qs[j] >> 4] * d;
+            dst[j] = gk_fp4_values[b.qs[j] & 0x0F] * d;
+            dst[j + QK_MXFP4 / 2] = gk_fp4_values[b.qs[j] >> 4] * d;
         }
     }
 }

@@ -9,6 +9,7 @@
  * once, in which the vector kernels of the active level (gk_isa_active(),
  * dispatch.c) have replaced the quantize/dequantize entries they cover.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
@@ -48,6 +49,13 @@
 #define i16_CHECK NULL
 #define i32_CHECK NULL
 #define i64_CHECK NULL
+
+/* The newest formats' geometry as ggml-common.h builds it (the kernel files
+ * assert their block structs against the same sizes). */
+static_assert(36 == 64 / 16 + 64 / 2, "NVFP4: 4 UE4M3 scales and 64 4-bit codes");
+static_assert(18 == 2 + 128 / 8, "Q1_0: an fp16 scale and 128 1-bit codes");
+static_assert(18 == 2 + 64 / 4, "Q2_0: an fp16 scale and 64 2-bit codes");
+static_assert(17 == 1 + 32 / 2, "MXFP4: an E8M0 scale and 32 4-bit codes");
 
 static const gk_type_info type_table[GK_TYPE_COUNT] = {
     PLAIN(GK_TYPE_F32, "F32", 4, f32),
@@ -90,6 +98,9 @@ static const gk_type_info type_table[GK_TYPE_COUNT] = {
     RETIRED(37, "IQ4_NL_4_8"),
     RETIRED(38, "IQ4_NL_8_8"),
     BLOCK(GK_TYPE_MXFP4, "MXFP4", 32, 17, mxfp4, false),
+    BLOCK(GK_TYPE_NVFP4, "NVFP4", 64, 36, nvfp4, false),
+    BLOCK(GK_TYPE_Q1_0, "Q1_0", 128, 18, q1_0, false),
+    BLOCK(GK_TYPE_Q2_0, "Q2_0", 64, 18, q2_0, false),
 };
 
 void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]) {

@@ -240,9 +240,17 @@ for line in open(sys.argv[1]):
         got_types = {r["type"]: (r["tensors"], r["bytes"]) for r in info.get("tensor_types", [])}
         if got_types != by_type:
             problems.append(f"tensor_types {got_types} != {by_type}")
+        if info.get("tensors_of_unknown_size") != 0:
+            problems.append(f"tensors_of_unknown_size {info.get('tensors_of_unknown_size')!r} != 0")
         first = min((t["offset"] for t in tensors.values()), default=None)
         if first is not None and info.get("data_offset") != first:
             problems.append(f"data_offset {info.get('data_offset')} != first tensor at {first}")
+    # general.file_type named as llama.cpp names it, the 2026 types included
+    ft_names = {"syn1-preset-Q1_0.gguf": "Q1_0", "syn1-preset-Q2_0.gguf": "Q2_0",
+                "syn1-preset-MXFP4_MOE.gguf": "MXFP4_MOE", "syn1-Q1_0.gguf": "Q1_0",
+                "syn1-Q2_0.gguf": "Q2_0", "syn1-NVFP4.gguf": "Q8_0", "syn1-imat-Q2_0.gguf": "Q2_0"}
+    if name in ft_names and (info.get("file_type") or {}).get("name") != ft_names[name]:
+        problems.append(f"file_type {info.get('file_type')!r}, expected the name {ft_names[name]}")
     print(f"FAIL {name}: " + "; ".join(problems) if problems else f"ok {name}")
 EOF
     n_ok=$(grep -c '^ok ' "$TMP/manifest.out")

@@ -95,6 +95,18 @@ if $have_golden; then
     else bad "chain $a -> $b failed: $(head -1 "$TMP/err")"; fi
     rm -f "$out"
   done
+  # COPY of a model without general.file_type guesses it from its commonest tensor
+  # type, as llama.cpp's loader does (NVFP4 39, Q1_0 40, Q2_0 41), marked guessed (1024).
+  for tf in NVFP4:1063 Q1_0:1064 Q2_0:1065; do
+    t=${tf%%:*}; want=${tf##*:}
+    rm -f "$TMP/nf.gguf" "$TMP/nf-copy.gguf"
+    if "$BIN" edit --delete general.file_type -o "$TMP/nf.gguf" "$syn/syn1-$t.gguf" >/dev/null 2>&1 &&
+       "$BIN" quantize "$TMP/nf.gguf" "$TMP/nf-copy.gguf" COPY >/dev/null 2>&1; then
+      got=$("$BIN" info --json "$TMP/nf-copy.gguf" | python3 -c 'import json,sys; print(json.load(sys.stdin)["file_type"]["id"])')
+      [[ $got == "$want" ]] && ok "COPY of $t without general.file_type guesses $want" ||
+        bad "COPY of $t without general.file_type: file_type $got, expected $want"
+    else bad "COPY of $t without general.file_type failed"; fi
+  done
   # A shard set quantized whole equals the unsplit model's result.
   if has_kernels Q4_K_M; then
     expect_exit 0 "quantize a shard set (first shard given)" \

@@ -135,6 +135,97 @@ if run "verify --schema" "$BIN" verify --schema "$DATA/good/no-kv.gguf"; then
     if grep -q 'general.architecture' "$TMP/out"; then ok; else bad "verify --schema no-kv.gguf: general.architecture not named"; fi
 fi
 
+# ------------------------------------------- a tensor type ggufkit does not know
+# A fork's type (99) between two F32 tensors: info and dump still show the header,
+# list the tensor as "unknown type 99" of unknown size, and exit 1 naming the
+# tensor, the id and that the data cannot be laid out; verify and index say so.
+u=$DATA/bad/tensor-type-99-among-known.gguf
+unknown_msg() {   # $1: test name, $2: file holding the message
+    if grep -q "'fork.weight'" "$2" && grep -q "unknown tensor type 99" "$2" &&
+        grep -q "cannot be laid out" "$2"; then ok; else
+        bad "$1: message lacks the tensor, the id or 'cannot be laid out'"
+        sed 's/^/    : /' "$2" | head -3
+    fi
+}
+if run "info unknown type" "$BIN" info "$u"; then
+    expect_rc "info of an unknown tensor type" 1
+    unknown_msg "info of an unknown tensor type" "$TMP/err"
+    if grep -qE '^  unknown type 99 +1 +unknown +-$' "$TMP/out" && grep -q '^tensors: *3$' "$TMP/out" &&
+        grep -qE '^  F32 +2 +48 ' "$TMP/out"; then ok; else
+        bad "info of an unknown tensor type: no 'unknown type 99' row of unknown size beside F32"
+        sed 's/^/    out: /' "$TMP/out" | tail -8
+    fi
+fi
+if run "info --json unknown type" "$BIN" info --json "$u"; then
+    expect_rc "info --json of an unknown tensor type" 1
+    got=$(squashed)
+    case $got in
+        *'"tensors_of_unknown_size":1,'*'{"type":"unknowntype99","tensors":1,"bytes":null,"share":null}'*) ok ;;
+        *) bad "info --json of an unknown tensor type: $got" ;;
+    esac
+fi
+if run "dump unknown type" "$BIN" dump "$u"; then
+    expect_rc "dump of an unknown tensor type" 1
+    unknown_msg "dump of an unknown tensor type" "$TMP/err"
+    if grep -qE '^ +1  fork\.weight +unknown type 99 +\[64, 2\] .* unknown$' "$TMP/out" &&
+        grep -qE '^ +0  a\.weight ' "$TMP/out" && grep -qE '^ +2  b\.weight .* 16$' "$TMP/out"; then ok; else
+        bad "dump of an unknown tensor type: the three tensors not listed as expected"
+        sed 's/^/    out: /' "$TMP/out" | tail -5
+    fi
+fi
+if run "dump --json unknown type" "$BIN" dump --json "$u"; then
+    expect_rc "dump --json of an unknown tensor type" 1
+    case $(squashed) in *'"fork.weight":{"index":1,"shape":[64,2],"type":"unknowntype99"'*) ok ;;
+        *) bad "dump --json of an unknown tensor type: no fork.weight entry" ;; esac
+fi
+if run "verify unknown type" "$BIN" verify "$u"; then
+    expect_rc "verify of an unknown tensor type" 1
+    unknown_msg "verify of an unknown tensor type" "$TMP/out"
+fi
+mkdir -p "$TMP/ix"
+cp "$u" "$TMP/ix/"
+if run "index unknown type" "$BIN" index --db "$TMP/ix.sqlite" "$TMP/ix"; then
+    expect_rc "index of a folder with an unknown tensor type" 0
+    python3 - "$TMP/ix.sqlite" >"$TMP/err" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+for path, code, error in con.execute("SELECT path, error_code, error FROM files"):
+    print(path, code, error)
+PY
+    if grep -q "tensor-type-99-among-known.gguf unknown-tensor-type" "$TMP/err"; then ok; else
+        bad "index: the file is not recorded as broken with unknown-tensor-type"
+        sed 's/^/    : /' "$TMP/err" | head -3
+    fi
+    unknown_msg "index of an unknown tensor type" "$TMP/err"
+fi
+
+# ------------------------------- verify --data: the scales of NVFP4, Q1_0, Q2_0
+# A synthetic model quantized to each type (--tensor-type over Q8_0), then one
+# scale made NaN / Inf: verify --data names the tensor, block and field.
+if "$BIN" synth "$TMP/tiny.gguf" >/dev/null 2>&1; then
+    for spec in "nvfp4 NVFP4 38 7f d[2]" "q1_0 Q1_0 19 7c d" "q2_0 Q2_0 19 7e d" "mxfp4 MXFP4 17 ff e"; do
+        read -r lower T at byte field <<<"$spec"
+        q=$TMP/tiny-$T.gguf
+        if ! "$BIN" quantize --tensor-type "weight=$lower" "$TMP/tiny.gguf" "$q" Q8_0 >/dev/null 2>"$TMP/err"; then
+            bad "quantize --tensor-type weight=$lower: $(head -1 "$TMP/err")"; continue
+        fi
+        if run "verify --data $T" "$BIN" verify --data "$q"; then expect_rc "verify --data of clean $T" 0; fi
+        # file offset of the first tensor of the type (dump's 'file offset' column), plus
+        # the byte of block 1 under test
+        off=$("$BIN" dump "$q" | awk -v t="$T" '$3 == t { print $(NF - 1); exit }')
+        printf "\\x$byte" | dd of="$q" bs=1 seek=$((off + at)) conv=notrunc status=none
+        if run "verify --data $T broken" "$BIN" verify --data "$q"; then
+            expect_rc "verify --data of $T with a bad scale" 1
+            if grep -qF "block 1: $field = " "$TMP/out"; then ok; else
+                bad "verify --data $T: no 'block 1: $field =' in the report"
+                sed 's/^/    out: /' "$TMP/out" | head -3
+            fi
+        fi
+    done
+else
+    bad "synth tiny"
+fi
+
 # usage errors
 if run "verify no file" "$BIN" verify; then expect_rc "verify without a file" 2; fi
 if run "verify bad option" "$BIN" verify --nope "$DATA/good/v2.gguf"; then expect_rc "verify --nope" 2; fi
