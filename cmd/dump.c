@@ -54,6 +54,9 @@ static void print_help(FILE *out) {
             "go to stderr and do not fail the dump. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed,\n"
             "then reported on stderr and fails the dump, since llama.cpp refuses such a file.\n"
+            "A partial download inside a container (.gguf.zst, ARCHIVE::MEMBER) fails the\n"
+            "same way: a container that may be cut short is read to its end to find its\n"
+            "real length.\n"
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
             "misplaced (the error names the byte offset), 2 usage error.\n");

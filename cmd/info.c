@@ -52,7 +52,9 @@ static void print_help(FILE *out) {
             "The reader's warnings (what llama.cpp or the gguf python reader would refuse)\n"
             "are listed too; they do not fail info. Tensor data that is misplaced (past the\n"
             "end of the file, as in a partial download; misaligned; overlapping) is listed\n"
-            "and then fails info, since llama.cpp refuses to load such a file.\n"
+            "and then fails info, since llama.cpp refuses to load such a file. A partial\n"
+            "download inside a container (.gguf.zst, ARCHIVE::MEMBER) fails the same way:\n"
+            "a container that may be cut short is read to its end to find its real length.\n"
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF or tensor data is\n"
             "misplaced (the error names the byte offset), 2 usage error.\n");

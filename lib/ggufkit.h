@@ -444,6 +444,13 @@ enum {
      * says so). Costs a full read of such a stream; plain files are always sized
      * by what they hold. */
     GK_OPEN_MEASURE = 1 << 2,
+    /* GK_OPEN_MEASURE only where needed: a compressed file or archive member whose
+     * container may be cut short (found out cheaply: a zstd file's frame headers;
+     * an archive member's data skipped, which is a seek in an uncompressed tar) is
+     * read to its end and sized by its real length, so tensor data past the end
+     * of a partial download is refused as in a plain file. Whole containers cost
+     * no decompression (but a compressed archive is decompressed through). */
+    GK_OPEN_WHOLE = 1 << 3,
 };
 
 /* Elements a preview keeps of each long array (see GK_OPEN_PREVIEW). */
