@@ -133,9 +133,7 @@ char *ix_value_text(const gk_value *v, unsigned head, size_t *len) {
  * shard keeps its set's name). */
 char *ix_shard_prefix(const char *name, int64_t no, int64_t count) {
     if (no < 0 || count < 1 || no >= count) return NULL;
-    size_t ln = strlen(name);
-    if (ln > 4 && strcmp(name + ln - 4, ".zst") == 0) ln -= 4;
-    return gk_shard_name_prefix(name, ln, (uint64_t)no, (uint64_t)count);
+    return gk_shard_path_prefix(name, (uint64_t)no, (uint64_t)count, NULL);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -184,6 +184,62 @@ for damage in missing broken; do
     expect_in "dump, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
 done
 
+# ---- issue 32, item 6: shard sets stored compressed ------------------------------
+# A set whose shards are .gguf.zst (all of them, or some) is the same set as the
+# plain one for every command that takes a set: index (complete), verify, info,
+# merge (the same bytes), diff (identical), hash --set (the same digest),
+# quantize (the same bytes; --keep-split too). A compressed shard that is
+# missing is named with the set's tail.
+Z=$TMP/zset
+mkdir -p "$Z/plain" "$Z/zst" "$Z/mixed" "$Z/out"
+"$BIN" split --split-max-tensors 4 "$M/b.gguf" "$Z/plain/z" >/dev/null || bad "split for zset"
+n_sh=$(ls "$Z/plain" | wc -l)
+for f in "$Z"/plain/*.gguf; do
+    zstd -q -o "$Z/zst/$(basename "$f").zst" "$f"
+done
+cp "$Z"/plain/*.gguf "$Z/mixed/"
+for k in 1 3; do
+    g=$(printf '%s/mixed/z-%05d-of-%05d.gguf' "$Z" "$k" "$n_sh")
+    zstd -q --rm "$g"
+done
+"$BIN" merge "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" "$Z/out/plain-merged.gguf" >/dev/null
+"$BIN" quantize --pure "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" "$Z/out/plain-q8.gguf" Q8_0 >/dev/null 2>&1
+"$BIN" hash --set "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" | awk '{print $2}' >"$Z/out/plain.hash"
+for kind in zst mixed; do
+    D=$Z/$kind
+    first=$(ls "$D" | sort | head -1) second=$(ls "$D" | sort | sed -n 2p)
+    run_cmd "$BIN" merge "$D/$first" "$Z/out/$kind-merged.gguf"
+    expect_rc "merge $kind set" 0
+    expect_same_file "merge $kind set: the plain set's bytes" "$Z/out/plain-merged.gguf" "$Z/out/$kind-merged.gguf"
+    for sh in "$D"/*; do
+        run_cmd "$BIN" verify "$sh"
+        expect_rc "verify $kind $(basename "$sh")" 0
+        expect_in "verify $kind $(basename "$sh")" "$TMP/out" "shard set $D/z: complete, $n_sh shards"
+    done
+    run_cmd "$BIN" info "$D/$second"
+    expect_rc "info $kind shard" 0
+    expect_not_in "info $kind shard" "$TMP/out" "INCOMPLETE"
+    run_cmd "$BIN" diff "$M/b.gguf" "$D/$second"
+    expect_rc "diff $kind set against the model" 0
+    expect_in "diff $kind set" "$TMP/out" ": identical"
+    run_cmd "$BIN" hash --set "$D/$first"
+    expect_rc "hash --set $kind" 0
+    if [ "$(awk '{print $2}' "$TMP/out")" = "$(cat "$Z/out/plain.hash")" ]; then ok; else bad "hash --set $kind: another digest"; fi
+    run_cmd "$BIN" quantize --pure "$D/$first" "$Z/out/$kind-q8.gguf" Q8_0
+    expect_rc "quantize $kind set" 0
+    expect_same_file "quantize $kind set: the plain set's output" "$Z/out/plain-q8.gguf" "$Z/out/$kind-q8.gguf"
+    run_cmd "$BIN" quantize --pure --keep-split "$D/$first" "$Z/out/$kind-ks.gguf" Q8_0
+    expect_rc "quantize --keep-split $kind set" 0
+    run_cmd "$BIN" index --db "$Z/out/$kind.db" "$D"
+    expect_rc "index $kind set" 0
+done
+# a compressed shard missing: named with the set's tail
+mv "$Z/zst/$(printf 'z-00002-of-%05d.gguf.zst' "$n_sh")" "$TMP/gone.zst"
+run_cmd "$BIN" merge "$Z/zst/$(printf 'z-00001-of-%05d.gguf.zst' "$n_sh")" "$Z/out/none.gguf"
+expect_rc "merge, a compressed shard missing" 1
+expect_in "merge, a compressed shard missing" "$TMP/err" "$(printf 'z-00002-of-%05d.gguf.zst: shard 2 of %d is missing' "$n_sh" "$n_sh")"
+mv "$TMP/gone.zst" "$Z/zst/$(printf 'z-00002-of-%05d.gguf.zst' "$n_sh")"
+
 # ---- item 14: misplaced data fails info/dump, as their help says; pipes ---------
 for cmd in info dump; do
     run_cmd "$BIN" $cmd --help
