@@ -1377,7 +1377,8 @@ GK_API gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_has
 /** gk_hash_result_free() : releases a result's arrays (the struct is the caller's). */
 GK_API void gk_hash_result_free(gk_hash_result *r);
 
-/* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]". */
+/* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]"; a
+ * name with blanks, control bytes or backslashes is escaped (gk_manifest_name_escape). */
 typedef struct gk_manifest gk_manifest;
 
 /** gk_manifest_load() : reads a manifest (lines it cannot parse are skipped, as
@@ -1391,6 +1392,17 @@ GK_API unsigned gk_manifest_kinds(const gk_manifest *m);
 /** gk_manifest_strongest() : @return : the strongest kind it holds (sha256, sha1,
  *  xxh64, uuid), the one --check uses when none is asked for. */
 GK_API gk_hash_kind gk_manifest_strongest(const gk_manifest *m);
+
+/** gk_manifest_name_escape() : the NAME field of a manifest line for name
+ *  ("FILE" or "FILE:TENSOR"). A name with no blank, control byte or backslash is
+ *  written as it is (llama-gguf-hash's format). Any other is escaped, like
+ *  sha256sum's names: the line then starts with a backslash ("\KIND  HEX  NAME"),
+ *  and in NAME "\\" is a backslash, "\s" a space, "\t" a tab, "\n" a newline,
+ *  "\r" a carriage return, "\xHH" any other blank or control byte; other bytes
+ *  (UTF-8 or not) stay as they are. gk_manifest_load reads both forms back.
+ *  *escaped tells whether the line needs the leading backslash.
+ *  @return : the field (malloc'ed), or NULL when out of memory. */
+GK_API char *gk_manifest_name_escape(const char *name, bool *escaped);
 
 /* One line of hash output: a tensor's or the model's digest of one kind, and,
  * after gk_hash_check, its verdict against a manifest. */
