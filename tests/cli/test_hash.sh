@@ -212,13 +212,17 @@ if run "hash -c without arg" "$BIN" hash -c; then expect_rc "hash -c without a m
 if run "hash help" "$BIN" hash --help; then expect_rc "hash --help" 0; fi
 
 # ------------------------------------------------------------ index --hash
-mkdir coll && cp m.gguf e.gguf q.gguf coll/ && cp sh-*.gguf merged.gguf coll/
+# (qbe.gguf: q.gguf big-endian, and mbe.gguf: m.gguf big-endian, have the same
+# weights as their originals, as diff and hash --canonical say: same_weights
+# groups them; their files.content_xxh64 stay the bytes as stored)
+"$BIN" endian --to big m.gguf mbe.gguf >/dev/null 2>&1
+mkdir coll && cp m.gguf e.gguf q.gguf qbe.gguf mbe.gguf coll/ && cp sh-*.gguf merged.gguf coll/
 if run "index" "$BIN" index --db coll.sqlite coll; then expect_rc "index without --hash" 0; fi
 if run "index --hash" "$BIN" index --hash --jobs 2 --json --db coll.sqlite coll; then expect_rc "index --hash" 0; fi
-if grep -q '"updated":[[:space:]]*10' out; then ok; else bad "index --hash did not read again the files indexed without it: $(tr -d '\n ' <out)"; fi
+if grep -q '"updated":[[:space:]]*12' out; then ok; else bad "index --hash did not read again the files indexed without it: $(tr -d '\n ' <out)"; fi
 if run "index --hash again" "$BIN" index --hash --json --db coll.sqlite coll; then expect_rc "index --hash, second run" 0; fi
 if grep -q '"headers_read":[[:space:]]*0' out; then ok; else bad "index --hash read unchanged files again"; fi
-"$BIN" hash m.gguf q.gguf sh-00001-of-00006.gguf >ix.expected
+"$BIN" hash m.gguf q.gguf qbe.gguf sh-00001-of-00006.gguf >ix.expected
 if python3 - coll.sqlite ix.expected "$HERE/../../docs/index.md" <<'PY'
 import re, sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -234,14 +238,14 @@ for line in open(sys.argv[2]):
         got = con.execute("SELECT content_xxh64 FROM files WHERE path LIKE ?", ("%/coll/" + f,)).fetchall()
     if got != [(hexd,)]:
         fails.append(f"{name}: index has {got}, hash printed {hexd}")
-# the docs query: two groups, the quantized file with its shard set and merged
-# file, the F16 file with its edited copy
+# the docs query: two groups, the quantized file with its big-endian copy, its
+# shard set and merged file, the F16 file with its edited and big-endian copies
 docs = re.findall(r"```sql\n(.*?)```", open(sys.argv[3]).read(), re.S)
 q = [d for d in docs if "same_weights" in d]
 rows = con.execute(q[0]).fetchall() if len(q) == 1 else []
 groups = sorted(sorted(p.rsplit("/", 1)[-1] for p in r[2].split(" | ")) for r in rows)
-want = [["e.gguf", "m.gguf"], ["merged.gguf", "q.gguf", "sh-00001-of-00006.gguf"]]
-if len(q) != 1 or groups != want or sorted(r[1] for r in rows) != [2, 3]:
+want = [["e.gguf", "m.gguf", "mbe.gguf"], ["merged.gguf", "q.gguf", "qbe.gguf", "sh-00001-of-00006.gguf"]]
+if len(q) != 1 or groups != want or sorted(r[1] for r in rows) != [3, 4]:
     fails.append(f"same_weights docs query: {rows}")
 for f in fails:
     print("FAIL:", f)
