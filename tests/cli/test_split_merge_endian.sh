@@ -314,6 +314,12 @@ if [ -f "$M" ]; then
     "$BIN" repack --reserve 4096 "$M" "$TMP/r4k.gguf" >/dev/null 2>&1
     run "repack --reserve 0 of a padded file" "$BIN" repack --reserve 0 "$TMP/r4k.gguf" "$TMP/r4k0.gguf"
     expect_same_file "repack --reserve 0 drops a padding pair" "$M" "$TMP/r4k0.gguf"
+    # edit --reserve: the same rule (--no-clone: no clone padding either)
+    run "edit --reserve 0" "$BIN" edit --no-clone --reserve 0 --set general.name=r0 -o "$TMP/e0.gguf" "$M"
+    expect_rc "edit --reserve 0" 0
+    if "$BIN" dump "$TMP/e0.gguf" | grep -q ggufkit.padding; then bad "edit --reserve 0 added a padding pair"; else ok; fi
+    run "edit --reserve 0 of a padded file" "$BIN" edit --no-clone --reserve 0 --set general.name=r0 -o "$TMP/e40.gguf" "$TMP/r4k.gguf"
+    expect_same_file "edit --reserve 0 drops a padding pair" "$TMP/e0.gguf" "$TMP/e40.gguf"
 
     # split's peak memory does not grow with the shard count or size: 4x the
     # shards (of 8M, of 32M) within 8 MiB of the case with a quarter of them;
