@@ -308,6 +308,9 @@ if [ -f "$M" ]; then
     expect_rc "repack --alignment 2147483648" 2
     expect_grep "repack --alignment 2^31: the real limit" "$TMP/err" "from 1 to 1073741824 (2^30)"
     if grep -q "needs a power of two\"*$" "$TMP/err" && ! grep -q "2^30" "$TMP/err"; then bad "says 'needs a power of two' of a power of two"; else ok; fi
+    run "synth --alignment 2^31" "$BIN" synth --alignment 2147483648 "$TMP/al.gguf"
+    expect_rc "synth --alignment 2147483648" 2
+    expect_grep "synth --alignment 2^31: the real limit" "$TMP/err" "power of two from 1 to 1073741824"
     run "repack --reserve 0" "$BIN" repack --reserve 0 "$M" "$TMP/r0.gguf"
     expect_rc "repack --reserve 0" 0
     expect_same_file "repack --reserve 0: no padding pair (the input's bytes)" "$M" "$TMP/r0.gguf"
