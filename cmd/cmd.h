@@ -63,7 +63,8 @@ const char *cmd_error_text(const gk_error *err, char *buf, size_t size);
 
 /** cmd_open_listing() : opens a file for a read-only listing (info, dump). A file
  *  whose header is fine but whose tensor data is misplaced (misaligned, past the
- *  end, overlapping: a partial download) is still opened, leniently, so its header
+ *  end, overlapping: a partial download, also inside a container: GK_OPEN_WHOLE)
+ *  is still opened, leniently, so its header
  *  can be shown; *placement then holds that error, for the caller to report after
  *  the listing. @return : GK_EXIT_OK; GK_EXIT_FAIL with *f NULL (reported: nothing
  *  to list) or with *f set (list it, report *placement, exit 1). flags are

@@ -56,6 +56,9 @@ static void print_help(FILE *out) {
             "then reported on stderr and fails the dump, since llama.cpp refuses such a file.\n"
             "So is a tensor of a type ggufkit does not know: listed as \"unknown type N\"\n"
             "with its size unknown, since its data cannot be laid out.\n"
+            "A partial download inside a container (.gguf.zst, ARCHIVE::MEMBER) fails the\n"
+            "same way: a container that may be cut short is read to its end to find its\n"
+            "real length.\n"
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
             "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"

@@ -48,7 +48,8 @@ static const char *const usage =
     "An edit that changes nothing writes nothing (\"unchanged\").\n"
     "Options:\n"
     "  --reserve BYTES          leave BYTES of room (a ggufkit.padding pair) in a written\n"
-    "                           file for later in-place edits (500K, 1M: decimal units)\n"
+    "                           file for later in-place edits (500K, 1M: decimal units);\n"
+    "                           0 leaves none (and drops a pair the file has)\n"
     "  --dry-run                print the metadata diff and whether the edit fits in place\n"
     "  --force                  allow refused edits (layout keys general.alignment, split.*,\n"
     "                           GGUF.*; key names against the spec; types contradicting a\n"
@@ -369,7 +370,10 @@ static int open_input(const edit_args *a, gk_file **f) {
 
 static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest) {
     gk_error err;
-    if (a->has_reserve && gk_model_set_padding(m, a->reserve, &err) != GK_OK) return cmd_report(a->path, &err);
+    /* --reserve 0: no room, so no pair (one the file had is dropped), not an empty one */
+    if (a->has_reserve && a->reserve == 0) gk_kv_delete(m, GK_PADDING_KEY);
+    if (a->has_reserve && a->reserve > 0 && gk_model_set_padding(m, a->reserve, &err) != GK_OK)
+        return cmd_report(a->path, &err);
     if (dest == NULL && gk_edit_replace_check(f, &err) != GK_OK) return cmd_report(a->path, &err);
     if (a->dry_run) {
         printf("would write %s: a new file (header %" PRIu64 " bytes)\n", dest ? dest : a->path,

@@ -29,6 +29,11 @@ static const char *const usage =
     "  --set          a shard names its whole set, hashed as one model (equal to the merged\n"
     "                 file's model lines)\n"
     "  --json         print the digests (and verdicts) as JSON\n"
+    "A name (FILE or FILE:TENSOR) holding a blank, a control byte or a backslash is\n"
+    "escaped as sha256sum escapes names, so that --check reads every line back: the line\n"
+    "starts with a backslash, and in the name \\\\ is a backslash, \\s a space, \\t a tab,\n"
+    "\\n a newline, \\r a carriage return, \\xHH another blank or control byte. Other\n"
+    "names are printed as they are (llama-gguf-hash's lines).\n"
     "FILE may be a .gguf.zst or ARCHIVE::MEMBER. Exit status: 0 success, 1 failure, 2 usage.\n";
 
 typedef struct hash_cli {
@@ -45,6 +50,24 @@ static const char *verdict_name(gk_verdict v) {
 }
 
 /* Prints (or adds to JSON) the lines of one hashed model. */
+/* "KIND  HEX  NAME" without its newline (HEX NULL: "KIND  NAME"), NAME being
+ * label or label:tensor, escaped when it must be (gk_manifest_name_escape: the
+ * line then starts with a backslash) so that --check reads every line back. */
+static void print_line(const char *kind, const char *hex, const char *label, const char *tensor) {
+    size_t need = strlen(label) + (tensor ? strlen(tensor) + 2 : 1);
+    char *name = malloc(need), *field = NULL;
+    bool escaped = false;
+    if (name) {
+        snprintf(name, need, "%s%s%s", label, tensor ? ":" : "", tensor ? tensor : "");
+        field = gk_manifest_name_escape(name, &escaped);
+    }
+    const char *shown = field ? field : label;   /* out of memory: the label as it is */
+    if (hex) printf("%s%-8s  %s  %s", escaped ? "\\" : "", kind, hex, shown);
+    else printf("%s%-8s  %s", escaped ? "\\" : "", kind, shown);
+    free(field);
+    free(name);
+}
+
 static void emit(hash_cli *c, const char *label, const gk_hash_result *r, const gk_hash_line *lines,
                  size_t n, const gk_check_summary *sum) {
     cJSON *jf = NULL, *jt = NULL, *jm = NULL;
@@ -76,8 +99,7 @@ static void emit(hash_cli *c, const char *label, const gk_hash_result *r, const 
             }
             continue;
         }
-        if (l->tensor < 0) printf("%-8s  %s  %s", kind, hex, label);
-        else printf("%-8s  %s  %s:%s", kind, hex, label, r->names[l->tensor]);
+        print_line(kind, hex, label, l->tensor < 0 ? NULL : r->names[l->tensor]);
         if (sum) printf("  -  %s", verdict_name(l->verdict));
         putchar('\n');
     }
@@ -88,7 +110,8 @@ static void emit(hash_cli *c, const char *label, const gk_hash_result *r, const 
             if (a == NULL) a = cJSON_AddArrayToObject(jf, "absent");
             cJSON_AddItemToArray(a, cJSON_CreateString(sum->absent[i]));
         } else {
-            printf("%-8s  %s  -  Missing From File\n", "tensor", sum->absent[i]);
+            print_line("tensor", NULL, sum->absent[i], NULL);
+            fputs("  -  Missing From File\n", stdout);
         }
     }
     if (jf) cJSON_AddBoolToObject(jf, "passed", sum->passed);

@@ -60,6 +60,9 @@ static void print_help(FILE *out) {
             "and then fails info, since llama.cpp refuses to load such a file. So is a\n"
             "tensor of a type ggufkit does not know (a fork's or a newer ggml's): its row\n"
             "says \"unknown type N\", its bytes are unknown, and the data cannot be laid out.\n"
+            "and then fails info, since llama.cpp refuses to load such a file. A partial\n"
+            "download inside a container (.gguf.zst, ARCHIVE::MEMBER) fails the same way:\n"
+            "a container that may be cut short is read to its end to find its real length.\n"
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
             "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"

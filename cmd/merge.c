@@ -10,7 +10,8 @@
 static const char *const usage =
     "usage: ggufkit merge [--no-clone] [--force] [--delete-splits] SHARD OUT\n\n"
     "Merges the shard set SHARD belongs to (any shard of it; the others are found by\n"
-    "name, PREFIX-%05d-of-%05d.gguf) into OUT: the first shard's metadata without the\n"
+    "name, PREFIX-%05d-of-%05d.gguf, each possibly stored compressed as .gguf.zst)\n"
+    "into OUT: the first shard's metadata without the\n"
     "split.* keys, then every shard's tensors in order. The whole set is checked first:\n"
     "every shard present and valid, split.no in sequence, split.count and\n"
     "split.tensors.count agreeing with the shards, no tensor twice, one alignment, byte\n"

@@ -13,9 +13,11 @@ static const char *const usage =
     "Rewrites IN to OUT through ggufkit's writer, keeping the version (2 or 3; v1\n"
     "becomes 3), byte order, metadata order and tensor bytes. Tensor data is laid\n"
     "out in directory order, each tensor at the next aligned offset.\n"
-    "  --alignment N  set general.alignment to N (a power of two) and re-lay the data\n"
+    "  --alignment N  set general.alignment to N (a power of two, at most 2^30) and\n"
+    "                 re-lay the data\n"
     "  --reserve BYTES  leave BYTES of room in the header (a ggufkit.padding pair) for\n"
-    "                 later `ggufkit edit --in-place` edits\n"
+    "                 later `ggufkit edit --in-place` edits; 0 leaves none (and drops\n"
+    "                 a pair IN has)\n"
     "  --no-clone     copy the tensor bytes even where the filesystem could share them\n"
     "                 with IN's (XFS with reflink, btrfs: there OUT clones them, its header\n"
     "                 padded with a ggufkit.padding pair to keep them block-aligned)\n"
@@ -32,7 +34,10 @@ int cmd_repack(int argc, char **argv) {
         if (strcmp(a, "--alignment") == 0) {
             if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &alignment) || alignment == 0 ||
                 (alignment & (alignment - 1)) != 0 || alignment > (1u << 30))
-                return cmd_usage_error("repack", "--alignment needs a power of two");
+                return cmd_usage_error("repack", "--alignment needs a power of two from 1 to 1073741824 (2^30)%s",
+                                       alignment > (1u << 30) && (alignment & (alignment - 1)) == 0
+                                           ? ": larger alignments are refused"
+                                           : "");
         } else if (strcmp(a, "--reserve") == 0) {
             if (i + 1 >= argc || !cmd_parse_size(argv[++i], &reserve) || reserve > (1ULL << 32))
                 return cmd_usage_error("repack", "--reserve needs a size in bytes (at most 4G)");
@@ -74,7 +79,9 @@ int cmd_repack(int argc, char **argv) {
             goto done;
         }
     }
-    if (has_reserve && gk_model_set_padding(out, reserve, &err) != GK_OK) {
+    /* --reserve 0: no room, so no pair (one IN had is dropped), not an empty one */
+    if (has_reserve && reserve == 0) gk_kv_delete(out, GK_PADDING_KEY);
+    if (has_reserve && reserve > 0 && gk_model_set_padding(out, reserve, &err) != GK_OK) {
         cmd_report(paths[1], &err);
         goto done;
     }

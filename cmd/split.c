@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -30,23 +31,30 @@ static const char *const usage =
     "                           pair, and `merge` clones them back. Without it, tensors clone\n"
     "                           only where llama-gguf-split's layout happens to allow it\n"
     "  --no-clone               copy every tensor byte\n"
-    "  --dry-run                print the plan, write nothing\n"
+    "  --dry-run                print the plan (\"plan: N shards ...\"), write nothing\n"
     "Shards are GGUF v3, as llama-gguf-split writes them: a v1 or v2 input gives v3\n"
     "shards (v2 and v3 differ only in the version field), and merging them gives v3.\n"
+    "The shard table is printed once the set is written (\"wrote N shards ...\").\n"
     "Existing shard names are refused before anything is written; when writing fails\n"
-    "the shards already written are removed. `ggufkit merge` joins a set again.\n"
+    "the shards already written are removed and no table is printed. `ggufkit merge` joins a set again.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 /* ------------------------------------------------------------------------ */
 /* ggufkit split                                                            */
 /* ------------------------------------------------------------------------ */
 
-static void print_plan(const char *prefix, const gk_model *m, const gk_split_plan *plan) {
-    printf("%zu shards, %zu tensors\n", plan->n_shards, gk_tensor_count(m));
+/* The shard table: after the set is written ("wrote ..."), or as a plan under
+ * --dry-run; a failed write prints none (nothing is left of the set). */
+static void print_plan(const char *prefix, const gk_model *m, const gk_split_plan *plan, bool written) {
+    printf("%s%zu shards, %zu tensors%s\n", written ? "wrote " : "plan: ", plan->n_shards, gk_tensor_count(m),
+           written ? "" : " (dry run: nothing written)");
     for (size_t k = 0; k < plan->n_shards; k++) {
         const gk_split_shard *sh = &plan->shards[k];
         char *path = gk_split_path(prefix, k, plan->n_shards);
-        printf("  %s  %6zu tensors  %14" PRIu64 " bytes\n", path ? path : "?", sh->n_tensors, sh->file_bytes);
+        uint64_t bytes = sh->file_bytes;   /* written: the file's own size (--clone may pad it) */
+        struct stat sb;
+        if (written && path && stat(path, &sb) == 0) bytes = (uint64_t)sb.st_size;
+        printf("  %s  %6zu tensors  %14" PRIu64 " bytes\n", path ? path : "?", sh->n_tensors, bytes);
         free(path);
     }
 }
@@ -97,12 +105,13 @@ int cmd_split(int argc, char **argv) {
         gk_close(in);
         return cmd_report(paths[0], &err);
     }
-    print_plan(paths[1], gk_file_model(in), &plan);
-    if (clone == GK_CLONE_PAD)
-        printf("sizes are llama-gguf-split's: where the shards' filesystem clones, --clone adds a\n"
-               "ggufkit.padding pair to each header (at most one filesystem block and the pair)\n");
     int rc = GK_EXIT_OK;
-    if (!dry_run) {
+    if (dry_run) {
+        print_plan(paths[1], gk_file_model(in), &plan, false);
+        if (clone == GK_CLONE_PAD)
+            printf("sizes are llama-gguf-split's: where the shards' filesystem clones, --clone adds a\n"
+                   "ggufkit.padding pair to each header (at most one filesystem block and the pair)\n");
+    } else {
         cmd_catch_interrupts();
         cmd_progress bar;
         cmd_progress_start(&bar, "split", 0);
@@ -112,8 +121,12 @@ int cmd_split(int argc, char **argv) {
                                .stats = &stats };
         gk_status st = gk_split_write(in, paths[1], &plan, &opts, &err);
         cmd_progress_finish(&bar);
-        if (st != GK_OK) rc = cmd_report(NULL, &err);
-        else cmd_clone_summary(&stats);
+        if (st != GK_OK) {
+            rc = cmd_report(NULL, &err);
+        } else {
+            print_plan(paths[1], gk_file_model(in), &plan, true);
+            cmd_clone_summary(&stats);
+        }
     }
     gk_split_plan_free(&plan);
     gk_close(in);

@@ -156,7 +156,8 @@ static int parse_options(int argc, char **argv, synth_opts *o, bool *help_shown)
             uint64_t n;
             if (missing) return cmd_usage_error("synth", "--alignment needs a value");
             if (!cmd_parse_u64(v, &n) || !is_power_of_two(n) || n > SYNTH_MAX_ALIGNMENT)
-                return cmd_usage_error("synth", "--alignment must be a power of two, not '%s'", v);
+                return cmd_usage_error("synth", "--alignment must be a power of two from 1 to %llu, not '%s'",
+                                       (unsigned long long)SYNTH_MAX_ALIGNMENT, v);
             o->alignment = (uint32_t)n;
         } else {
             return cmd_usage_error("synth", "unknown option '%s'", arg);

@@ -216,6 +216,7 @@ int cmd_open_listing(const char *path, unsigned flags, gk_file **f, gk_error *pl
     gk_error err;
     gk_error_clear(placement);
     *f = NULL;
+    flags |= GK_OPEN_WHOLE;   /* a partial download in a container fails as a cut plain file does */
     if (gk_open(path, flags, f, &err) == GK_OK) return GK_EXIT_OK;
     /* problems of the data's layout (also a tensor type whose size is unknown):
      * the lenient open lists them as warnings under the header */

@@ -10,7 +10,7 @@
 #include "cmd.h"
 
 static const char *const usage =
-    "usage: ggufkit verify [--schema] [--data] [--json] FILE...\n\n"
+    "usage: ggufkit verify [--schema] [--data] [--strict] [--json] FILE...\n\n"
     "Validates every byte of each file's header, metadata and tensor directory and the\n"
     "placement of tensor data, against the bytes really there: a compressed file or an\n"
     "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
@@ -22,10 +22,14 @@ static const char *const usage =
     "             F32/F16/BF16/F64 values and the scale fields of quantized blocks finite\n"
     "             (and in range where the format bounds them); each finding names the\n"
     "             tensor, the block or element and the byte offset\n"
+    "  --strict   warnings fail too: a file valid by the spec that llama.cpp's loader\n"
+    "             refuses (an array of arrays, tensor data not laid out back to back in\n"
+    "             directory order, a 64-byte tensor name, ...) or that another reader\n"
+    "             cannot decode is then invalid\n"
     "  --json     print the findings as JSON (a reader error carries its \"code\",\n"
     "             e.g. \"truncated\", \"duplicate-key\")\n"
     CMD_STREAM_HELP
-    "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
+    "Exit status 1 when any file is invalid (warnings alone do not fail without --strict).\n";
 
 static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
                           const char *msg) {
@@ -52,11 +56,13 @@ typedef struct data_out {
     const char *path;
     cJSON *list;               /* JSON findings, or NULL for text */
     const gk_model *m;
+    size_t n_warnings;
 } data_out;
 
 static bool on_data_finding(void *ctx, const gk_data_finding *d) {
     data_out *o = ctx;
     const char *level = d->is_error ? "error" : "warning";
+    if (!d->is_error) o->n_warnings++;
     if (o->list == NULL) {
         print_finding(o->path, d->offset, level, GK_RULE_LLAMACPP, d->message);
         return true;
@@ -68,9 +74,10 @@ static bool on_data_finding(void *ctx, const gk_data_finding *d) {
     return true;
 }
 
-/* verify --data on an opened file. @return : true when no error was found. */
-static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
-    data_out o = { path, jlist, gk_file_model(f) };
+/* verify --data on an opened file. @return : true when no error (with strict: no
+ * warning either) was found. */
+static bool verify_data(const char *path, gk_file *f, cJSON *jlist, bool strict) {
+    data_out o = { path, jlist, gk_file_model(f), 0 };
     cmd_progress bar;
     cmd_progress_start(&bar, "verify", 0);
     size_t n_errors = 0;
@@ -82,11 +89,11 @@ static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
         else print_finding(path, err.offset, "error", err.rule, err.message);
         return false;
     }
-    return n_errors == 0;
+    return n_errors == 0 && !(strict && o.n_warnings > 0);
 }
 
 /* Verifies one file; @return : true when it is valid. */
-static bool verify_one(const char *path, bool schema, bool data, cJSON *json_files) {
+static bool verify_one(const char *path, bool schema, bool data, bool strict, cJSON *json_files) {
     gk_file *f = NULL;
     gk_error err;
     /* The schema reads tokenizer arrays whole; the reader's own checks need no array kept. */
@@ -109,19 +116,20 @@ static bool verify_one(const char *path, bool schema, bool data, cJSON *json_fil
             if (jlist) add_json_finding(jlist, w->offset, "warning", w->rule, NULL, w->message);
             else print_finding(path, w->offset, "warning", w->rule, w->message);
         }
+        if (strict && gk_file_warning_count(f) > 0) ok = false;
         if (schema) {
             gk_finding *findings = NULL;
             size_t n = 0;
             gk_schema_check(gk_file_model(f), &findings, &n);
             for (size_t i = 0; i < n; i++) {
                 const char *level = findings[i].is_error ? "error" : "warning";
-                if (findings[i].is_error) ok = false;
+                if (findings[i].is_error || strict) ok = false;
                 if (jlist) add_json_finding(jlist, -1, level, GK_RULE_SCHEMA, NULL, findings[i].message);
                 else print_finding(path, -1, level, GK_RULE_SCHEMA, findings[i].message);
             }
             gk_findings_free(findings);
         }
-        if (data && !verify_data(path, f, jlist)) ok = false;
+        if (data && !verify_data(path, f, jlist, strict)) ok = false;
         if (gk_model_is_shard(gk_file_model(f))) {
             /* A shard is only loadable with its whole set: check the set too. */
             gk_split_set *set = NULL;
@@ -142,12 +150,15 @@ static bool verify_one(const char *path, bool schema, bool data, cJSON *json_fil
     }
     if (jf) cJSON_AddBoolToObject(jf, "valid", ok);
     else if (ok) printf("%s: ok\n", path);
+    else if (strict && st == GK_OK && gk_file_warning_count(f) > 0)
+        printf("%s: not ok under --strict (%zu warning%s)\n", path, gk_file_warning_count(f),
+               gk_file_warning_count(f) == 1 ? "" : "s");
     gk_close(f);
     return ok;
 }
 
 int cmd_verify(int argc, char **argv) {
-    bool schema = false, json = false, data = false;
+    bool schema = false, json = false, data = false, strict = false;
     int first = 1;
     for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
         const char *a = argv[first];
@@ -156,13 +167,14 @@ int cmd_verify(int argc, char **argv) {
         if (strcmp(a, "--schema") == 0) schema = true;
         else if (strcmp(a, "--json") == 0) json = true;
         else if (strcmp(a, "--data") == 0) data = true;
+        else if (strcmp(a, "--strict") == 0) strict = true;
         else return cmd_usage_error("verify", "unknown option '%s'", a);
     }
     if (first >= argc) return cmd_usage_error("verify", "no file given");
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *files = root ? cJSON_AddArrayToObject(root, "files") : NULL;
     bool all_ok = true;
-    for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, data, files);
+    for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, data, strict, files);
     if (root) {
         cJSON_AddBoolToObject(root, "valid", all_ok);
         char *text = cJSON_Print(root);

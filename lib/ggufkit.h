@@ -449,6 +449,13 @@ enum {
      * says so). Costs a full read of such a stream; plain files are always sized
      * by what they hold. */
     GK_OPEN_MEASURE = 1 << 2,
+    /* GK_OPEN_MEASURE only where needed: a compressed file or archive member whose
+     * container may be cut short (found out cheaply: a zstd file's frame headers;
+     * an archive member's data skipped, which is a seek in an uncompressed tar) is
+     * read to its end and sized by its real length, so tensor data past the end
+     * of a partial download is refused as in a plain file. Whole containers cost
+     * no decompression (but a compressed archive is decompressed through). */
+    GK_OPEN_WHOLE = 1 << 3,
 };
 
 /* Elements a preview keeps of each long array (see GK_OPEN_PREVIEW). */
@@ -1395,7 +1402,8 @@ GK_API gk_status gk_hash_set(gk_split_set *set, const gk_hash_opts *opts, gk_has
 /** gk_hash_result_free() : releases a result's arrays (the struct is the caller's). */
 GK_API void gk_hash_result_free(gk_hash_result *r);
 
-/* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]". */
+/* A hash manifest: gguf-hash's output, lines "KIND  HEX  FILE[:TENSOR]"; a
+ * name with blanks, control bytes or backslashes is escaped (gk_manifest_name_escape). */
 typedef struct gk_manifest gk_manifest;
 
 /** gk_manifest_load() : reads a manifest (lines it cannot parse are skipped, as
@@ -1409,6 +1417,17 @@ GK_API unsigned gk_manifest_kinds(const gk_manifest *m);
 /** gk_manifest_strongest() : @return : the strongest kind it holds (sha256, sha1,
  *  xxh64, uuid), the one --check uses when none is asked for. */
 GK_API gk_hash_kind gk_manifest_strongest(const gk_manifest *m);
+
+/** gk_manifest_name_escape() : the NAME field of a manifest line for name
+ *  ("FILE" or "FILE:TENSOR"). A name with no blank, control byte or backslash is
+ *  written as it is (llama-gguf-hash's format). Any other is escaped, like
+ *  sha256sum's names: the line then starts with a backslash ("\KIND  HEX  NAME"),
+ *  and in NAME "\\" is a backslash, "\s" a space, "\t" a tab, "\n" a newline,
+ *  "\r" a carriage return, "\xHH" any other blank or control byte; other bytes
+ *  (UTF-8 or not) stay as they are. gk_manifest_load reads both forms back.
+ *  *escaped tells whether the line needs the leading backslash.
+ *  @return : the field (malloc'ed), or NULL when out of memory. */
+GK_API char *gk_manifest_name_escape(const char *name, bool *escaped);
 
 /* One line of hash output: a tensor's or the model's digest of one kind, and,
  * after gk_hash_check, its verdict against a manifest. */
@@ -1584,9 +1603,15 @@ typedef struct gk_tensor_diff {
      *   rel_rmse = rmse / ref_rms (0 when both are 0, +inf when only ref_rms is),
      *   cosine = sum ref*other / sqrt(sum ref^2 * sum other^2) (1 when both sums
      *   are 0, 0 when one is). IDENTICAL tensors are not dequantized: their
-     *   errors are 0, cosine 1, ref_rms 0 (not computed). */
+     *   errors are 0, cosine 1, ref_rms 0 (not computed).
+     *   The sums run over the elements finite on both sides. When an element
+     *   differs and one side of it is NaN or infinite (n_nonfinite_diff > 0),
+     *   rmse, max_abs_err and rel_rmse are +inf and cosine is NaN. */
     uint64_t n;               /* elements */
     uint64_t n_diff;          /* elements whose F32 values differ (NaN equals NaN, 0.0 -0.0) */
+    uint64_t n_nonfinite_ref;   /* elements NaN or infinite in the reference (dequantized only) */
+    uint64_t n_nonfinite_other; /* the same in the other model */
+    uint64_t n_nonfinite_diff;  /* differing elements with a NaN or infinite side */
     int64_t first_diff_row;   /* first row (over ne[1]*ne[2]*ne[3]) with a difference, or -1 */
     double rmse, max_abs_err, rel_rmse, cosine, ref_rms;
 } gk_tensor_diff;
@@ -1609,7 +1634,8 @@ typedef struct gk_diff_result {
     /* Over the tensors with numbers: element count, and the relative RMSE
      * averaged with each tensor weighted by its element count. */
     uint64_t n_compared_elems;
-    double rel_rmse_weighted;
+    double rel_rmse_weighted;  /* +inf when a tensor's rel_rmse is */
+    uint64_t n_nonfinite_diff; /* the tensors' n_nonfinite_diff added up */
 } gk_diff_result;
 
 typedef struct gk_diff_opts {

@@ -305,6 +305,84 @@ START_TEST(same_values_other_type) {
 }
 END_TEST
 
+/* One F32 tensor [ne] written with values v at path. */
+static void write_one(const char *path, const float *v, uint64_t ne) {
+    gk_model *m = gk_model_new();
+    uint64_t shape[1] = { ne };
+    ck_assert_int_eq(gk_tensor_add(m, "t", GK_TYPE_F32, 1, shape, NULL), GK_OK);
+    void *d[1] = { (void *)v };
+    write_model(path, m, d);
+    gk_model_free(m);
+}
+
+START_TEST(non_finite_values) {
+    /* A NaN, +inf or -inf at the first, a middle or the last element, on either
+     * side: counted per side, a difference, and errors +inf (cosine NaN) whatever
+     * the order of the files; a NaN on both sides at one element is equal. */
+    make_tmpdir("check_diff");
+    char pa[128], pb[128];
+    path_in(pa, sizeof pa, "finite.gguf");
+    path_in(pb, sizeof pb, "odd.gguf");
+    enum { N = 1000 };
+    float *v = random_floats(N, 5), w[N];
+    write_one(pa, v, N);
+    const float odd[3] = { NAN, INFINITY, -INFINITY };
+    const size_t at[3] = { 0, 517, N - 1 };
+    for (int k = 0; k < 3; k++)
+        for (int p = 0; p < 3; p++) {
+            memcpy(w, v, sizeof w);
+            w[at[p]] = odd[k];
+            write_one(pb, w, N);
+            for (int order = 0; order < 2; order++) {
+                gk_diff_input *ia, *ib;
+                gk_diff_result r;
+                open_and_run(order ? pb : pa, order ? pa : pb, &ia, &ib, &r);
+                const gk_tensor_diff *d = entry(&r, "t");
+                ck_assert_int_eq(d->kind, GK_TDIFF_DIFFERENT);
+                ck_assert_uint_eq(d->n_diff, 1);
+                ck_assert_uint_eq(d->n_nonfinite_diff, 1);
+                ck_assert_uint_eq(order ? d->n_nonfinite_ref : d->n_nonfinite_other, 1);
+                ck_assert_uint_eq(order ? d->n_nonfinite_other : d->n_nonfinite_ref, 0);
+                ck_assert_msg(isinf(d->max_abs_err) && d->max_abs_err > 0, "value %d at %zu: max_abs %g", k, at[p],
+                              d->max_abs_err);
+                ck_assert(isinf(d->rmse) && isinf(d->rel_rmse));
+                ck_assert(isnan(d->cosine));
+                ck_assert_int_eq(d->first_diff_row, 0);
+                ck_assert(isinf(r.rel_rmse_weighted));
+                ck_assert_uint_eq(r.n_nonfinite_diff, 1);
+                ck_assert_int_eq(r.verdict, GK_DIFF_DIFFERS);
+                gk_diff_result_free(&r);
+                gk_diff_input_close(ia);
+                gk_diff_input_close(ib);
+            }
+        }
+    /* the same NaN position on both sides (another payload): equal values */
+    memcpy(w, v, sizeof w);
+    v[3] = NAN;
+    uint32_t bits = 0x7FC00001u;
+    memcpy(&w[3], &bits, 4);
+    write_one(pa, v, N);
+    write_one(pb, w, N);
+    gk_diff_input *ia, *ib;
+    gk_diff_result r;
+    open_and_run(pa, pb, &ia, &ib, &r);
+    const gk_tensor_diff *d = entry(&r, "t");
+    ck_assert_int_eq(d->kind, GK_TDIFF_SAME_VALUES);
+    ck_assert_uint_eq(d->n_nonfinite_ref, 1);
+    ck_assert_uint_eq(d->n_nonfinite_other, 1);
+    ck_assert_uint_eq(d->n_nonfinite_diff, 0);
+    ck_assert_double_eq(d->max_abs_err, 0);
+    ck_assert_double_eq(d->rmse, 0);
+    gk_diff_result_free(&r);
+    gk_diff_input_close(ia);
+    gk_diff_input_close(ib);
+    free(v);
+    unlink(pa);
+    unlink(pb);
+    rmdir(tmpdir);
+}
+END_TEST
+
 static bool stop_at_once(void *ctx, uint64_t done, uint64_t total) {
     (void)ctx;
     (void)done;
@@ -348,6 +426,7 @@ int main(void) {
     tcase_add_test(tc, metadata_changes);
     tcase_add_test(tc, tensor_numbers);
     tcase_add_test(tc, same_values_other_type);
+    tcase_add_test(tc, non_finite_values);
     tcase_add_test(tc, interrupted_and_bad_input);
     suite_add_tcase(s, tc);
     return run_suite(s);

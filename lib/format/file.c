@@ -125,10 +125,12 @@ static bool collect_member(void *ctx, const char *member, uint64_t size) {
     return true;
 }
 
-/* With GK_OPEN_MEASURE, sizes a stream by its real length; either way, a stream
- * found shorter than its container records (when measured) gets a warning. */
+/* With GK_OPEN_MEASURE, sizes a stream by its real length; with GK_OPEN_WHOLE, only
+ * when a cheap check finds the container may be cut. Either way, a stream found
+ * shorter than its container records (when measured) gets a warning. */
 static gk_status stream_length(gk_file *f, unsigned flags, gk_status st, gk_error *err) {
     if (st == GK_OK && (flags & GK_OPEN_MEASURE)) st = gk_source_measure(f->stream, &f->size, err);
+    else if (st == GK_OK && (flags & GK_OPEN_WHOLE)) st = gk_source_check_whole(f->stream, &f->size, err);
     char msg[GK_MESSAGE_MAX];
     if (st == GK_OK && gk_source_short(f->stream, msg, sizeof msg))
         gk_file_add_warning(f, GK_RULE_SPEC, (int64_t)f->size, "%s", msg);

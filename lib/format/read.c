@@ -790,6 +790,38 @@ static gk_status placement(reader *r, gk_status code, uint64_t at, const char *m
     return gk_error_set(r->err, code, (int64_t)at, "%s", msg);
 }
 
+/*
+ * ggml's reader (gguf_init_from_file) adds up the tensors' padded sizes in
+ * directory order and refuses the file unless each tensor's data offset equals
+ * that running sum: the data of tensor i must start exactly where tensor i-1's
+ * ends, rounded up to the alignment. The spec allows any placement (a gap,
+ * another order), so such a file is valid but llama.cpp will not load it: one
+ * warning, at the first tensor where ggml stops.
+ */
+static gk_status check_ggml_layout(reader *r) {
+    const gk_model *m = r->f->model;
+    uint64_t align = gk_model_alignment(m), expected = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const gk_tensor *t = &m->tensors[i];
+        if (t->offset != expected) {
+            const char *why = i == 0 ? "the first tensor's data must start at data offset 0"
+                              : t->offset < expected ? "its data lies before the end of the previous tensor's"
+                                                     : "a gap follows the previous tensor's data";
+            gk_file_add_warning(r->f, GK_RULE_LLAMACPP, t->file_offset,
+                                "tensor '%s' has data offset %llu, ggml expects %llu (%s; ggml requires "
+                                "each tensor's data to follow the previous one's in directory order, "
+                                "padded to the alignment): valid by the spec, but llama.cpp refuses to load "
+                                "the file; `ggufkit repack` lays it out again",
+                                t->name.ptr, (unsigned long long)t->offset, (unsigned long long)expected, why);
+            return GK_OK;
+        }
+        uint64_t padded = gk_align_up(t->nbytes, align);
+        if (padded < t->nbytes || UINT64_MAX - expected < padded) return GK_OK;
+        expected += padded;
+    }
+    return GK_OK;
+}
+
 static gk_status check_placement(reader *r) {
     gk_model *m = r->f->model;
     uint64_t align = gk_model_alignment(m);
@@ -813,6 +845,7 @@ static gk_status check_placement(reader *r) {
             if ((st = placement(r, GK_E_DATA_EOF, at, msg)) != GK_OK) return st;
         }
     }
+    if ((st = check_ggml_layout(r)) != GK_OK) return st;
     if (m->n_tensors < 2) return GK_OK;
     const gk_tensor **order = malloc(m->n_tensors * sizeof *order);
     if (order == NULL) return gk_error_set(r->err, GK_E_NOMEM, -1, "out of memory");

@@ -7,6 +7,11 @@
  * of a kind and name is the one that counts, as in gguf-hash. Unlike it, a uuid
  * line is checked against the manifest's uuid lines, and a tensor the manifest
  * lists for the model but the model lacks fails the check.
+ *
+ * A NAME holding blanks, control bytes or backslashes is escaped, as sha256sum
+ * escapes names: the line starts with a backslash and NAME holds \\, \s, \t,
+ * \n, \r and \xHH (gk_manifest_name_escape), so every name ggufkit writes reads
+ * back; ordinary names keep llama-gguf-hash's format.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -74,8 +79,74 @@ static char *token(char **p) {
     return t;
 }
 
+/* A blank or control byte, or the escape character: escaped in a NAME. */
+static bool needs_escape(unsigned char c) { return c <= 0x20 || c == 0x7F || c == '\\' || isspace(c); }
+
+char *gk_manifest_name_escape(const char *name, bool *escaped) {
+    size_t len = strlen(name), n = 0;
+    *escaped = false;
+    for (size_t i = 0; i < len; i++) *escaped |= needs_escape((unsigned char)name[i]);
+    char *out = malloc(4 * len + 1);
+    if (out == NULL) return NULL;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (!needs_escape(c)) {
+            out[n++] = (char)c;
+            continue;
+        }
+        out[n++] = '\\';
+        switch (c) {
+        case '\\': out[n++] = '\\'; break;
+        case ' ': out[n++] = 's'; break;
+        case '\t': out[n++] = 't'; break;
+        case '\n': out[n++] = 'n'; break;
+        case '\r': out[n++] = 'r'; break;
+        default: n += (size_t)snprintf(out + n, 4, "x%02x", c); break;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Undoes gk_manifest_name_escape in place. @return : false on a bad escape. */
+static bool unescape(char *s) {
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        if (*r != '\\') {
+            *w++ = *r;
+            continue;
+        }
+        switch (*++r) {
+        case '\\': *w++ = '\\'; break;
+        case 's': *w++ = ' '; break;
+        case 't': *w++ = '\t'; break;
+        case 'n': *w++ = '\n'; break;
+        case 'r': *w++ = '\r'; break;
+        case 'x': {
+            int hi = hex_digit(r[1]), lo = hi < 0 ? -1 : hex_digit(r[2]);
+            if (lo < 0 || (hi == 0 && lo == 0)) return false;
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+            break;
+        }
+        default: return false;
+        }
+    }
+    *w = '\0';
+    return true;
+}
+
 static bool add_line(gk_manifest *m, char *line) {
-    char *p = line, *kind = token(&p), *hex = token(&p), *name = token(&p);
+    bool escaped = line[0] == '\\';
+    char *p = line + escaped, *kind = token(&p), *hex = token(&p), *name = token(&p);
+    if (escaped && name && !unescape(name)) return true;   /* not a line this format makes: skipped */
     int k = gk_hash_kind_lookup(kind);
     if (k < 0) return true;
     m->kinds |= GK_HASH_BIT(k);   /* a known kind counts even on a line without a hash */

@@ -57,7 +57,7 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS tensors("
     " file_id INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT, type TEXT, ne0 INTEGER,"
     " ne1 INTEGER, ne2 INTEGER, ne3 INTEGER, n_elements INTEGER, offset INTEGER, nbytes INTEGER,"
-    " type_id INTEGER, n_dims INTEGER, info_offset INTEGER, xxh64 TEXT,"
+    " type_id INTEGER, n_dims INTEGER, info_offset INTEGER, xxh64 TEXT, xxh64_canonical TEXT,"
     " PRIMARY KEY(file_id, idx)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS warnings("
     " file_id INTEGER NOT NULL, idx INTEGER NOT NULL, message TEXT,"
@@ -92,6 +92,7 @@ static const char *const schema_sql =
 static const char *const added_columns[][3] = {
     { "files", "content_xxh64", "TEXT" },
     { "tensors", "xxh64", "TEXT" },
+    { "tensors", "xxh64_canonical", "TEXT" },
     { "models", "weights_xxh64", "TEXT" },
 };
 static const char *const same_weights_sql =
@@ -176,8 +177,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT_KV] = "INSERT INTO kv(file_id, idx, key, type, value, array_type, array_len, num, offset)"
                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [ST_INSERT_TENSOR] = "INSERT INTO tensors(file_id, idx, name, type, ne0, ne1, ne2, ne3, n_elements,"
-                         " offset, nbytes, type_id, n_dims, info_offset, xxh64)"
-                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                         " offset, nbytes, type_id, n_dims, info_offset, xxh64, xxh64_canonical)"
+                         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     [ST_INSERT_WARNING] = "INSERT INTO warnings(file_id, idx, message) VALUES(?1, ?2, ?3)",
     [ST_DELETE_KV] = "DELETE FROM kv WHERE file_id = ?1",
     [ST_DELETE_TENSORS] = "DELETE FROM tensors WHERE file_id = ?1",
@@ -388,6 +389,7 @@ static int64_t write_row(ix_db *d, const ix_found *fnd, const ix_row *row, int64
         S.sqlite3_bind_int64(s, 13, t->n_dims);
         S.sqlite3_bind_int64(s, 14, t->info_offset);
         bind_text_or_null(s, 15, t->xxh64[0] ? t->xxh64 : NULL);
+        bind_text_or_null(s, 16, t->xxh64_canonical[0] ? t->xxh64_canonical : NULL);
         if (!step_done(s)) return -1;
     }
     s = d->st[ST_INSERT_WARNING];
@@ -594,13 +596,15 @@ static bool fill_quant_mix(ix_db *d) {
 }
 
 /* models.weights_xxh64: the xxh64 of the 8-byte xxh64 digests of the model's
- * tensors in load order (shards in split order), so a shard set and its merged
- * file, or a file before and after a metadata edit, share it. NULL unless every
- * tensor of a complete model was hashed (index --hash). */
+ * tensors' little-endian form (tensors.xxh64_canonical; rows of runs before
+ * that column: tensors.xxh64) in load order (shards in split order), so a shard
+ * set and its merged file, a file before and after a metadata edit, or a
+ * big-endian copy and its original share it. NULL unless every tensor of a
+ * complete model was hashed (index --hash). */
 static bool fill_weights(ix_db *d) {
     sqlite3_stmt *q = NULL, *up = NULL;
     bool ok = S.sqlite3_prepare_v2(d->db,
-                                 "SELECT f.model_id, t.xxh64 FROM files f JOIN tensors t ON t.file_id = f.id"
+                                 "SELECT f.model_id, coalesce(t.xxh64_canonical, t.xxh64) FROM files f JOIN tensors t ON t.file_id = f.id"
                                  " JOIN models m ON m.id = f.model_id WHERE m.complete AND m.n_broken = 0"
                                  " ORDER BY f.model_id, f.split_no IS NULL, f.split_no, f.id, t.idx",
                                  -1, &q, NULL) == SQLITE_OK &&

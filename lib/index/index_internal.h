@@ -35,6 +35,8 @@ typedef struct ix_tensor {
     uint64_t n_elements, offset, nbytes;
     int64_t info_offset;
     char xxh64[17];             /* hex digest of the data (index --hash), "" when not read */
+    char xxh64_canonical[17];   /* the same of its little-endian form (hash --canonical):
+                                   xxh64 for a little-endian file; "" when not read */
 } ix_tensor;
 
 /* One row of the files table: a GGUF file, or a GGUF member of an archive. */

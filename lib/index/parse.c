@@ -133,9 +133,7 @@ char *ix_value_text(const gk_value *v, unsigned head, size_t *len) {
  * shard keeps its set's name). */
 char *ix_shard_prefix(const char *name, int64_t no, int64_t count) {
     if (no < 0 || count < 1 || no >= count) return NULL;
-    size_t ln = strlen(name);
-    if (ln > 4 && strcmp(name + ln - 4, ".zst") == 0) ln -= 4;
-    return gk_shard_name_prefix(name, ln, (uint64_t)no, (uint64_t)count);
+    return gk_shard_path_prefix(name, (uint64_t)no, (uint64_t)count, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -340,7 +338,8 @@ static bool fill_derived(ix_row *row, const gk_model *m) {
     return true;
 }
 
-/* index --hash: the tensors' and the model's xxh64 (what `ggufkit hash` prints).
+/* index --hash: the tensors' and the model's xxh64 (what `ggufkit hash` prints),
+ * and for a big-endian file the tensors' xxh64 as `hash --canonical` prints them.
  * Data that cannot be read makes the row a broken one. @return : false when out of memory. */
 static bool fill_hashes(ix_row *row, gk_file *f) {
     gk_hash_opts ho = { .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
@@ -356,10 +355,26 @@ static bool fill_hashes(ix_row *row, gk_file *f) {
         row->error_offset = err.offset;
         return rc >= 0;
     }
-    for (size_t i = 0; i < hr.n_tensors && i < row->n_tensor_rows; i++)
+    for (size_t i = 0; i < hr.n_tensors && i < row->n_tensor_rows; i++) {
         gk_hash_hex(GK_HASH_XXH64, &hr.tensors[i][GK_HASH_XXH64], row->tensors[i].xxh64);
+        memcpy(row->tensors[i].xxh64_canonical, row->tensors[i].xxh64, sizeof row->tensors[i].xxh64);
+    }
     gk_hash_hex(GK_HASH_XXH64, &hr.model[GK_HASH_XXH64], row->content_xxh64);
     gk_hash_result_free(&hr);
+    if (!gk_model_big_endian(gk_file_model(f))) return true;
+    /* A big-endian file: its little-endian form's digests too (a second read),
+     * so that same_weights groups it with its little-endian original, as diff
+     * and hash --canonical see them. A type that cannot be swapped leaves them
+     * unknown (NULL): the file is not broken for that. */
+    ho.canonical = true;
+    st = gk_hash_file(f, &ho, &hr, &err);
+    if (st == GK_E_NOMEM) return false;
+    for (size_t i = 0; i < row->n_tensor_rows; i++)
+        if (st == GK_OK && i < hr.n_tensors)
+            gk_hash_hex(GK_HASH_XXH64, &hr.tensors[i][GK_HASH_XXH64], row->tensors[i].xxh64_canonical);
+        else
+            row->tensors[i].xxh64_canonical[0] = '\0';
+    if (st == GK_OK) gk_hash_result_free(&hr);
     return true;
 }
 

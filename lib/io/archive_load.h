@@ -21,7 +21,7 @@
     X(archive_read_new) X(archive_read_support_filter_all) X(archive_read_support_format_all)   \
     X(archive_read_open_filename) X(archive_read_next_header) X(archive_read_data)              \
     X(archive_read_free) X(archive_error_string) X(archive_entry_pathname) X(archive_entry_size) \
-    X(archive_entry_size_is_set) X(archive_entry_filetype)
+    X(archive_entry_size_is_set) X(archive_entry_filetype) X(archive_read_data_skip)
 
 typedef struct gk_archive_api {
     GK_ARCHIVE_FUNCS(GK_DYNLIB_SLOT)

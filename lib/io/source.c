@@ -42,6 +42,8 @@ struct gk_source {
     /* a full pass (measure) that ended before the recorded size */
     uint64_t recorded;         /* the size the container records, or UINT64_MAX */
     char ended[GK_MESSAGE_MAX];
+    bool cut_seen;             /* zstd: its frame headers show the file ends inside a frame */
+    uint64_t measured;         /* the bytes the last full pass counted */
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
@@ -288,8 +290,36 @@ static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
             return st;
         }
     } while (got == SCRATCH_BYTES);
-    *size = s->pos;
+    *size = s->measured = s->pos;
     return restart(s, err);
+}
+
+/* Whether the archive holds all of the member's recorded bytes: its data skipped
+ * (libarchive seeks over it in an uncompressed archive, decompresses through it
+ * otherwise) and the next header read. A failure there may be the member's or a
+ * later one's: the caller measures to tell. @return : true when surely whole. */
+static bool archive_member_whole(gk_source *s) {
+    const gk_archive_api *A = s->ar_api;
+    if (s->pos != 0) return false;
+    if (A->archive_read_data_skip(s->ar) != ARCHIVE_OK) return false;
+    struct archive_entry *e;
+    int rc = A->archive_read_next_header(s->ar, &e);
+    return rc == ARCHIVE_OK || rc == ARCHIVE_WARN || rc == ARCHIVE_EOF;
+}
+
+gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err) {
+    if (s->ended[0] != '\0') return GK_OK;   /* measured already, short */
+    bool whole;
+    if (s->kind == GK_SOURCE_ZSTD) {
+        whole = !s->cut_seen;
+    } else {
+        if (s->recorded == UINT64_MAX) return GK_OK;   /* measured when opened */
+        if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
+        whole = archive_member_whole(s);
+        gk_status st = restart(s, err);
+        if (st != GK_OK) return st;
+    }
+    return whole ? GK_OK : gk_source_measure(s, size, err);
 }
 
 gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
@@ -303,9 +333,9 @@ bool gk_source_short(const gk_source *s, char *msg, size_t size) {
     if (s->ended[0] == '\0') return false;
     if (s->recorded != UINT64_MAX)
         snprintf(msg, size, "the data ends after %llu of the %llu bytes its container records (%s)",
-                 (unsigned long long)s->pos, (unsigned long long)s->recorded, s->ended);
+                 (unsigned long long)s->measured, (unsigned long long)s->recorded, s->ended);
     else
-        snprintf(msg, size, "the data ends after %llu bytes (%s)", (unsigned long long)s->pos, s->ended);
+        snprintf(msg, size, "the data ends after %llu bytes (%s)", (unsigned long long)s->measured, s->ended);
     return true;
 }
 
@@ -362,9 +392,11 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         gk_status walked = walk_frames(s->fd, &content, &walk_err);
         if (pread(s->fd, head, 4, 0) == 4 && memcmp(head, zstd_magic, 4) != 0)
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
-        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX)
-            *size = s->recorded = content;   /* a cut file keeps its record: GK_OPEN_MEASURE finds the rest */
-        else
+        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
+            /* a cut file keeps its record: GK_OPEN_MEASURE or gk_source_check_whole finds the rest */
+            *size = s->recorded = content;
+            s->cut_seen = walked == GK_E_TRUNCATED;
+        } else
             st = measure(s, size, err);
     }
     if (st != GK_OK) {

@@ -66,6 +66,16 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
  *  than the recorded one), or an error that stopped the count (I/O, memory). */
 gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err);
 
+/** gk_source_check_whole() : finds out, as cheaply as the container allows,
+ *  whether it holds every byte it records: a zstd file by its frame headers
+ *  (walked when opened, nothing decompressed), an archive member by skipping its
+ *  data (a seek in an uncompressed tar; compressed archives are decompressed
+ *  through) and reading the next header. When it may not, the source is
+ *  measured (gk_source_measure): *size gets the real length and gk_source_short
+ *  says why it ended. @return : GK_OK (also for a cut container: the caller
+ *  checks the data against *size), or an error that stopped the check. */
+gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err);
+
 /** gk_source_short() : after a measurement that ended early (the container is cut
  *  short or damaged there), writes what happened to msg. @return : true if so. */
 bool gk_source_short(const gk_source *s, char *msg, size_t size);

@@ -299,6 +299,26 @@ static bool run_extends(gk_stage *s, const void *p, size_t len) {
 /* Public                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* A slot's buffer: STAGE_BYTES mapped on their own, starting on a SLOT_ALIGN
+ * boundary. Not from malloc: an aligned block carved from the heap leaves a
+ * hole the next one (aligned again) does not fit, so the heap grew by a slot
+ * pair for every file a set writes (a shard set's peak memory grew with its
+ * shard count); a mapping goes back to the system when freed. NULL when out of memory. */
+static uint8_t *slot_alloc(void) {
+    size_t len = STAGE_BYTES + SLOT_ALIGN;
+    uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uintptr_t at = ((uintptr_t)p + SLOT_ALIGN - 1) & ~(uintptr_t)(SLOT_ALIGN - 1);
+    size_t head = (size_t)(at - (uintptr_t)p), tail = len - head - STAGE_BYTES;
+    if (head) munmap(p, head);
+    if (tail) munmap((uint8_t *)at + STAGE_BYTES, tail);
+    return (uint8_t *)at;
+}
+
+static void slot_free(uint8_t *data) {
+    if (data) munmap(data, STAGE_BYTES);
+}
+
 gk_status gk_stage_open(int fd, const char *name, bool direct, gk_stage **out, gk_error *err) {
     *out = NULL;
     gk_stage *s = calloc(1, sizeof *s);
@@ -309,7 +329,7 @@ gk_status gk_stage_open(int fd, const char *name, bool direct, gk_stage **out, g
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     for (int k = 0; k < 2; k++) {
-        s->slots[k].data = aligned_alloc(SLOT_ALIGN, STAGE_BYTES);
+        s->slots[k].data = slot_alloc();
         if (s->slots[k].data == NULL) {
             gk_stage_free(s);
             return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -538,7 +558,7 @@ void gk_stage_free(gk_stage *s) {
     }
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
-    free(s->slots[0].data);
-    free(s->slots[1].data);
+    slot_free(s->slots[0].data);
+    slot_free(s->slots[1].data);
     free(s);
 }

@@ -2,7 +2,9 @@
  * shardname.c - shard file names (PREFIX-00002-of-00003.gguf): made for a set
  * that is written or opened, read back to find a shard's PREFIX. Every module
  * that names shards (split, merge, quantize --keep-split, the index) goes
- * through here, so they cannot disagree about a name.
+ * through here, so they cannot disagree about a name. A shard may be stored
+ * compressed, its name then ending in ".gguf.zst": the tail after ".gguf" is
+ * set apart when a name is read and put back when a sibling's is made.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,4 +62,37 @@ bool gk_shard_name_parse(const char *path, char **prefix, uint64_t *k, uint64_t 
     *n = nn;
     *prefix = gk_shard_name_prefix(path, len, *k, *n);
     return *prefix != NULL;
+}
+
+/* The tails a stored shard's name may have after ".gguf" (compressed copies a
+ * reader opens as such); "" first. */
+static const char *const tails[] = { "", ".zst" };
+#define N_TAILS (sizeof tails / sizeof tails[0])
+
+const char *gk_shard_tail(const char *name, size_t len) {
+    for (size_t i = N_TAILS; i-- > 1;) {
+        size_t lt = strlen(tails[i]);
+        if (len > lt && memcmp(name + len - lt, tails[i], lt) == 0) return tails[i];
+    }
+    return tails[0];
+}
+
+const char *gk_shard_tail_at(size_t i) { return i < N_TAILS ? tails[i] : NULL; }
+
+char *gk_shard_path_prefix(const char *path, uint64_t k, uint64_t n, const char **tail) {
+    size_t len = strlen(path);
+    const char *t = gk_shard_tail(path, len);
+    if (tail) *tail = t;
+    return gk_shard_name_prefix(path, len - strlen(t), k, n);
+}
+
+char *gk_shard_path(const char *prefix, uint64_t k, uint64_t n, const char *tail) {
+    size_t len = strlen(prefix) + strlen(tail) + 64;
+    char *p = malloc(len);
+    if (p && !gk_shard_name_format(p, len, prefix, k, n)) {
+        free(p);
+        return NULL;
+    }
+    if (p) strcat(p, tail);
+    return p;
 }

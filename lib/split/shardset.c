@@ -3,7 +3,9 @@
  *
  * Any shard leads to its set: its split.no and split.count must agree with its
  * name PREFIX-%05d-of-%05d.gguf (shardname.c), which gives PREFIX and so every
- * sibling. The
+ * sibling. Shards may be stored compressed (PREFIX-%05d-of-%05d.gguf.zst): a
+ * sibling is looked for with the given shard's tail first, then the others, so
+ * a set is the same set whichever of its shards are compressed. The
  * whole set is checked before anyone uses it (every shard present and valid,
  * split.no in sequence, one split.count and split.tensors.count that the tensors
  * add up to, no tensor twice, one alignment, byte order and version). Merging
@@ -23,6 +25,7 @@
 
 struct gk_split_set {
     char *prefix;
+    const char *tail;         /* the given shard's name after ".gguf": "" or ".zst" */
     gk_file **files;
     size_t n;
     uint64_t n_tensors;
@@ -91,8 +94,23 @@ void gk_split_set_close(gk_split_set *set) {
 /* Opens shard k and checks it against the first shard read (ref). */
 static gk_status open_sibling(gk_split_set *set, size_t k, unsigned flags, const gk_model *ref,
                               uint64_t ref_tensors, gk_error *err) {
-    char *path = gk_shard_name(set->prefix, k, set->n);
+    char *path = gk_shard_path(set->prefix, k, set->n, set->tail);
     if (path == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    /* missing with the given shard's tail: another stored form of it, if there */
+    for (size_t i = 0; access(path, F_OK) != 0 && gk_shard_tail_at(i); i++) {
+        if (strcmp(gk_shard_tail_at(i), set->tail) == 0) continue;
+        char *alt = gk_shard_path(set->prefix, k, set->n, gk_shard_tail_at(i));
+        if (alt == NULL) {
+            free(path);
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        }
+        if (access(alt, F_OK) == 0) {
+            free(path);
+            path = alt;
+            break;
+        }
+        free(alt);
+    }
     gk_status s = gk_open(path, flags, &set->files[k], err);
     if (s != GK_OK) {
         if (s == GK_E_IO && access(path, F_OK) != 0) {
@@ -173,10 +191,12 @@ gk_status gk_split_set_open(const char *shard_path, unsigned flags, gk_split_set
     }
     if (s == GK_OK) {
         set->n = (size_t)count;
-        set->prefix = gk_shard_name_prefix(shard_path, strlen(shard_path), no, count);
+        set->prefix = gk_shard_path_prefix(shard_path, no, count, &set->tail);
         if (set->prefix == NULL)
-            s = shard_error(err, GK_E_CORRUPT, shard_path, "shard %llu of %llu must be named PREFIX-%05llu-of-%05llu.gguf", (unsigned long long)no + 1, (unsigned long long)count,
-                             (unsigned long long)no + 1, (unsigned long long)count);
+            s = shard_error(err, GK_E_CORRUPT, shard_path,
+                            "shard %llu of %llu must be named PREFIX-%05llu-of-%05llu.gguf (or .gguf.zst)",
+                            (unsigned long long)no + 1, (unsigned long long)count, (unsigned long long)no + 1,
+                            (unsigned long long)count);
     }
     for (size_t k = 0; k < (set ? set->n : 0) && s == GK_OK; k++)
         s = open_sibling(set, k, flags, given->model, tensors, err);

@@ -184,6 +184,62 @@ for damage in missing broken; do
     expect_in "dump, shard 3 $damage" "$TMP/out" "INCOMPLETE OR INCONSISTENT: $want"
 done
 
+# ---- issue 32, item 6: shard sets stored compressed ------------------------------
+# A set whose shards are .gguf.zst (all of them, or some) is the same set as the
+# plain one for every command that takes a set: index (complete), verify, info,
+# merge (the same bytes), diff (identical), hash --set (the same digest),
+# quantize (the same bytes; --keep-split too). A compressed shard that is
+# missing is named with the set's tail.
+Z=$TMP/zset
+mkdir -p "$Z/plain" "$Z/zst" "$Z/mixed" "$Z/out"
+"$BIN" split --split-max-tensors 4 "$M/b.gguf" "$Z/plain/z" >/dev/null || bad "split for zset"
+n_sh=$(ls "$Z/plain" | wc -l)
+for f in "$Z"/plain/*.gguf; do
+    zstd -q -o "$Z/zst/$(basename "$f").zst" "$f"
+done
+cp "$Z"/plain/*.gguf "$Z/mixed/"
+for k in 1 3; do
+    g=$(printf '%s/mixed/z-%05d-of-%05d.gguf' "$Z" "$k" "$n_sh")
+    zstd -q --rm "$g"
+done
+"$BIN" merge "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" "$Z/out/plain-merged.gguf" >/dev/null
+"$BIN" quantize --pure "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" "$Z/out/plain-q8.gguf" Q8_0 >/dev/null 2>&1
+"$BIN" hash --set "$Z/plain/z-00001-of-$(printf %05d "$n_sh").gguf" | awk '{print $2}' >"$Z/out/plain.hash"
+for kind in zst mixed; do
+    D=$Z/$kind
+    first=$(ls "$D" | sort | head -1) second=$(ls "$D" | sort | sed -n 2p)
+    run_cmd "$BIN" merge "$D/$first" "$Z/out/$kind-merged.gguf"
+    expect_rc "merge $kind set" 0
+    expect_same_file "merge $kind set: the plain set's bytes" "$Z/out/plain-merged.gguf" "$Z/out/$kind-merged.gguf"
+    for sh in "$D"/*; do
+        run_cmd "$BIN" verify "$sh"
+        expect_rc "verify $kind $(basename "$sh")" 0
+        expect_in "verify $kind $(basename "$sh")" "$TMP/out" "shard set $D/z: complete, $n_sh shards"
+    done
+    run_cmd "$BIN" info "$D/$second"
+    expect_rc "info $kind shard" 0
+    expect_not_in "info $kind shard" "$TMP/out" "INCOMPLETE"
+    run_cmd "$BIN" diff "$M/b.gguf" "$D/$second"
+    expect_rc "diff $kind set against the model" 0
+    expect_in "diff $kind set" "$TMP/out" ": identical"
+    run_cmd "$BIN" hash --set "$D/$first"
+    expect_rc "hash --set $kind" 0
+    if [ "$(awk '{print $2}' "$TMP/out")" = "$(cat "$Z/out/plain.hash")" ]; then ok; else bad "hash --set $kind: another digest"; fi
+    run_cmd "$BIN" quantize --pure "$D/$first" "$Z/out/$kind-q8.gguf" Q8_0
+    expect_rc "quantize $kind set" 0
+    expect_same_file "quantize $kind set: the plain set's output" "$Z/out/plain-q8.gguf" "$Z/out/$kind-q8.gguf"
+    run_cmd "$BIN" quantize --pure --keep-split "$D/$first" "$Z/out/$kind-ks.gguf" Q8_0
+    expect_rc "quantize --keep-split $kind set" 0
+    run_cmd "$BIN" index --db "$Z/out/$kind.db" "$D"
+    expect_rc "index $kind set" 0
+done
+# a compressed shard missing: named with the set's tail
+mv "$Z/zst/$(printf 'z-00002-of-%05d.gguf.zst' "$n_sh")" "$TMP/gone.zst"
+run_cmd "$BIN" merge "$Z/zst/$(printf 'z-00001-of-%05d.gguf.zst' "$n_sh")" "$Z/out/none.gguf"
+expect_rc "merge, a compressed shard missing" 1
+expect_in "merge, a compressed shard missing" "$TMP/err" "$(printf 'z-00002-of-%05d.gguf.zst: shard 2 of %d is missing' "$n_sh" "$n_sh")"
+mv "$TMP/gone.zst" "$Z/zst/$(printf 'z-00002-of-%05d.gguf.zst' "$n_sh")"
+
 # ---- item 14: misplaced data fails info/dump, as their help says; pipes ---------
 for cmd in info dump; do
     run_cmd "$BIN" $cmd --help
@@ -195,6 +251,54 @@ for cmd in info dump; do
     expect_in "$cmd of a cut file: still listed" "$TMP/out" "b.gguf"
     expect_in "$cmd of a cut file: reported" "$TMP/err" "run past the end of the file"
 done
+# ... and so does a partial download inside any container (issue 32, item 5): the
+# header reads, the tensor data ends early. Every container ggufkit reads, cut at
+# several points inside the data, fails info and dump (text and JSON) as the cut
+# plain file does; the whole ones pass. A tar without its last 200 bytes only
+# loses end-of-archive blocks (the member is whole): that one passes.
+P=$TMP/partial
+mkdir -p "$P/whole" "$P/cut" "$M/llama"
+cp "$M/b.gguf" "$M/llama/tiny.gguf"
+cp "$M/b.gguf" "$P/whole/b.gguf"
+zstd -q -o "$P/whole/b.gguf.zst" "$M/b.gguf"
+zstd -q --no-content-size <"$M/b.gguf" >"$P/whole/b-nosize.gguf.zst"
+(cd "$M" && tar -cf "$P/whole/b.tar" llama/tiny.gguf && tar -czf "$P/whole/b.tar.gz" llama/tiny.gguf)
+if command -v xz >/dev/null; then (cd "$M" && tar -cJf "$P/whole/b.tar.xz" llama/tiny.gguf); fi
+if command -v bzip2 >/dev/null; then (cd "$M" && tar -cjf "$P/whole/b.tar.bz2" llama/tiny.gguf); fi
+(cd "$M" && tar -cf - llama/tiny.gguf | zstd -q -o "$P/whole/b.tar.zst")
+python3 - "$P/whole" "$M/b.gguf" <<'EOF' || bad "zip"
+import sys, zipfile
+for name, how in (("b.zip", zipfile.ZIP_DEFLATED), ("b-stored.zip", zipfile.ZIP_STORED)):
+    with zipfile.ZipFile(sys.argv[1] + "/" + name, "w", how) as z:
+        z.write(sys.argv[2], "llama/tiny.gguf")
+EOF
+member() {   # FILE: what a command is given for FILE (archives: the member)
+    case $1 in *.tar | *.tar.* | *.zip) echo "$1::llama/tiny.gguf" ;; *) echo "$1" ;; esac
+}
+for f in "$P"/whole/*; do
+    k=$(basename "$f")
+    n=$(stat -c %s "$f")
+    for cmd in info dump; do
+        run_cmd "$BIN" $cmd "$(member "$f")"
+        expect_rc "$cmd whole $k" 0
+    done
+    for pct in 35 70 95; do
+        cut=$P/cut/$pct-$k
+        head -c $((n * pct / 100)) "$f" >"$cut"
+        for cmd in info "info --json" dump "dump --json"; do
+            # shellcheck disable=SC2086
+            run_cmd "$BIN" $cmd "$(member "$cut")"
+            expect_rc "$cmd $k cut at $pct%" 1
+            expect_in "$cmd $k cut at $pct%: reported" "$TMP/err" "run past the end of the file"
+        done
+    done
+    case $k in *.tar)
+        head -c $((n - 200)) "$f" >"$P/cut/trailer-$k"
+        run_cmd "$BIN" info "$(member "$P/cut/trailer-$k")"
+        expect_rc "info $k without its last 200 bytes (end-of-archive blocks only)" 0 ;;
+    esac
+done
+
 for cmd in info dump verify; do
     cat "$M/b.gguf" | "$BIN" $cmd /dev/stdin >"$TMP/out" 2>"$TMP/err"
     rc=$?

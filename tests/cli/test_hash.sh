@@ -212,13 +212,17 @@ if run "hash -c without arg" "$BIN" hash -c; then expect_rc "hash -c without a m
 if run "hash help" "$BIN" hash --help; then expect_rc "hash --help" 0; fi
 
 # ------------------------------------------------------------ index --hash
-mkdir coll && cp m.gguf e.gguf q.gguf coll/ && cp sh-*.gguf merged.gguf coll/
+# (qbe.gguf: q.gguf big-endian, and mbe.gguf: m.gguf big-endian, have the same
+# weights as their originals, as diff and hash --canonical say: same_weights
+# groups them; their files.content_xxh64 stay the bytes as stored)
+"$BIN" endian --to big m.gguf mbe.gguf >/dev/null 2>&1
+mkdir coll && cp m.gguf e.gguf q.gguf qbe.gguf mbe.gguf coll/ && cp sh-*.gguf merged.gguf coll/
 if run "index" "$BIN" index --db coll.sqlite coll; then expect_rc "index without --hash" 0; fi
 if run "index --hash" "$BIN" index --hash --jobs 2 --json --db coll.sqlite coll; then expect_rc "index --hash" 0; fi
-if grep -q '"updated":[[:space:]]*10' out; then ok; else bad "index --hash did not read again the files indexed without it: $(tr -d '\n ' <out)"; fi
+if grep -q '"updated":[[:space:]]*12' out; then ok; else bad "index --hash did not read again the files indexed without it: $(tr -d '\n ' <out)"; fi
 if run "index --hash again" "$BIN" index --hash --json --db coll.sqlite coll; then expect_rc "index --hash, second run" 0; fi
 if grep -q '"headers_read":[[:space:]]*0' out; then ok; else bad "index --hash read unchanged files again"; fi
-"$BIN" hash m.gguf q.gguf sh-00001-of-00006.gguf >ix.expected
+"$BIN" hash m.gguf q.gguf qbe.gguf sh-00001-of-00006.gguf >ix.expected
 if python3 - coll.sqlite ix.expected "$HERE/../../docs/index.md" <<'PY'
 import re, sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -234,14 +238,14 @@ for line in open(sys.argv[2]):
         got = con.execute("SELECT content_xxh64 FROM files WHERE path LIKE ?", ("%/coll/" + f,)).fetchall()
     if got != [(hexd,)]:
         fails.append(f"{name}: index has {got}, hash printed {hexd}")
-# the docs query: two groups, the quantized file with its shard set and merged
-# file, the F16 file with its edited copy
+# the docs query: two groups, the quantized file with its big-endian copy, its
+# shard set and merged file, the F16 file with its edited and big-endian copies
 docs = re.findall(r"```sql\n(.*?)```", open(sys.argv[3]).read(), re.S)
 q = [d for d in docs if "same_weights" in d]
 rows = con.execute(q[0]).fetchall() if len(q) == 1 else []
 groups = sorted(sorted(p.rsplit("/", 1)[-1] for p in r[2].split(" | ")) for r in rows)
-want = [["e.gguf", "m.gguf"], ["merged.gguf", "q.gguf", "sh-00001-of-00006.gguf"]]
-if len(q) != 1 or groups != want or sorted(r[1] for r in rows) != [2, 3]:
+want = [["e.gguf", "m.gguf", "mbe.gguf"], ["merged.gguf", "q.gguf", "qbe.gguf", "sh-00001-of-00006.gguf"]]
+if len(q) != 1 or groups != want or sorted(r[1] for r in rows) != [3, 4]:
     fails.append(f"same_weights docs query: {rows}")
 for f in fails:
     print("FAIL:", f)
@@ -287,6 +291,79 @@ sys.exit(0 if ok else 1)"; then ok; else bad "verify --data --json $file: findin
 else
     bad "no fixtures at $DATA/data (run scripts/make-data-fixtures)"
 fi
+# ---- issue 32, item 9: every manifest hash writes reads back ------------------
+# File names with a space, a tab, a newline, a backslash, a byte that is not
+# UTF-8, a leading dash, and a tensor name with a space: hash writes the line
+# escaped (a leading backslash, \s \t \n \\ \xHH in the name, as sha256sum does)
+# and --check reads it back, each file alone and all in one manifest; an
+# ordinary name keeps llama-gguf-hash's line exactly.
+O=$TMP/oddnames
+mkdir -p "$O"
+python3 - "$HERE" "$O/tensor-space.gguf" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from gguf_writer import STR, Writer
+w = Writer()
+w.header(2, 1)
+w.kv("general.architecture", STR, "llama")
+w.tensor_info("blk.0.attn q", [8], 0, 0)
+w.tensor_info("tab\there", [8], 0, 32)
+w.pad(32)
+open(sys.argv[2], "wb").write(bytes(w.buf) + bytes(range(32)) + bytes(range(32, 64)))
+EOF
+odd_names=("my model.gguf" "tab	name.gguf" "new
+line.gguf" 'back\slash.gguf' "$(printf 'lat\xe9n.gguf')" "-dash.gguf" "cr$(printf '\r').gguf")
+for n in "${odd_names[@]}"; do cp m.gguf "$O/$n"; done
+(
+    cd "$O" || exit 1
+    all=()
+    for n in "${odd_names[@]}" tensor-space.gguf; do all+=("$n"); done
+    : >"$TMP/all.manifest"
+    i=0
+    for n in "${all[@]}"; do
+        i=$((i + 1))
+        "$BIN" hash --all -- "$n" >"$TMP/one.manifest" 2>"$TMP/err" || echo "FAIL: hash of odd name $i"
+        cat "$TMP/one.manifest" >>"$TMP/all.manifest"
+        if "$BIN" hash --check "$TMP/one.manifest" -- "$n" >"$TMP/out" 2>"$TMP/err" &&
+            grep -q "Success" "$TMP/out" && ! grep -q "Not Found\|Mismatch" "$TMP/out"; then echo "ok"; else
+            echo "FAIL: hash --check of its own manifest, odd name $i"; head -5 "$TMP/out" "$TMP/err"
+        fi
+    done
+    if "$BIN" hash --check "$TMP/all.manifest" -- "${all[@]}" >"$TMP/out" 2>&1 &&
+        [ "$(grep -c 'Success' "$TMP/out")" -ge 1 ] && ! grep -q "Not Found\|Mismatch\|Failure" "$TMP/out"; then echo "ok"; else
+        echo "FAIL: hash --check of one manifest of every odd name"
+    fi
+    # the escaped lines: one line per digest, starting with a backslash, no raw blank in the name
+    "$BIN" hash --no-layer -- "my model.gguf" >"$TMP/out"
+    [ "$(cat "$TMP/out")" = "\\xxh64     $(awk '{print $2}' "$TMP/out")  my\\smodel.gguf" ] && echo ok ||
+        echo "FAIL: escaped line: $(cat "$TMP/out")"
+    "$BIN" hash --no-layer -- "new
+line.gguf" >"$TMP/out"
+    [ "$(wc -l <"$TMP/out")" = 1 ] && echo ok || echo "FAIL: a newline in a name split the line"
+    # a corrupted escaped manifest still fails: another digest is a Mismatch
+    python3 -c '
+import sys
+out = []
+for line in open(sys.argv[1], "rb").read().split(b"\n"):
+    f = line.split()
+    if len(f) == 3 and f[0] == b"\\sha256" and f[2].startswith(b"my\\smodel"):
+        h = f[1]
+        line = line.replace(h, (b"0" if h[:1] != b"0" else b"1") + h[1:], 1)
+    out.append(line)
+open(sys.argv[2], "wb").write(b"\n".join(out))' "$TMP/all.manifest" "$TMP/bad.manifest"
+    if "$BIN" hash --check "$TMP/bad.manifest" -- "my model.gguf" >"$TMP/out" 2>&1; then
+        echo "FAIL: a changed digest in an escaped line passed"
+    else
+        grep -q "Mismatch" "$TMP/out" && echo ok || echo "FAIL: no Mismatch for a changed escaped line"
+    fi
+) >"$TMP/odd.log" 2>&1
+while IFS= read -r line; do
+    case $line in ok) ok ;; FAIL:*) bad "${line#FAIL: }" ;; *) echo "    $line" ;; esac
+done <"$TMP/odd.log"
+# an ordinary name: llama-gguf-hash's line, unescaped
+"$BIN" hash --no-layer m.gguf >"$TMP/out"
+case $(cat "$TMP/out") in 'xxh64     '*'  m.gguf') ok ;; *) bad "ordinary name changed: $(cat "$TMP/out")" ;; esac
+
 if run "verify --data synth" "$BIN" verify --data m.gguf q.gguf qbe.gguf; then expect_rc "verify --data of generated models" 0; fi
 for f in "$DATA"/bad/*.gguf; do
     if run "verify --data $(basename "$f")" "$BIN" verify --data "$f"; then

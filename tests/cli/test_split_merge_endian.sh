@@ -285,4 +285,75 @@ else
     echo "endian round trips: $n_rt golden files byte-identical"
 fi
 
+# ---------------------------------------------------------------------------
+# Issue 32: split's memory, its table, repack's limits
+# ---------------------------------------------------------------------------
+if [ -f "$M" ]; then
+    # a failed split prints no shard table (nothing of the set is left); a
+    # successful one prints it as written, a dry run as a plan
+    run "split into a missing folder" "$BIN" split --split-max-tensors 4 "$M" "$TMP/no/such/dir/p"
+    expect_rc "split into a missing folder" 1
+    if grep -q "of-0000" "$TMP/out"; then bad "failed split printed the shard table: $(head -3 "$TMP/out")"; else ok; fi
+    mkdir -p "$TMP/tbl"
+    run "split table" "$BIN" split --split-max-tensors 4 "$M" "$TMP/tbl/p"
+    expect_rc "split table" 0
+    expect_grep "split: table after writing" "$TMP/out" "wrote 6 shards, 21 tensors"
+    got=$(awk '/-of-0000/ {print $1, $4}' "$TMP/out" | while read -r f b; do [ "$(stat -c %s "$f")" = "$b" ] && echo same || echo "$f $b"; done | sort -u)
+    [ "$got" = same ] && ok || bad "split table: sizes are not the files' ($got)"
+    run "split dry run table" "$BIN" split --dry-run --split-max-tensors 4 "$M" "$TMP/tbl/q"
+    expect_grep "split --dry-run: a plan" "$TMP/out" "plan: 6 shards, 21 tensors (dry run: nothing written)"
+
+    # repack: --alignment names its real limit; --reserve 0 adds no pair
+    run "repack --alignment 2^31" "$BIN" repack --alignment 2147483648 "$M" "$TMP/al.gguf"
+    expect_rc "repack --alignment 2147483648" 2
+    expect_grep "repack --alignment 2^31: the real limit" "$TMP/err" "from 1 to 1073741824 (2^30)"
+    if grep -q "needs a power of two\"*$" "$TMP/err" && ! grep -q "2^30" "$TMP/err"; then bad "says 'needs a power of two' of a power of two"; else ok; fi
+    run "synth --alignment 2^31" "$BIN" synth --alignment 2147483648 "$TMP/al.gguf"
+    expect_rc "synth --alignment 2147483648" 2
+    expect_grep "synth --alignment 2^31: the real limit" "$TMP/err" "power of two from 1 to 1073741824"
+    run "repack --reserve 0" "$BIN" repack --reserve 0 "$M" "$TMP/r0.gguf"
+    expect_rc "repack --reserve 0" 0
+    expect_same_file "repack --reserve 0: no padding pair (the input's bytes)" "$M" "$TMP/r0.gguf"
+    "$BIN" repack --reserve 4096 "$M" "$TMP/r4k.gguf" >/dev/null 2>&1
+    run "repack --reserve 0 of a padded file" "$BIN" repack --reserve 0 "$TMP/r4k.gguf" "$TMP/r4k0.gguf"
+    expect_same_file "repack --reserve 0 drops a padding pair" "$M" "$TMP/r4k0.gguf"
+    # edit --reserve: the same rule (--no-clone: no clone padding either)
+    run "edit --reserve 0" "$BIN" edit --no-clone --reserve 0 --set general.name=r0 -o "$TMP/e0.gguf" "$M"
+    expect_rc "edit --reserve 0" 0
+    if "$BIN" dump "$TMP/e0.gguf" | grep -q ggufkit.padding; then bad "edit --reserve 0 added a padding pair"; else ok; fi
+    run "edit --reserve 0 of a padded file" "$BIN" edit --no-clone --reserve 0 --set general.name=r0 -o "$TMP/e40.gguf" "$TMP/r4k.gguf"
+    expect_same_file "edit --reserve 0 drops a padding pair" "$TMP/e0.gguf" "$TMP/e40.gguf"
+
+    # split's peak memory does not grow with the shard count or size: 4x the
+    # shards (of 8M, of 32M) within 8 MiB of the case with a quarter of them;
+    # one 128M shard within 16 MiB of 8M shards (the writer's two 8 MiB buffers
+    # fill up to 16M). Before the fix each shard left its buffers in the heap:
+    # up to +16 MiB per shard. Peak RSS from GNU time: no timing involved.
+    if [ -x /usr/bin/time ] && /usr/bin/time -f %M true >/dev/null 2>&1; then
+        mkdir -p "$TMP/mem"
+        "$BIN" synth --preset tiny --layers 24 --type F16 "$TMP/mem/m24.gguf" >/dev/null 2>&1
+        "$BIN" synth --preset tiny --layers 96 --type F16 "$TMP/mem/m96.gguf" >/dev/null 2>&1
+        peak() {   # IN SIZE: peak RSS in KiB of splitting IN into SIZE shards, and the shard count
+            rm -rf "$TMP/mem/o" && mkdir "$TMP/mem/o"
+            local k
+            k=$(/usr/bin/time -f %M "$BIN" split --split-max-size "$2" "$1" "$TMP/mem/o/s" 2>&1 >/dev/null | tail -1)
+            echo "$k $(ls "$TMP/mem/o" | wc -l)"
+        }
+        read -r base n_base < <(peak "$TMP/mem/m24.gguf" 8M)
+        read -r more n_more < <(peak "$TMP/mem/m96.gguf" 8M)
+        read -r big n_big < <(peak "$TMP/mem/m96.gguf" 32M)
+        read -r one n_one < <(peak "$TMP/mem/m96.gguf" 128M)
+        echo "    split peak RSS: $base KiB ($n_base shards of 8M), $more KiB ($n_more shards of 8M, 4x the model);" \
+             "$one KiB ($n_one shard of 128M), $big KiB ($n_big shards of 32M)"
+        [ "$n_more" -ge $((3 * n_base)) ] && [ "$n_big" -ge 4 ] && [ "$n_one" -eq 1 ] && ok ||
+            bad "split memory: shard counts $n_base, $n_more, $n_big, $n_one"
+        [ "$more" -le $((base + 8192)) ] && ok || bad "split memory grows with the shard count: $base -> $more KiB"
+        [ "$big" -le $((one + 8192)) ] && ok || bad "split memory grows with the shard count: $one -> $big KiB"
+        [ "$one" -le $((base + 16384)) ] && ok || bad "split memory grows with the shard size: $base -> $one KiB"
+        rm -rf "$TMP/mem"
+    else
+        skip "split memory (no GNU time at /usr/bin/time)"
+    fi
+fi
+
 finish

@@ -135,6 +135,39 @@ if run "verify --schema" "$BIN" verify --schema "$DATA/good/no-kv.gguf"; then
     if grep -q 'general.architecture' "$TMP/out"; then ok; else bad "verify --schema no-kv.gguf: general.architecture not named"; fi
 fi
 
+# --strict: a warning fails the file. ggml's layout rule (each tensor's data right
+# after the previous one's, in directory order, padded) is a llama.cpp-loader warning
+# whatever breaks it: another order, a gap, a late start; the same layout repacked passes.
+for file in tensors-out-of-order.gguf tensor-data-gap.gguf tensor-data-late-start.gguf; do
+    f=$DATA/good/$file
+    if run "verify $file" "$BIN" verify "$f"; then
+        expect_rc "verify $file (a warning only)" 0
+        expect_grep "verify $file names ggml's rule" "$TMP/out" "in directory order, padded to the alignment"
+        expect_grep "verify $file says what llama.cpp does" "$TMP/out" "llama.cpp refuses to load the file"
+        expect_grep "verify $file: rule" "$TMP/out" "(rule: llama.cpp loader)"
+    fi
+    if run "verify --strict $file" "$BIN" verify --strict "$f"; then
+        expect_rc "verify --strict $file" 1
+        expect_grep "verify --strict $file says why" "$TMP/out" "not ok under --strict (1 warning)"
+    fi
+    if run "verify --strict --json $file" "$BIN" verify --json --strict "$f"; then
+        expect_rc "verify --strict --json $file" 1
+        case $(squashed) in *'"valid":false}],"valid":false}') ok ;; *) bad "verify --strict --json $file: not invalid" ;; esac
+    fi
+    if run "repack $file" "$BIN" repack "$f" "$TMP/relaid.gguf"; then
+        expect_rc "repack $file" 0
+        if run "verify --strict repacked $file" "$BIN" verify --strict "$TMP/relaid.gguf"; then
+            expect_rc "verify --strict of $file repacked" 0
+        fi
+    fi
+    rm -f "$TMP/relaid.gguf"
+done
+# the argument order does not matter: --strict after or before the files' other options
+if run "verify --data --strict" "$BIN" verify --data --strict "$DATA/good/canonical.gguf" "$DATA/good/tensor-data-gap.gguf"; then
+    expect_rc "verify --data --strict canonical + gap" 1
+    expect_grep "verify --data --strict: the good file stays ok" "$TMP/out" "$DATA/good/canonical.gguf: ok"
+fi
+
 # ------------------------------------------- a tensor type ggufkit does not know
 # A fork's type (99) between two F32 tensors: info and dump still show the header,
 # list the tensor as "unknown type 99" of unknown size, and exit 1 naming the
