@@ -90,6 +90,9 @@ static const gk_type_info type_table[GK_TYPE_COUNT] = {
     RETIRED(37, "IQ4_NL_4_8"),
     RETIRED(38, "IQ4_NL_8_8"),
     BLOCK(GK_TYPE_MXFP4, "MXFP4", 32, 17, mxfp4, false),
+    GEOMETRY(GK_TYPE_NVFP4, "NVFP4", 64, 36, false),
+    GEOMETRY(GK_TYPE_Q1_0, "Q1_0", 128, 18, false),
+    GEOMETRY(GK_TYPE_Q2_0, "Q2_0", 64, 18, false),
 };
 
 void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]) {
