@@ -82,7 +82,8 @@ static uint64_t tensor_elems(const gk_model *m) {
 /* ------------------------------------------------------------------------ */
 
 static void print_num(FILE *out, double v) {
-    if (isinf(v)) fprintf(out, "  %10s", "inf");
+    if (isnan(v)) fprintf(out, "  %10s", "nan");
+    else if (isinf(v)) fprintf(out, "  %10s", v > 0 ? "inf" : "-inf");
     else fprintf(out, "  %10.4g", v);
 }
 
@@ -179,25 +180,39 @@ static void print_tensors(FILE *out, const gk_diff_result *r) {
             print_num(out, d->rmse);
             print_num(out, d->max_abs_err);
             print_num(out, d->rel_rmse);
-            fprintf(out, "  %10.6f  %10" PRIu64, d->cosine, d->n_diff);
+            if (isnan(d->cosine)) fprintf(out, "  %10s", "nan");
+            else fprintf(out, "  %10.6f", d->cosine);
+            fprintf(out, "  %10" PRIu64, d->n_diff);
             if (d->first_diff_row >= 0) fprintf(out, "  %" PRId64, d->first_diff_row);
             else fputs("  -", out);
+            if (d->n_nonfinite_ref || d->n_nonfinite_other)
+                fprintf(out, "  non-finite: %" PRIu64 " in reference, %" PRIu64 " in other, %" PRIu64 " differ",
+                        d->n_nonfinite_ref, d->n_nonfinite_other, d->n_nonfinite_diff);
         }
         fputc('\n', out);
     }
 }
 
+/* A total order that does not depend on the order of the arguments: relative
+ * RMSE (NaN taken as +inf, the worst), then more non-finite differences worse,
+ * then size, then the path. */
 static int rank_cmp(const void *pa, const void *pb) {
     const diff_rank *a = pa, *b = pb;
-    if (a->rel != b->rel) return a->rel < b->rel ? -1 : 1;
+    double ra = isnan(a->rel) ? INFINITY : a->rel, rb = isnan(b->rel) ? INFINITY : b->rel;
+    if (ra != rb) return ra < rb ? -1 : 1;
+    if (a->nonfinite != b->nonfinite) return a->nonfinite < b->nonfinite ? -1 : 1;
     if (a->size != b->size) return a->size < b->size ? -1 : 1;
+    int c = strcmp(a->path, b->path);
+    if (c != 0) return c;
     return a->k < b->k ? -1 : a->k > b->k;
 }
 
-static diff_rank *ranking(gk_diff_input **in, const gk_diff_result *res, size_t n) {
+static diff_rank *ranking(const diff_args *a, gk_diff_input **in, const gk_diff_result *res, size_t n) {
     diff_rank *items = calloc(n + 1, sizeof *items);
     if (items == NULL) return NULL;
-    for (size_t k = 0; k < n; k++) items[k] = (diff_rank){ k, res[k].rel_rmse_weighted, gk_diff_input_size(in[k + 1]) };
+    for (size_t k = 0; k < n; k++)
+        items[k] = (diff_rank){ k, res[k].rel_rmse_weighted, gk_diff_input_size(in[k + 1]), res[k].n_nonfinite_diff,
+                                a->paths[k + 1] };
     qsort(items, n, sizeof *items, rank_cmp);
     return items;
 }
@@ -220,15 +235,21 @@ static void print_text(FILE *out, const diff_args *a, gk_diff_input **in, const 
         print_tensors(out, r);
         fprintf(out, "relative RMSE (weighted by elements): %.6g over %" PRIu64 " elements\n",
                 r->rel_rmse_weighted, r->n_compared_elems);
+        if (r->n_nonfinite_diff)
+            fprintf(out, "non-finite: %" PRIu64 " differing element%s NaN or infinite on one side "
+                         "(errors infinite: ranked worst)\n",
+                    r->n_nonfinite_diff, r->n_nonfinite_diff == 1 ? " is" : "s are");
         fprintf(out, "verdict: %s: %s\n", a->paths[k + 1], verdict_text(r->verdict));
     }
     if (n < 2) return;
-    fprintf(out, "\nranking (relative RMSE weighted by elements, then size):\n");
-    fprintf(out, "  %4s  %12s  %8s  %12s  %-32s  %s\n", "rank", "bytes", "bits/w", "rel_rmse", "verdict", "file");
+    fprintf(out, "\nranking (relative RMSE weighted by elements, then non-finite differences, size, name):\n");
+    fprintf(out, "  %4s  %12s  %8s  %12s  %10s  %-32s  %s\n", "rank", "bytes", "bits/w", "rel_rmse", "nonfinite",
+            "verdict", "file");
     for (size_t i = 0; i < n; i++) {
         size_t k = rank[i].k;
-        fprintf(out, "  %4zu  %12" PRIu64 "  %8.3f  %12.6g  %-32s  %s\n", i + 1, rank[i].size,
-                diff_bits_per_weight(in[k + 1]), res[k].rel_rmse_weighted, verdict_text(res[k].verdict), a->paths[k + 1]);
+        fprintf(out, "  %4zu  %12" PRIu64 "  %8.3f  %12.6g  %10" PRIu64 "  %-32s  %s\n", i + 1, rank[i].size,
+                diff_bits_per_weight(in[k + 1]), res[k].rel_rmse_weighted, res[k].n_nonfinite_diff,
+                verdict_text(res[k].verdict), a->paths[k + 1]);
     }
 }
 
@@ -310,7 +331,7 @@ int cmd_diff(int argc, char **argv) {
         cmd_progress_finish(&bar);
         if (s != GK_OK) rc = cmd_report(NULL, &err);
     }
-    diff_rank *rank = rc == GK_EXIT_OK ? ranking(in, res, n) : NULL;
+    diff_rank *rank = rc == GK_EXIT_OK ? ranking(&a, in, res, n) : NULL;
     if (rc == GK_EXIT_OK && rank == NULL) rc = GK_EXIT_FAIL;
     if (rc == GK_EXIT_OK && a.plot) {
         const char **labels = calloc(n + 1, sizeof *labels);

@@ -128,6 +128,9 @@ static cJSON *json_tensor(const gk_tensor_diff *d) {
     cJSON_AddItemToObject(o, "cosine", num ? json_double(d->cosine) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "ref_rms", deq ? json_double(d->ref_rms) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "n_diff", num ? gk_json_u64(d->n_diff) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "n_nonfinite_ref", deq ? gk_json_u64(d->n_nonfinite_ref) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "n_nonfinite_other", deq ? gk_json_u64(d->n_nonfinite_other) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "n_nonfinite_diff", num ? gk_json_u64(d->n_nonfinite_diff) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "first_diff_row",
                           num && d->first_diff_row >= 0 ? gk_json_u64((uint64_t)d->first_diff_row) : cJSON_CreateNull());
     return o;
@@ -143,8 +146,8 @@ static cJSON *json_input(const char *path, const gk_diff_input *in) {
     cJSON_AddStringToObject(o, "byte_order", gk_model_big_endian(m) ? "big" : "little");
     cJSON_AddItemToObject(o, "alignment", gk_json_u64(gk_model_alignment(m)));
     cJSON_AddItemToObject(o, "n_tensors", gk_json_u64(gk_tensor_count(m)));
-    cJSON_AddItemToObject(o, "diff_tensor_bytes", gk_json_u64(diff_tensor_bytes(m)));
-    cJSON_AddItemToObject(o, "diff_bits_per_weight", json_double(diff_bits_per_weight(in)));
+    cJSON_AddItemToObject(o, "tensor_bytes", gk_json_u64(diff_tensor_bytes(m)));
+    cJSON_AddItemToObject(o, "bits_per_weight", json_double(diff_bits_per_weight(in)));
     return o;
 }
 
@@ -188,6 +191,7 @@ static cJSON *json_file(const char *path, const gk_diff_input *in, const gk_diff
     for (int k = 0; k < 6; k++) cJSON_AddItemToObject(sum, diff_kind_id((gk_tensor_diff_kind)k), gk_json_u64(counts[k]));
     cJSON_AddItemToObject(sum, "elements_compared", gk_json_u64(r->n_compared_elems));
     cJSON_AddItemToObject(sum, "rel_rmse_weighted", json_double(r->rel_rmse_weighted));
+    cJSON_AddItemToObject(sum, "n_nonfinite_diff", gk_json_u64(r->n_nonfinite_diff));
     return o;
 }
 
@@ -209,6 +213,7 @@ bool diff_print_json(FILE *out, const char *const *paths, size_t n_paths, gk_dif
         cJSON_AddItemToObject(e, "path", cmd_json_string(paths[rank[i].k + 1], strlen(paths[rank[i].k + 1])));
         cJSON_AddItemToObject(e, "size", gk_json_u64(rank[i].size));
         cJSON_AddItemToObject(e, "rel_rmse_weighted", json_double(rank[i].rel));
+        cJSON_AddItemToObject(e, "n_nonfinite_diff", gk_json_u64(rank[i].nonfinite));
         cJSON_AddStringToObject(e, "verdict", diff_verdict_id(res[rank[i].k].verdict));
         cJSON_AddItemToArray(list, e);
     }

@@ -3,8 +3,12 @@
  * RMSE per layer (x: the N of blk.N.*, y: log scale shared by all panels), one
  * line per tensor kind (attn_q, ffn_down, ...: the name after blk.N. without
  * ".weight"), one panel per compared file, a legend on the right. Kinds whose
- * tensors are all identical cannot sit on a log scale; the panel title lists
- * them. The bytes go through an atomic sink like every other output.
+ * tensors are all identical cannot sit on a log scale; the legend lists them
+ * apart. A tensor whose relative RMSE is infinite or not a number (a NaN or an
+ * infinity on one side, or errors against an all-zero reference) is off any
+ * scale too: it gets a pure red square at the top of the plot, in its layer's
+ * column, and its kind is listed under "non-finite". The bytes go through an
+ * atomic sink like every other output.
  */
 #include <cairo.h>
 #include <cairo-svg.h>
@@ -51,6 +55,12 @@ static const double palette[][3] = {
     { 0.74, 0.74, 0.13 }, { 0.09, 0.75, 0.81 },
 };
 #define N_COLORS (sizeof palette / sizeof palette[0])
+
+/* The marks of non-finite errors: a colour nothing else uses (tests count it). */
+#define NONFINITE_R 1.0
+#define NONFINITE_G 0.0
+#define NONFINITE_B 0.0
+#define NONFINITE_SIDE 10
 
 /* Tensor kinds, in first-seen order. */
 typedef struct name_list {
@@ -245,6 +255,13 @@ static void marker(cairo_t *cr, size_t k, double x, double y) {
     }
 }
 
+/* A red square, pixel aligned, centred on column x at the top of the plot. */
+static void nonfinite_mark(cairo_t *cr, double x, double y) {
+    K.cairo_set_source_rgb(cr, NONFINITE_R, NONFINITE_G, NONFINITE_B);
+    K.cairo_rectangle(cr, floor(x) - NONFINITE_SIDE / 2, floor(y), NONFINITE_SIDE, NONFINITE_SIDE);
+    K.cairo_fill(cr);
+}
+
 static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, const gk_diff_result *r) {
     K.cairo_set_source_rgb(cr, 1, 1, 1);
     K.cairo_rectangle(cr, PLOT_LEFT, PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP);
@@ -254,7 +271,13 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
     unsigned nl = pd->n_layers ? pd->n_layers : 1;
     double *val = malloc(sizeof(double) * nl * (pd->kinds.n ? pd->kinds.n : 1));
     name_list zero = { .n = 0 };   /* kinds of this panel identical in every layer */
-    if (val == NULL) return;
+    name_list nonfinite = { .n = 0 };   /* kinds with a non-finite error in some layer */
+    bool *nf_at = calloc((size_t)nl, sizeof *nf_at);   /* layers with one */
+    if (val == NULL || nf_at == NULL) {
+        free(val);
+        free(nf_at);
+        return;
+    }
     for (size_t i = 0; i < (size_t)nl * pd->kinds.n; i++) val[i] = NAN;
     bool positive[MAX_KINDS] = { false };
     char kind[KIND_LEN];
@@ -268,11 +291,15 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
             positive[k] = true;
         }
         if (d->rel_rmse == 0) name_index(&zero, kind, true);
+        if (!isfinite(d->rel_rmse)) {
+            name_index(&nonfinite, kind, true);
+            nf_at[layer] = true;
+        }
     }
-    /* a kind with a value somewhere in this panel is not "identical" */
+    /* a kind with a value (finite or not) somewhere in this panel is not "identical" */
     for (size_t z = 0; z < zero.n;) {
         int k = name_index((name_list *)&pd->kinds, zero.names[z], false);
-        if (k >= 0 && positive[k]) memmove(zero.names[z], zero.names[z + 1], (--zero.n - z) * KIND_LEN);
+        if ((k >= 0 && positive[k]) || name_index(&nonfinite, zero.names[z], false) >= 0) memmove(zero.names[z], zero.names[z + 1], (--zero.n - z) * KIND_LEN);
         else z++;
     }
     /* the lines: a gap where a layer has no value */
@@ -300,8 +327,11 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
             if (!isnan(v)) marker(cr, k, x_of(pd, l), y_of(pd, v));
         }
     }
+    for (unsigned l = 0; l < nl; l++)
+        if (nf_at[l]) nonfinite_mark(cr, x_of(pd, l), PLOT_TOP + 4);
     K.cairo_restore(cr);
     free(val);
+    free(nf_at);
     /* title: the file, its weighted relative RMSE, kinds that are identical */
     char title[512];
     snprintf(title, sizeof title, "%s   (relative RMSE, weighted by elements: %.4g)", base_name(label),
@@ -313,7 +343,9 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         K.cairo_set_font_size(cr, 14);
         K.cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
         text_at(cr, (PLOT_LEFT + PLOT_RIGHT) / 2.0, (PLOT_TOP + PLOT_BOTTOM) / 2.0,
-                pd->n_layers ? "no layer tensor differs" : "no blk.N tensors", 0.5, 0.5);
+                !pd->n_layers ? "no blk.N tensors"
+                : nonfinite.n ? "only non-finite errors (red, at the top)" : "no layer tensor differs",
+                0.5, 0.5);
     }
     /* legend */
     K.cairo_set_font_size(cr, 12);
@@ -329,16 +361,27 @@ static void draw_panel(cairo_t *cr, const plot_data *pd, const char *label, cons
         K.cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, PLOT_RIGHT + 50, y, pd->kinds.names[k], 0.0, 0.5);
     }
-    /* below it, the kinds that are identical everywhere (nothing to draw) */
+    /* below it, the kinds with a non-finite error (first: they matter most), then
+     * the kinds that are identical everywhere (nothing to draw) */
     double y = PLOT_TOP + 10 + 20.0 * (double)pd->kinds.n + 8;
     K.cairo_set_font_size(cr, 11);
     K.cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
-    if (zero.n && y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, "identical (not drawn):", 0.0, 0.5);
-    for (size_t z = 0; z < zero.n && (y += 16) < PLOT_BOTTOM; z++) {
-        char item[KIND_LEN + 4];
-        snprintf(item, sizeof item, "  %s", zero.names[z]);
-        text_at(cr, PLOT_RIGHT + 16, y, item, 0.0, 0.5);
+    const name_list *lists[2] = { &nonfinite, &zero };
+    const char *heads[2] = { "non-finite (red, at the top):", "identical (not drawn):" };
+    bool first = true;
+    for (int li = 0; li < 2; li++) {
+        if (lists[li]->n == 0) continue;
+        if (!first) y += 8;
+        first = false;
+        if (y < PLOT_BOTTOM) text_at(cr, PLOT_RIGHT + 16, y, heads[li], 0.0, 0.5);
+        for (size_t z = 0; z < lists[li]->n && (y += 16) < PLOT_BOTTOM; z++) {
+            char item[KIND_LEN + 4];
+            snprintf(item, sizeof item, "  %s", lists[li]->names[z]);
+            text_at(cr, PLOT_RIGHT + 16, y, item, 0.0, 0.5);
+        }
+        y += 16;
     }
+    y -= 16;
     if (pd->kinds.overflow && (y += 16) < PLOT_BOTTOM)
         text_at(cr, PLOT_RIGHT + 16, y, "(more kinds: not drawn)", 0.0, 0.5);
 }

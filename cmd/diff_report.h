@@ -12,11 +12,15 @@
 /* Arrays of at most this many elements are shown (and put in the JSON) whole. */
 #define DIFF_SHORT_ARRAY 16
 
-/* A file of the closing ranking: by weighted relative RMSE, then size. */
+/* A file of the closing ranking: by weighted relative RMSE (NaN as +inf), then
+ * non-finite differences (more is worse), size and path: the same order
+ * whatever the order of the arguments. */
 typedef struct diff_rank {
     size_t k;                 /* index of the OTHER file (0 = the first) */
     double rel;
     uint64_t size;
+    uint64_t nonfinite;       /* the result's n_nonfinite_diff */
+    const char *path;
 } diff_rank;
 
 /** diff_verdict_id() : @return : "identical", "same-weights", "differs". */

@@ -1575,9 +1575,15 @@ typedef struct gk_tensor_diff {
      *   rel_rmse = rmse / ref_rms (0 when both are 0, +inf when only ref_rms is),
      *   cosine = sum ref*other / sqrt(sum ref^2 * sum other^2) (1 when both sums
      *   are 0, 0 when one is). IDENTICAL tensors are not dequantized: their
-     *   errors are 0, cosine 1, ref_rms 0 (not computed). */
+     *   errors are 0, cosine 1, ref_rms 0 (not computed).
+     *   The sums run over the elements finite on both sides. When an element
+     *   differs and one side of it is NaN or infinite (n_nonfinite_diff > 0),
+     *   rmse, max_abs_err and rel_rmse are +inf and cosine is NaN. */
     uint64_t n;               /* elements */
     uint64_t n_diff;          /* elements whose F32 values differ (NaN equals NaN, 0.0 -0.0) */
+    uint64_t n_nonfinite_ref;   /* elements NaN or infinite in the reference (dequantized only) */
+    uint64_t n_nonfinite_other; /* the same in the other model */
+    uint64_t n_nonfinite_diff;  /* differing elements with a NaN or infinite side */
     int64_t first_diff_row;   /* first row (over ne[1]*ne[2]*ne[3]) with a difference, or -1 */
     double rmse, max_abs_err, rel_rmse, cosine, ref_rms;
 } gk_tensor_diff;
@@ -1600,7 +1606,8 @@ typedef struct gk_diff_result {
     /* Over the tensors with numbers: element count, and the relative RMSE
      * averaged with each tensor weighted by its element count. */
     uint64_t n_compared_elems;
-    double rel_rmse_weighted;
+    double rel_rmse_weighted;  /* +inf when a tensor's rel_rmse is */
+    uint64_t n_nonfinite_diff; /* the tensors' n_nonfinite_diff added up */
 } gk_diff_result;
 
 typedef struct gk_diff_opts {

@@ -129,6 +129,7 @@ gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_op
                                 threads, &done, total, d, err);
         if (s == GK_OK) {
             res->n_compared_elems += d->n;
+            res->n_nonfinite_diff += d->n_nonfinite_diff;
             weighted += (double)d->n * d->rel_rmse;
         }
     }

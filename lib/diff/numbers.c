@@ -11,6 +11,10 @@
  * contiguous runs of pieces, and the per-piece sums (double) are added in piece
  * order, so the numbers do not depend on the thread count. Memory is bounded by
  * CHUNK_ELEMS whatever the tensor's size.
+ *
+ * Non-finite values (NaN, +-inf) are counted per side and kept out of the sums;
+ * an element that differs with a non-finite side makes rmse, max_abs_err and
+ * rel_rmse +inf and cosine NaN: such a tensor ranks worst in a fixed way.
  */
 #include <math.h>
 #include <pthread.h>
@@ -36,6 +40,8 @@ typedef struct side {
 typedef struct piece_sum {
     double sq_err, sq_ref, sq_oth, dot, max_abs;
     uint64_t n_diff;
+    uint64_t nonfinite_ref, nonfinite_oth;   /* NaN or +-inf on that side */
+    uint64_t nonfinite_diff;                 /* differing elements with a non-finite side */
 } piece_sum;
 
 /* The pieces of a tensor: ppr per row, each PIECE_ELEMS long but the row's last. */
@@ -81,13 +87,23 @@ static void *compare_pieces(void *arg) {
         const float *x = j->a->f32 + at, *y = j->b->f32 + at;
         piece_sum s = { 0 };
         for (uint64_t i = 0; i < n; i++) {
+            bool differ = x[i] != y[i] && !(isnan(x[i]) && isnan(y[i]));
+            bool fx = isfinite(x[i]), fy = isfinite(y[i]);
+            if (differ) s.n_diff++;
+            if (!fx || !fy) {
+                /* The sums hold finite pairs only; a non-finite pair that
+                 * differs makes the errors infinite (compare_values). */
+                s.nonfinite_ref += !fx;
+                s.nonfinite_oth += !fy;
+                s.nonfinite_diff += differ;
+                continue;
+            }
             double r = x[i], o = y[i], e = o - r, ae = fabs(e);
             s.sq_err += e * e;
             s.sq_ref += r * r;
             s.sq_oth += o * o;
             s.dot += r * o;
             if (ae > s.max_abs) s.max_abs = ae;
-            if (x[i] != y[i] && !(isnan(x[i]) && isnan(y[i]))) s.n_diff++;
         }
         j->sums[p - j->p0] = s;
     }
@@ -176,6 +192,9 @@ static gk_status compare_values(run *r, piece_sum *sums, gk_tensor_diff *d, gk_e
             if (q->max_abs > tot.max_abs) tot.max_abs = q->max_abs;
             if (q->n_diff && d->first_diff_row < 0) d->first_diff_row = (int64_t)((p0 + p) / r->g.ppr);
             tot.n_diff += q->n_diff;
+            tot.nonfinite_ref += q->nonfinite_ref;
+            tot.nonfinite_oth += q->nonfinite_oth;
+            tot.nonfinite_diff += q->nonfinite_diff;
         }
     }
     double n = (double)d->n;
@@ -188,6 +207,16 @@ static gk_status compare_values(run *r, piece_sum *sums, gk_tensor_diff *d, gk_e
     if (tot.sq_ref == 0 && tot.sq_oth == 0) d->cosine = 1;
     else if (tot.sq_ref == 0 || tot.sq_oth == 0) d->cosine = 0;
     else d->cosine = tot.dot / sqrt(tot.sq_ref * tot.sq_oth);
+    d->n_nonfinite_ref = tot.nonfinite_ref;
+    d->n_nonfinite_other = tot.nonfinite_oth;
+    d->n_nonfinite_diff = tot.nonfinite_diff;
+    if (tot.nonfinite_diff) {
+        /* A NaN or an infinity on one side only (or infinities of opposite
+         * signs): the error there is not a number, so the tensor is as bad as
+         * it gets, whatever the order of the sides or where the value sits. */
+        d->rmse = d->max_abs_err = d->rel_rmse = INFINITY;
+        d->cosine = NAN;
+    }
     return GK_OK;
 }
 

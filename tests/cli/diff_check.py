@@ -15,6 +15,11 @@ usage: diff_check.py numbers REF.gguf OTHER.gguf DIFF.json [FILE_INDEX]
            writes a small little-endian F32 model: "other" differs from "base"
            in one element of a long multi-row tensor (row 2), in one tensor's
            shape, by a tensor it lacks and one it adds.
+       diff_check.py poke FILE.gguf TENSOR BYTE_OFFSET HEX
+           writes the bytes HEX at BYTE_OFFSET of TENSOR's data, in place (a NaN,
+           an infinity, a block's scale).
+       diff_check.py colour FILE.png R G B
+           prints how many pixels have exactly that colour.
        diff_check.py png FILE.png WIDTH HEIGHT PANELS FRAME_X
            decodes the PNG (zlib and the five row filters, no image library)
            and checks its size and that column FRAME_X crosses 2 * PANELS rows of
@@ -32,6 +37,68 @@ import numpy as np
 from gguf_writer import STR, Writer
 
 SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def tensor_offsets(path):
+    """@return: {name: absolute file offset of its data} of a little-endian GGUF v2/v3 file."""
+    data = open(path, "rb").read()
+    pos = 4
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from("<" + fmt, data, pos)
+        pos += struct.calcsize("<" + fmt)
+        return v[0]
+
+    def skip_value(t):
+        nonlocal pos
+        if t == 8:
+            n = take("Q")
+            pos += n
+        elif t == 9:
+            et, n = take("I"), take("Q")
+            for _ in range(n):
+                skip_value(et)
+        else:
+            take(SCALAR[t])
+
+    version, n_tensors, n_kv = take("I"), take("Q"), take("Q")
+    assert version in (2, 3), path
+    align = 32
+    for _ in range(n_kv):
+        n = take("Q")
+        key = data[pos:pos + n]
+        pos += n
+        t = take("I")
+        if key == b"general.alignment":
+            align = take("I")
+        else:
+            skip_value(t)
+    infos = []
+    for _ in range(n_tensors):
+        n = take("Q")
+        name = data[pos:pos + n].decode()
+        pos += n
+        nd = take("I")
+        for _ in range(nd):
+            take("Q")
+        take("I")
+        infos.append((name, take("Q")))
+    start = (pos + align - 1) // align * align
+    return {name: start + off for name, off in infos}
+
+
+def poke(path, name, byte_offset, hex_bytes):
+    """Writes the bytes hex_bytes at byte_offset into tensor name's data (in place)."""
+    at = tensor_offsets(path)[name] + byte_offset
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(bytes.fromhex(hex_bytes))
+
+
+def count_colour(path, r, g, b):
+    """@return: how many pixels of the PNG have exactly the colour (r, g, b)."""
+    return sum(1 for row in png_rows(path)[2] for i in range(0, len(row) // 3) if tuple(row[3 * i:3 * i + 3]) == (r, g, b))
 
 
 def read_gguf(path):
@@ -189,7 +256,8 @@ def make(out, variant):
     open(out, "wb").write(w.buf + b"".join(blobs))
 
 
-def png(path, width, height, panels, frame_x):
+def png_rows(path):
+    """@return: (width, height, rows) of an 8-bit RGB(A) PNG, each row RGB bytes."""
     data = open(path, "rb").read()
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         fail("not a PNG")
@@ -205,15 +273,13 @@ def png(path, width, height, panels, frame_x):
             idat += body
         pos += 12 + n
     w, h, depth, ctype = hdr[:4]
-    if (w, h) != (width, height):
-        fail(f"size {w}x{h}, expected {width}x{height}")
     if depth != 8 or ctype not in (2, 6):
         fail(f"unexpected pixel format (depth {depth}, colour type {ctype})")
     bpp = 3 if ctype == 2 else 4
     raw = zlib.decompress(idat)
     stride = w * bpp
     prev = bytearray(stride)
-    column = []
+    rows = []
     for y in range(h):
         f = raw[y * (stride + 1)]
         line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -234,9 +300,16 @@ def png(path, width, height, panels, frame_x):
                 line[i] = (line[i] + pred) & 255
         elif f != 0:
             fail(f"unknown filter {f}")
-        px = line[frame_x * bpp:frame_x * bpp + 3]
-        column.append(tuple(px))
+        rows.append(bytes(line) if bpp == 3 else bytes(c for i, c in enumerate(line) if i % 4 != 3))
         prev = line
+    return w, h, rows
+
+
+def png(path, width, height, panels, frame_x):
+    w, h, rows = png_rows(path)
+    if (w, h) != (width, height):
+        fail(f"size {w}x{h}, expected {width}x{height}")
+    column = [tuple(row[frame_x * 3:frame_x * 3 + 3]) for row in rows]
     frame_rows = sum(1 for p in column if p == (64, 64, 64))
     if frame_rows != 2 * panels:
         fail(f"{frame_rows} frame rows in column {frame_x}, expected {2 * panels} ({panels} panels)")
@@ -252,6 +325,10 @@ def main(argv):
         make(argv[2], argv[3])
     elif len(argv) == 7 and argv[1] == "png":
         png(argv[2], *map(int, argv[3:7]))
+    elif len(argv) == 6 and argv[1] == "poke":
+        poke(argv[2], argv[3], int(argv[4]), argv[5])
+    elif len(argv) == 6 and argv[1] == "colour":
+        print(count_colour(argv[2], *map(int, argv[3:6])))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -200,12 +200,95 @@ if ls "$TMP" | grep -q '\.tmp\|ggufkit-'; then bad "plot: a temporary file was l
 # ------------------------------------------------------------ several files
 run "ranking" "$BIN" diff "$TMP/a.gguf" "$TMP/a-q4k.gguf" "$TMP/a-copy.gguf" "$TMP/b.gguf"
 expect_rc "several files, some differ" 1
-expect_out "ranking" "ranking (relative RMSE weighted by elements, then size):"
+expect_out "ranking" "ranking (relative RMSE weighted by elements, then non-finite differences, size, name):"
 last=$(tail -1 "$TMP/out")
 case $last in *a-q4k.gguf) ok ;; *) bad "ranking: the Q4_K file is not last: $last" ;; esac
 run "ranking --json" "$BIN" diff --json "$TMP/a.gguf" "$TMP/a-q4k.gguf" "$TMP/a-copy.gguf"
 got=$(jget "$TMP/out" 'len(d["files"]), [r["path"].rsplit("/",1)[1] for r in d["ranking"]], [f["verdict"] for f in d["files"]]')
 [ "$got" = "2 ['a-copy.gguf', 'a-q4k.gguf'] ['differs', 'identical']" ] && ok || bad "ranking --json: got $got"
+
+# ------------------------------------------------------------ non-finite values
+# One NaN, +inf or -inf, in the reference or the other file, at the first or the
+# last element of an F32 tensor, or in an F16 tensor, or as a Q8_0 block's scale
+# (a whole block non-finite): the element counts as a difference, the errors
+# are infinite (JSON null, with the counts beside), the text says so, the plot
+# marks it, and a file with one ranks after every finite one whatever the order
+# of the arguments.
+nf_case() {   # NAME BASE TENSOR BYTE_OFFSET HEX SIDE(ref|other) WANT_NONFINITE
+    local name=$1 base=$2 tensor=$3 at=$4 hex=$5 side=$6 want=$7 ref other
+    cp "$base" "$TMP/nf.gguf"
+    "$PY" "$CHECK" poke "$TMP/nf.gguf" "$tensor" "$at" "$hex" || { bad "$name: poke failed"; return; }
+    if [ "$side" = ref ]; then ref=$TMP/nf.gguf other=$base; else ref=$base other=$TMP/nf.gguf; fi
+    run "$name" "$BIN" diff --json "$ref" "$other" && expect_rc "$name: differs" 1
+    local got
+    got=$(jget "$TMP/out" "[(t['status'], t['max_abs_err'], t['rmse'], t['rel_rmse'], t['n_nonfinite_$side'], t['n_nonfinite_diff']) for t in d['tensors'] if t['name'] == '$tensor'][0], d['files'][0]['summary']['n_nonfinite_diff'], d['ranking'][0]['rel_rmse_weighted'], d['files'][0]['verdict']")
+    [ "$got" = "('different', None, None, None, $want, $want) $want None differs" ] && ok ||
+        bad "$name: --json gave $got"
+    run "$name text" "$BIN" diff "$ref" "$other" && expect_rc "$name text" 1
+    if grep -F "$tensor " "$TMP/out" | grep -q " inf  *inf  *inf  *nan .*non-finite: "; then ok; else
+        bad "$name: the text row lacks inf/nan and the non-finite counts"; grep -F "$tensor " "$TMP/out" | sed 's/^/    out: /'
+    fi
+    expect_out "$name text" "non-finite: $want differing element"
+}
+if [ -n "$PY" ]; then
+    "$BIN" quantize --pure "$TMP/a.gguf" "$TMP/a-q8.gguf" Q8_0 >/dev/null 2>&1
+    last32=$((65535 * 4)) last16=$((65535 * 2)) lastq8=$((2047 * 34))
+    for side in ref other; do
+        nf_case "F32 NaN first ($side)" "$TMP/a.gguf" blk.0.attn_q.weight 0 0000c07f $side 1
+        nf_case "F32 -NaN last ($side)" "$TMP/a.gguf" blk.1.attn_q.weight $last32 0000c0ff $side 1
+        nf_case "F32 +inf first ($side)" "$TMP/a.gguf" blk.0.attn_q.weight 0 0000807f $side 1
+        nf_case "F32 -inf last ($side)" "$TMP/a.gguf" blk.0.attn_q.weight $last32 000080ff $side 1
+        nf_case "F16 NaN last ($side)" "$TMP/a16.gguf" blk.1.attn_k.weight $last16 007e $side 1
+        nf_case "F16 inf first ($side)" "$TMP/a16.gguf" blk.0.attn_v.weight 0 007c $side 1
+        nf_case "Q8_0 NaN scale first block ($side)" "$TMP/a-q8.gguf" blk.0.attn_q.weight 0 007e $side 32
+        nf_case "Q8_0 inf scale last block ($side)" "$TMP/a-q8.gguf" blk.1.attn_output.weight $lastq8 007c $side 32
+    done
+    # a NaN on both sides at the same element is equal; +inf against -inf is not
+    cp "$TMP/a.gguf" "$TMP/nan1.gguf"
+    "$PY" "$CHECK" poke "$TMP/nan1.gguf" blk.0.attn_q.weight 0 0000c07f
+    cp "$TMP/nan1.gguf" "$TMP/nan2.gguf"
+    "$PY" "$CHECK" poke "$TMP/nan2.gguf" blk.0.attn_q.weight 0 0100c07f   # another NaN payload
+    run "NaN both sides" "$BIN" diff --json "$TMP/nan1.gguf" "$TMP/nan2.gguf"
+    got=$(jget "$TMP/out" "[(t['status'], t['n_nonfinite_ref'], t['n_nonfinite_other'], t['n_nonfinite_diff'], t['max_abs_err']) for t in d['tensors'] if t['name'] == 'blk.0.attn_q.weight'][0]")
+    [ "$got" = "('same-values', 1, 1, 0, 0.0)" ] && ok || bad "NaN on both sides: $got"
+    cp "$TMP/a.gguf" "$TMP/pinf.gguf"; "$PY" "$CHECK" poke "$TMP/pinf.gguf" blk.0.attn_q.weight 4 0000807f
+    cp "$TMP/a.gguf" "$TMP/minf.gguf"; "$PY" "$CHECK" poke "$TMP/minf.gguf" blk.0.attn_q.weight 4 000080ff
+    run "inf against -inf" "$BIN" diff --json "$TMP/pinf.gguf" "$TMP/minf.gguf"
+    got=$(jget "$TMP/out" "[(t['status'], t['n_nonfinite_diff'], t['max_abs_err']) for t in d['tensors'] if t['name'] == 'blk.0.attn_q.weight'][0]")
+    [ "$got" = "('different', 1, None)" ] && ok || bad "+inf against -inf: $got"
+
+    # the ranking: finite files first, then by the count of non-finite
+    # differences, size and name; the same for every order of the arguments
+    cp "$TMP/a-q8.gguf" "$TMP/q8-nan.gguf"
+    "$PY" "$CHECK" poke "$TMP/q8-nan.gguf" blk.0.attn_q.weight 34 007e
+    cp "$TMP/q8-nan.gguf" "$TMP/q8-nan-b.gguf"
+    cp "$TMP/a.gguf" "$TMP/f32-nan.gguf"
+    "$PY" "$CHECK" poke "$TMP/f32-nan.gguf" blk.1.attn_q.weight 8 0000c07f
+    want="['a-q4k.gguf', 'f32-nan.gguf', 'q8-nan-b.gguf', 'q8-nan.gguf']"
+    for order in "q8-nan f32-nan a-q4k q8-nan-b" "a-q4k q8-nan-b q8-nan f32-nan" "f32-nan q8-nan q8-nan-b a-q4k" \
+                 "q8-nan-b a-q4k f32-nan q8-nan"; do
+        set --
+        for f in $order; do set -- "$@" "$TMP/$f.gguf"; done
+        run "ranking $order" "$BIN" diff --json "$TMP/a.gguf" "$@"
+        got=$(jget "$TMP/out" '[r["path"].rsplit("/",1)[1] for r in d["ranking"]]')
+        [ "$got" = "$want" ] && ok || bad "ranking of $order: $got (want $want)"
+        run "ranking text $order" "$BIN" diff "$TMP/a.gguf" "$@"
+        got=$(tail -4 "$TMP/out" | awk '{print $NF}' | sed 's|.*/||' | tr '\n' ' ')
+        [ "$got" = "a-q4k.gguf f32-nan.gguf q8-nan-b.gguf q8-nan.gguf " ] && ok || bad "text ranking of $order: $got"
+    done
+
+    # the plot: a red square (255, 0, 0) per layer with a non-finite error,
+    # none where every error is finite; "no layer tensor differs" is not the case
+    rm -f "$TMP/nf.png" "$TMP/f.png"
+    "$BIN" diff --plot "$TMP/nf.png" "$TMP/a.gguf" "$TMP/f32-nan.gguf" >/dev/null
+    "$BIN" diff --plot "$TMP/f.png" "$TMP/a.gguf" "$TMP/a-q4k.gguf" >/dev/null
+    red=$("$PY" "$CHECK" colour "$TMP/nf.png" 255 0 0)
+    [ "${red:-0}" -ge 50 ] && ok || bad "plot: no red mark for a NaN (got ${red:-none} pixels)"
+    red=$("$PY" "$CHECK" colour "$TMP/f.png" 255 0 0)
+    [ "$red" = 0 ] && ok || bad "plot: red marks without a non-finite value ($red pixels)"
+else
+    echo "SKIPPED: non-finite values in diff (no python3 with numpy)"
+fi
 
 # ------------------------------------------------------------ golden files
 if [ -f "$GOLDEN/syn1/MANIFEST.json" ] && [ -n "$PY" ]; then
