@@ -104,6 +104,18 @@ static void list_types(void) {
         printf("%-9s %2u  %-8s%s\n", t->name, t->ftype, t->is_copy ? "copy" : gk_type_get(t->base_type)->name,
                target_has_kernels(t) ? "" : "  (no kernels yet)");
     }
+    /* tensor types (also those no target is named after, as NVFP4) this build cannot convert */
+    bool any = false;
+    for (uint32_t id = 0; id < GK_TYPE_COUNT; id++) {
+        const gk_type_info *ti = gk_type_get(id);
+        if (ti == NULL || !ti->quantized || (ti->quantize != NULL && ti->dequantize != NULL) || id == GK_TYPE_Q8_1 ||
+            id == GK_TYPE_Q8_K)
+            continue;
+        printf("%s %s%s", any ? "" : "tensor types without kernels:", ti->name,
+               ti->dequantize == NULL ? "" : "(no quantizer)");
+        any = true;
+    }
+    if (any) printf("\n");
 }
 
 /* --tensor-type PATTERN=TYPE, checked as llama-quantize checks it. */
