@@ -738,6 +738,11 @@ int cmd_quantize(int argc, char **argv) {
             else have_plan = true;
         }
     }
+    char missing[2048] = "";
+    if (have_plan && a.dry_run && a.im != NULL) {   /* --dry-run: a warning, not a refusal */
+        gk_error cov;
+        gk_quant_check_imatrix_coverage(a.qo.target, models, &plan, a.im, missing, sizeof missing, &cov);
+    }
     if (have_plan && !a.dry_run && (rc = check_imatrix_coverage(&a, models, &plan)) != GK_EXIT_OK) {
         gk_quant_plan_free(&plan);
         have_plan = false;
@@ -746,6 +751,10 @@ int cmd_quantize(int argc, char **argv) {
         if (a.dry_run) {
             if (a.json) rc = print_plan_json(&a, inputs, n_inputs, &plan);
             else print_plan_text(&a, inputs, &plan);
+            if (missing[0]) {
+                if (a.json) fprintf(stderr, "ggufkit quantize: warning: quantizing for real will fail: %s\n", missing);
+                else printf("WARNING: quantizing for real will fail: %s\n", missing);
+            }
         } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
             rc = write_outputs(&a, inputs, n_inputs, &plan);

@@ -292,3 +292,7 @@ bool gk_quant_imatrix_required(uint32_t type, uint32_t ftype, const char *name) 
         return false;
     }
 }
+
+bool gk_quant_weights_mandatory(uint32_t type) {
+    return type == GK_TYPE_IQ2_XXS || type == GK_TYPE_IQ2_XS || type == GK_TYPE_IQ1_S;
+}

@@ -34,6 +34,11 @@ typedef enum gk_mix_kind {
  *  (".weight"), ffn_up, ffn_gate, ffn_down found in it). */
 gk_mix_kind gk_mix_kind_of(const char *name);
 
+/** gk_quant_weights_mandatory() : @return : true for the types whose reference
+ *  quantizer cannot run without importance weights (IQ2_XXS, IQ2_XS, IQ1_S: ggml
+ *  asserts), even where llama-quantize's own check exempts the tensor. */
+bool gk_quant_weights_mandatory(uint32_t type);
+
 /* ---- Per-tensor type mixing (llama.cpp's llama_tensor_get_type) ---- */
 
 /* What the mixing rules know of a model (llama.cpp's hparams and counts). */

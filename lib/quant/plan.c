@@ -362,7 +362,7 @@ static gk_status check_first(gk_quant_plan *plan, const gk_quant_opts *o, uint32
     if (!o->has_imatrix && gk_quant_imatrix_required(e->to, ftype, name)) {
         if (!o->plan_only)
             return gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                                "%s: this quantization requires an importance matrix (--imatrix): "
+                                "%s: this quantization needs an importance matrix (--imatrix): "
                                 "the tensor's type would be %s", name, to->name);
         e->why |= GK_QWHY_NEEDS_IMATRIX;
         plan->n_need_imatrix++;
@@ -386,6 +386,12 @@ static gk_status check_second(gk_quant_plan *plan, const gk_quant_opts *o, const
             return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot quantize to %s%s", name, to->name,
                                 to->needs_imatrix ? " without an importance matrix"
                                 : to->dequantize == NULL ? " (this build has no kernels for it)" : "");
+        /* exempt from the release's check (embeddings, output.weight), yet its quantizer
+         * has no way without weights: the release aborts, ggufkit refuses */
+        if (gk_quant_weights_mandatory(e->to) && !o->has_imatrix)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                                "%s: cannot quantize to %s without an importance matrix (--imatrix)", name,
+                                to->name);
     } else if (to->quantize == NULL) {
         e->why |= GK_QWHY_NO_KERNEL;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "quant/mix.h"
 
 bool gk_quant_target_demands_imatrix(const gk_quant_target *t) {
     static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "IQ2_M", "Q2_K_S", "IQ1_S", "IQ1_M",
@@ -34,7 +35,11 @@ gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const g
     for (size_t i = 0; i < plan->n_entries; i++) {
         const gk_quant_entry *e = &plan->entries[i];
         const gk_tensor *t = gk_tensor_at(models[e->src_input], e->src_tensor);
-        if (e->to == e->from || !gk_quant_imatrix_required(e->to, target->ftype, t->name.ptr)) continue;
+        /* the tensors the release refuses without weights, and those (the embeddings and
+         * output.weight it exempts) whose quantizer cannot work without them: it aborts there */
+        if (e->to == e->from || !(gk_quant_imatrix_required(e->to, target->ftype, t->name.ptr) ||
+                                  gk_quant_weights_mandatory(e->to)))
+            continue;
         if (im != NULL && gk_imatrix_for_tensor(im, t) != NULL) continue;
         if (missing++ < 12 && used < sizeof names)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s (%s)", used ? ", " : "",
