@@ -55,6 +55,8 @@ static const char *const usage =
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
     "  --threads N                worker threads (default and 0: all cores)\n"
+    "  --max-buffer-size MiB      accepted as llama-quantize accepts it (a positive number);\n"
+    "                             ggufkit streams every tensor in small chunks anyway\n"
     "  --dry-run                  print the per-tensor plan, the sizes and whether an\n"
     "                             importance matrix would be needed; write nothing\n"
     "  --json                     with --dry-run: the plan as JSON\n"
@@ -308,6 +310,11 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
         } else if (strcmp(s, "--threads") == 0 || strcmp(s, "-t") == 0) {
             if (!has_value || !parse_threads(argv[++i], &opt_threads))
                 return cmd_usage_error("quantize", "--threads needs a number (0: all cores)");
+        } else if (strcmp(s, "--max-buffer-size") == 0) {
+            uint64_t mib;
+            if (!has_value) return cmd_usage_error("quantize", "--max-buffer-size needs a number of MiB");
+            if (!cmd_parse_u64(argv[++i], &mib) || mib == 0 || mib > INT_MAX)
+                return cmd_usage_error("quantize", "invalid --max-buffer-size '%s' (a positive number of MiB)", argv[i]);
         } else if (strcmp(s, "--imatrix") == 0) {
             if (!has_value) return cmd_usage_error("quantize", "--imatrix needs a file");
             a->imatrix_path = argv[++i];
