@@ -56,7 +56,7 @@ static const ftype_row ftype_table[] = {
     { 36, "TQ1_0" },
     { 37, "TQ2_0" },
     { 38, "MXFP4_MOE" },
-    { 39, "NVFP4" },          /* no llama-quantize name: only --tensor-type makes it */
+    { 39, "NVFP4" },          /* no llama-quantize name: the loader's */
     { 40, "Q1_0" },
     { 41, "Q2_0" },
     { 1024, "GUESSED" },
