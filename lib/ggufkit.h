@@ -746,7 +746,9 @@ typedef struct gk_quant_target {
 
 /** gk_quant_target_lookup() : finds a target by llama-quantize's name (case-
  *  insensitive; aliases Q3_K, Q4_K, Q5_K mean the _M presets) or by file type
- *  number ("15"). @return : the target or NULL. */
+ *  number ("15"; the first row of llama-quantize's list with that number, so
+ *  "12" gives the alias Q3_K, as the default output name shows). @return : the
+ *  target or NULL. */
 GK_API const gk_quant_target *gk_quant_target_lookup(const char *name);
 
 /** gk_quant_target_count() : @return : number of targets in the table. */

@@ -77,10 +77,8 @@ const gk_quant_target *gk_quant_target_lookup(const char *name) {
     char *end;
     unsigned long n = strtoul(name, &end, 10);
     if (*end != '\0') return NULL;
-    for (size_t i = 0; i < N_TARGETS; i++)   /* first row of a number: the canonical name */
-        if (!targets[i].is_copy && targets[i].ftype == n && strcmp(targets[i].name, "Q3_K") &&
-            strcmp(targets[i].name, "Q4_K") && strcmp(targets[i].name, "Q5_K"))
-            return &targets[i];
+    for (size_t i = 0; i < N_TARGETS; i++)   /* first row of a number, as llama-quantize: 12 is "Q3_K" */
+        if (!targets[i].is_copy && targets[i].ftype == n) return &targets[i];
     return NULL;
 }
 

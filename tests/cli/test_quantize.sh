@@ -458,6 +458,10 @@ rm -f "$o"
 cp "$src" "$TMP/d.gguf"
 expect_exit 0 "OUT left out" "$BIN" quantize "$TMP/d.gguf" Q8_0
 [[ -f $TMP/ggml-model-Q8_0.gguf ]] && ok "default output name ggml-model-Q8_0.gguf" || bad "default output missing"
+# a file type number names the first row of llama-quantize's list with it (12: the alias Q3_K)
+expect_exit 0 "OUT left out, TYPE 12" "$BIN" quantize "$TMP/d.gguf" 12
+[[ -f $TMP/ggml-model-Q3_K.gguf ]] && ok "TYPE 12 writes ggml-model-Q3_K.gguf" || bad "TYPE 12: $(cd "$TMP" && ls ggml-model-*)"
+[[ $(kv "$TMP/ggml-model-Q3_K.gguf" general.file_type) == "UINT32 12" ]] && ok "TYPE 12 is file type 12" || bad "TYPE 12 file type"
 # --list-types
 expect_exit 0 "--list-types" "$BIN" quantize --list-types
 grep -q '^Q4_K_M' "$TMP/out" && ok "--list-types lists Q4_K_M" || bad "--list-types lacks Q4_K_M"
