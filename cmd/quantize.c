@@ -6,6 +6,8 @@
  * reading tensor data.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +27,23 @@ static const char *const usage =
     "Presets (Q4_K_M, IQ3_XS, ...) choose a type per tensor by name and layer as\n"
     "llama-quantize does; without OUT the output is ggml-model-TYPE.gguf beside IN.\n"
     "IN may be the first shard of a set (NAME-00001-of-0000N.gguf): all shards are read.\n"
-    "  --pure                     every eligible tensor gets TYPE's base type (no mixing)\n"
+    "THREADS 0 (or less) means all cores.\n"
+    "  --pure                     every eligible tensor gets TYPE's base type (no mixing;\n"
+    "                             --tensor-type still applies)\n"
     "  --allow-requantize         accept inputs that are already quantized\n"
     "  --no-fallback              refuse rows that are not whole blocks instead of\n"
     "                             falling back to a compatible type\n"
     "  --leave-output-tensor      keep output.weight unchanged\n"
     "  --output-tensor-type T     type for output.weight\n"
     "  --token-embedding-type T   type for token_embd.weight\n"
-    "  --tensor-type PATTERN=T    tensors whose name matches PATTERN (POSIX extended\n"
-    "                             regex, searched; lowercased as llama-quantize does)\n"
-    "                             get T; the last match wins (repeatable)\n"
+    "  --tensor-type PATTERN=T    tensors whose name matches PATTERN (a regular\n"
+    "                             expression, searched; lowercased as llama-quantize does)\n"
+    "                             get T; the first matching option wins, and the tensors\n"
+    "                             it sets do not count in the per-layer mixing (repeatable)\n"
+    "  --tensor-type-file FILE    PATTERN=T options read from FILE, separated by spaces\n"
+    "                             or newlines\n"
+    "  --prune-layers L0,L1,...   drop these layers' tensors, renumber the rest and set\n"
+    "                             ARCH.block_count (importance-matrix entries follow)\n"
     "  --override-kv KEY=TYPE:V   set metadata KEY (TYPE int, float, bool, str; an\n"
     "                             existing key keeps its type) (repeatable)\n"
     "  --imatrix FILE             importance matrix (llama-imatrix output, legacy or GGUF)\n"
@@ -45,8 +54,11 @@ static const char *const usage =
     "                             not together with --include-weights)\n"
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
-    "  --threads N                worker threads (default: all cores)\n"
-    "  --dry-run                  print the per-tensor plan and the sizes; write nothing\n"
+    "  --threads N                worker threads (default and 0: all cores)\n"
+    "  --max-buffer-size MiB      accepted as llama-quantize accepts it (a positive number);\n"
+    "                             ggufkit streams every tensor in small chunks anyway\n"
+    "  --dry-run                  print the per-tensor plan, the sizes and whether an\n"
+    "                             importance matrix would be needed; write nothing\n"
     "  --json                     with --dry-run: the plan as JSON\n"
     "  --force                    replace OUT if it exists\n"
     "  --list-types               print the accepted TYPE names (and which lack kernels)\n";
@@ -59,7 +71,9 @@ typedef struct quant_args {
     size_t n_rules;
     gk_kv_override *overrides;
     size_t n_overrides;
-    uint64_t threads;
+    uint32_t *prune;                   /* --prune-layers, sorted, without repeats */
+    size_t n_prune;
+    int64_t threads;                   /* 0: all cores */
     bool dry_run, json, force;
     const char *in, *out;
     char *out_owned;
@@ -89,9 +103,21 @@ static void list_types(void) {
     printf("kernels: %s (GGUFKIT_KERNELS=scalar|avx2|avx512 to choose)\n", gk_kernels_name());
     for (size_t k = 0; k < gk_quant_target_count(); k++) {
         const gk_quant_target *t = gk_quant_target_at(k);
-        printf("%-8s %2u  %-8s%s\n", t->name, t->ftype, t->is_copy ? "copy" : gk_type_get(t->base_type)->name,
+        printf("%-9s %2u  %-8s%s\n", t->name, t->ftype, t->is_copy ? "copy" : gk_type_get(t->base_type)->name,
                target_has_kernels(t) ? "" : "  (no kernels yet)");
     }
+    /* tensor types (also those no target is named after, as NVFP4) this build cannot convert */
+    bool any = false;
+    for (uint32_t id = 0; id < GK_TYPE_COUNT; id++) {
+        const gk_type_info *ti = gk_type_get(id);
+        if (ti == NULL || !ti->quantized || (ti->quantize != NULL && ti->dequantize != NULL) || id == GK_TYPE_Q8_1 ||
+            id == GK_TYPE_Q8_K)
+            continue;
+        printf("%s %s%s", any ? "" : "tensor types without kernels:", ti->name,
+               ti->dequantize == NULL ? "" : "(no quantizer)");
+        any = true;
+    }
+    if (any) printf("\n");
 }
 
 /* --tensor-type PATTERN=TYPE, checked as llama-quantize checks it. */
@@ -126,6 +152,78 @@ static int add_tensor_rule(quant_args *a, const char *arg) {
     return GK_EXIT_OK;
 }
 
+/* --tensor-type-file FILE: PATTERN=TYPE words separated by white space. */
+static int add_tensor_rules_file(quant_args *a, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return cmd_usage_error("quantize", "--tensor-type-file %s: %s", path, strerror(errno));
+    char word[4096];
+    int rc = GK_EXIT_OK;
+    while (rc == GK_EXIT_OK && fscanf(f, "%4095s", word) == 1) {
+        if (strlen(word) == sizeof word - 1) {
+            rc = cmd_usage_error("quantize", "--tensor-type-file %s: a word of 4095 bytes or more", path);
+            break;
+        }
+        rc = add_tensor_rule(a, word);
+    }
+    if (rc == GK_EXIT_OK && ferror(f)) rc = cmd_usage_error("quantize", "--tensor-type-file %s: read error", path);
+    fclose(f);
+    return rc;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* --prune-layers L0,L1,...: non-negative layer numbers, kept sorted and unique. */
+static int add_prune_layers(quant_args *a, const char *arg) {
+    const char *p = arg;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[32];
+        uint64_t v;
+        if (len == 0 || len >= sizeof item)
+            return cmd_usage_error("quantize", "--prune-layers '%s': invalid layer id '%.*s'", arg, (int)len, p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (!isdigit((unsigned char)item[0]) || !cmd_parse_u64(item, &v) || v > UINT32_MAX)
+            return cmd_usage_error("quantize", "--prune-layers '%s': invalid layer id '%s'", arg, item);
+        uint32_t *grown = realloc(a->prune, (a->n_prune + 1) * sizeof *grown);
+        if (grown == NULL) return cmd_usage_error("quantize", "out of memory");
+        a->prune = grown;
+        a->prune[a->n_prune++] = (uint32_t)v;
+        if (comma == NULL) break;
+        p = comma + 1;
+    }
+    qsort(a->prune, a->n_prune, sizeof *a->prune, cmp_u32);
+    size_t m = 0;
+    for (size_t k = 0; k < a->n_prune; k++)
+        if (m == 0 || a->prune[m - 1] != a->prune[k]) a->prune[m++] = a->prune[k];
+    a->n_prune = m;
+    return GK_EXIT_OK;
+}
+
+/* A thread count as llama-quantize reads it (a decimal integer; 0 or less
+ * means all cores, as does any count above INT_MAX). */
+static bool parse_threads(const char *s, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0') return false;
+    if (errno == ERANGE || v > INT_MAX) v = v < 0 ? 0 : INT_MAX;
+    *out = v <= 0 ? 0 : v;
+    return true;
+}
+
+/* A word that is a (negative) number rather than an option. */
+static bool is_number_word(const char *s) {
+    if (*s == '-' || *s == '+') s++;
+    if (!isdigit((unsigned char)*s)) return false;
+    while (isdigit((unsigned char)*s)) s++;
+    return *s == '\0';
+}
+
 static int add_override(quant_args *a, const char *arg) {
     gk_kv_override o;
     gk_error err;
@@ -144,6 +242,7 @@ static void free_args(quant_args *a) {
         free(a->rule_text[k]);
     }
     free(a->overrides);
+    free(a->prune);
     free(a->out_owned);
     gk_imatrix_free(a->im);
 }
@@ -168,9 +267,6 @@ static int check_conflicts(const quant_args *a) {
     if (q->target->is_copy && (q->output_type >= 0 || q->token_embd_type >= 0 || a->n_rules || q->leave_output))
         return cmd_usage_error("quantize", "COPY keeps every tensor as it is: --output-tensor-type, "
                                "--token-embedding-type, --tensor-type and --leave-output-tensor do not apply");
-    if (a->n_rules && q->pure)
-        return cmd_usage_error("quantize", "--tensor-type and --pure conflict (llama-quantize applies "
-                               "--tensor-type only when it mixes types)");
     if (a->n_rules && !gk_type_get(q->target->base_type)->quantized)
         return cmd_usage_error("quantize", "--tensor-type does not apply to %s (llama-quantize applies it "
                                "only to quantized targets)", tn);
@@ -180,7 +276,7 @@ static int check_conflicts(const quant_args *a) {
 static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
     const char *pos[4];
     int n_pos = 0, rc;
-    uint64_t opt_threads = 0;
+    int64_t opt_threads = -1;
     *done = false;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -202,12 +298,23 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
         } else if (strcmp(s, "--tensor-type") == 0) {
             if (!has_value) return cmd_usage_error("quantize", "--tensor-type needs PATTERN=TYPE");
             if ((rc = add_tensor_rule(a, argv[++i])) != GK_EXIT_OK) return rc;
+        } else if (strcmp(s, "--tensor-type-file") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "--tensor-type-file needs a file");
+            if ((rc = add_tensor_rules_file(a, argv[++i])) != GK_EXIT_OK) return rc;
+        } else if (strcmp(s, "--prune-layers") == 0) {
+            if (!has_value) return cmd_usage_error("quantize", "--prune-layers needs L0,L1,...");
+            if ((rc = add_prune_layers(a, argv[++i])) != GK_EXIT_OK) return rc;
         } else if (strcmp(s, "--override-kv") == 0) {
             if (!has_value) return cmd_usage_error("quantize", "--override-kv needs KEY=TYPE:VALUE");
             if ((rc = add_override(a, argv[++i])) != GK_EXIT_OK) return rc;
         } else if (strcmp(s, "--threads") == 0 || strcmp(s, "-t") == 0) {
-            if (!has_value || !cmd_parse_u64(argv[++i], &opt_threads) || opt_threads == 0 || opt_threads > 64)
-                return cmd_usage_error("quantize", "--threads needs a number from 1 to 64");
+            if (!has_value || !parse_threads(argv[++i], &opt_threads))
+                return cmd_usage_error("quantize", "--threads needs a number (0: all cores)");
+        } else if (strcmp(s, "--max-buffer-size") == 0) {
+            uint64_t mib;
+            if (!has_value) return cmd_usage_error("quantize", "--max-buffer-size needs a number of MiB");
+            if (!cmd_parse_u64(argv[++i], &mib) || mib == 0 || mib > INT_MAX)
+                return cmd_usage_error("quantize", "invalid --max-buffer-size '%s' (a positive number of MiB)", argv[i]);
         } else if (strcmp(s, "--imatrix") == 0) {
             if (!has_value) return cmd_usage_error("quantize", "--imatrix needs a file");
             a->imatrix_path = argv[++i];
@@ -217,7 +324,7 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
             size_t *n = inc ? &a->n_include : &a->n_exclude;
             if (*n >= MAX_RULES) return cmd_usage_error("quantize", "too many %s options", s);
             (inc ? a->include : a->exclude)[(*n)++] = argv[++i];
-        } else if (s[0] == '-' && s[1] != '\0') {
+        } else if (s[0] == '-' && s[1] != '\0' && !is_number_word(s)) {
             return cmd_usage_error("quantize", "unknown option '%s'", s);
         } else if (n_pos < 4) {
             pos[n_pos++] = s;
@@ -232,21 +339,21 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
     /* As llama-quantize: when the second argument is a type, OUT was left out. */
     int type_at = 2;
     const gk_quant_target *second = gk_quant_target_lookup(pos[1]);
-    uint64_t tmp;
-    if (second && (n_pos == 2 || (n_pos == 3 && cmd_parse_u64(pos[2], &tmp)))) type_at = 1;
+    int64_t tmp;
+    if (second && (n_pos == 2 || (n_pos == 3 && parse_threads(pos[2], &tmp)))) type_at = 1;
     if (type_at == 2 && n_pos < 3) return cmd_usage_error("quantize", "need IN [OUT] TYPE");
     a->qo.target = gk_quant_target_lookup(pos[type_at]);
     if (a->qo.target == NULL)
         return cmd_usage_error("quantize", "unknown type '%s' (see --list-types)", pos[type_at]);
     if (n_pos > type_at + 2) return cmd_usage_error("quantize", "too many arguments");
     if (n_pos == type_at + 2) {
-        if (!cmd_parse_u64(pos[type_at + 1], &a->threads) || a->threads == 0 || a->threads > 64)
-            return cmd_usage_error("quantize", "THREADS must be a number from 1 to 64");
-        if (opt_threads && opt_threads != a->threads)
-            return cmd_usage_error("quantize", "--threads %llu and THREADS %llu conflict",
-                                   (unsigned long long)opt_threads, (unsigned long long)a->threads);
+        if (!parse_threads(pos[type_at + 1], &a->threads))
+            return cmd_usage_error("quantize", "THREADS '%s' is not a number (0: all cores)", pos[type_at + 1]);
+        if (opt_threads >= 0 && opt_threads != a->threads)
+            return cmd_usage_error("quantize", "--threads %lld and THREADS %lld conflict",
+                                   (long long)opt_threads, (long long)a->threads);
     } else {
-        a->threads = opt_threads;
+        a->threads = opt_threads < 0 ? 0 : opt_threads;
     }
     if (type_at == 2) {
         a->out = pos[1];
@@ -258,6 +365,9 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
     a->qo.n_tensor_rules = a->n_rules;
     a->qo.overrides = a->overrides;
     a->qo.n_overrides = a->n_overrides;
+    a->qo.prune_layers = a->prune;
+    a->qo.n_prune_layers = a->n_prune;
+    a->qo.plan_only = a->dry_run;
     return check_conflicts(a);
 }
 
@@ -290,6 +400,11 @@ static const gk_tensor *entry_input(gk_file **inputs, const gk_quant_entry *e) {
     return gk_tensor_at(gk_file_model(inputs[e->src_input]), e->src_tensor);
 }
 
+/* The entry's name in its output (--prune-layers renumbers layers). */
+static const char *entry_name(const gk_quant_plan *plan, const gk_quant_entry *e) {
+    return gk_tensor_at(plan->outs[e->out_file], e->out_tensor)->name.ptr;
+}
+
 /* A short account of why the entry has its type. */
 static void entry_note(const quant_args *a, const gk_quant_entry *e, const gk_tensor *t, char *buf, size_t n) {
     buf[0] = '\0';
@@ -303,6 +418,8 @@ static void entry_note(const quant_args *a, const gk_quant_entry *e, const gk_te
     if (e->why & GK_QWHY_FALLBACK)
         NOTE("%sFALLBACK: rows of %llu are not whole %s blocks", used ? ", " : "",
              (unsigned long long)t->ne[0], gk_type_get(e->wanted)->name);
+    if (e->why & GK_QWHY_NEEDS_IMATRIX) NOTE("%sNEEDS AN IMPORTANCE MATRIX", used ? ", " : "");
+    if (e->why & GK_QWHY_NO_KERNEL) NOTE("%sno kernel in this build", used ? ", " : "");
 #undef NOTE
 }
 
@@ -346,13 +463,15 @@ static void print_plan_text(const quant_args *a, gk_file **inputs, const gk_quan
         uint64_t out_bytes = entry_out_bytes(inputs, e);
         char note[256];
         entry_note(a, e, ti, note, sizeof note);
-        printf("%-36s %-8s -> %-8s %6.2f %13llu %13llu  %s\n", ti->name.ptr, gk_type_get(e->from)->name,
+        printf("%-36s %-8s -> %-8s %6.2f %13llu %13llu  %s\n", entry_name(plan, e), gk_type_get(e->from)->name,
                gk_type_get(e->to)->name, bits_per_weight(e->to), (unsigned long long)ti->nbytes,
                (unsigned long long)out_bytes, note);
     }
     plan_totals s = totals_of(inputs, plan);
-    printf("\n%zu tensors, %zu converted, %zu fallbacks, %zu requantized\n", plan->n_entries,
+    printf("\n%zu tensors, %zu converted, %zu fallbacks, %zu requantized", plan->n_entries,
            plan->n_converted, plan->n_fallbacks, plan->n_requantized);
+    if (plan->n_pruned) printf(", %zu pruned", plan->n_pruned);
+    printf("\n");
     printf("tensor data: %.2f MiB -> %.2f MiB (%.2f -> %.2f bits per weight)\n", s.bytes_in / 1048576.0,
            s.bytes_out / 1048576.0, s.elements ? 8.0 * s.bytes_in / s.elements : 0.0,
            s.elements ? 8.0 * s.bytes_out / s.elements : 0.0);
@@ -361,6 +480,11 @@ static void print_plan_text(const quant_args *a, gk_file **inputs, const gk_quan
         printf("output: %s (%zu tensors)\n", p ? p : "?", gk_tensor_count(plan->outs[k]));
         free(p);
     }
+    if (plan->n_need_imatrix)
+        printf("WARNING: quantizing for real will require an importance matrix (--imatrix): "
+               "%zu tensor%s need one\n", plan->n_need_imatrix, plan->n_need_imatrix == 1 ? "" : "s");
+    else
+        printf("importance matrix: %s\n", a->qo.has_imatrix ? "given" : "not needed");
 }
 
 static cJSON *json_shape(const gk_tensor *t) {
@@ -395,7 +519,8 @@ static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_input
         const gk_quant_entry *e = &plan->entries[i];
         const gk_tensor *ti = entry_input(inputs, e);
         cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "name", ti->name.ptr);
+        cJSON_AddStringToObject(t, "name", entry_name(plan, e));
+        if (strcmp(entry_name(plan, e), ti->name.ptr) != 0) cJSON_AddStringToObject(t, "input_name", ti->name.ptr);
         cJSON_AddItemToObject(t, "shape", json_shape(ti));
         cJSON_AddStringToObject(t, "from", gk_type_get(e->from)->name);
         cJSON_AddStringToObject(t, "to", gk_type_get(e->to)->name);
@@ -410,6 +535,8 @@ static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_input
         cJSON_AddBoolToObject(t, "kept", (e->why & GK_QWHY_KEPT) != 0);
         cJSON_AddBoolToObject(t, "rule", (e->why & GK_QWHY_MIXED) != 0);
         cJSON_AddBoolToObject(t, "option", (e->why & GK_QWHY_OPTION) != 0);
+        cJSON_AddBoolToObject(t, "needs_imatrix", (e->why & GK_QWHY_NEEDS_IMATRIX) != 0);
+        cJSON_AddBoolToObject(t, "kernel", (e->why & GK_QWHY_NO_KERNEL) == 0);
         if (e->why & GK_QWHY_PATTERN) cJSON_AddStringToObject(t, "tensor_type", a->rule_text[e->pattern]);
         else cJSON_AddNullToObject(t, "tensor_type");
         cJSON_AddItemToArray(tensors, t);
@@ -420,6 +547,8 @@ static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_input
     cJSON_AddNumberToObject(tot, "converted", (double)plan->n_converted);
     cJSON_AddNumberToObject(tot, "fallbacks", (double)plan->n_fallbacks);
     cJSON_AddNumberToObject(tot, "requantized", (double)plan->n_requantized);
+    cJSON_AddNumberToObject(tot, "pruned", (double)plan->n_pruned);
+    cJSON_AddBoolToObject(tot, "needs_imatrix", plan->n_need_imatrix > 0);
     cJSON_AddNumberToObject(tot, "elements", (double)s.elements);
     cJSON_AddNumberToObject(tot, "bytes_in", (double)s.bytes_in);
     cJSON_AddNumberToObject(tot, "bytes_out", (double)s.bytes_out);
@@ -467,7 +596,7 @@ static void warn_plan(gk_file **inputs, const gk_quant_plan *plan) {
         const gk_quant_entry *e = &plan->entries[i];
         if (e->why & GK_QWHY_FALLBACK)
             fprintf(stderr, "ggufkit quantize: %s: row length %llu not a multiple of %s's block, using %s\n",
-                    entry_input(inputs, e)->name.ptr, (unsigned long long)entry_input(inputs, e)->ne[0],
+                    entry_name(plan, e), (unsigned long long)entry_input(inputs, e)->ne[0],
                     gk_type_get(e->wanted)->name, gk_type_get(e->to)->name);
     }
 }
@@ -557,13 +686,8 @@ static int prepare_imatrix(quant_args *a, const gk_model *const *models, size_t 
             a->im = NULL;
         }
     }
-    if (a->im == NULL) {
-        if (gk_quant_check_imatrix(a->qo.target, NULL, &err) != GK_OK) {
-            fprintf(stderr, "ggufkit quantize: %s\n", err.message);
-            return GK_EXIT_FAIL;
-        }
-        return GK_EXIT_OK;
-    }
+    /* Without a matrix the plan refuses, tensor by tensor, what needs one. */
+    if (a->im == NULL) return GK_EXIT_OK;
     if (gk_imatrix_check_model(a->im, models, n_models, &err) != GK_OK) return cmd_report(a->imatrix_path, &err);
     gk_kv_override extra[4];
     size_t n_extra = gk_imatrix_overrides(a->im, a->imatrix_path, extra);
@@ -621,7 +745,12 @@ int cmd_quantize(int argc, char **argv) {
             else have_plan = true;
         }
     }
-    if (have_plan && (rc = check_imatrix_coverage(&a, models, &plan)) != GK_EXIT_OK) {
+    char missing[2048] = "";
+    if (have_plan && a.dry_run && a.im != NULL) {   /* --dry-run: a warning, not a refusal */
+        gk_error cov;
+        gk_quant_check_imatrix_coverage(a.qo.target, models, &plan, a.im, missing, sizeof missing, &cov);
+    }
+    if (have_plan && !a.dry_run && (rc = check_imatrix_coverage(&a, models, &plan)) != GK_EXIT_OK) {
         gk_quant_plan_free(&plan);
         have_plan = false;
     }
@@ -629,6 +758,10 @@ int cmd_quantize(int argc, char **argv) {
         if (a.dry_run) {
             if (a.json) rc = print_plan_json(&a, inputs, n_inputs, &plan);
             else print_plan_text(&a, inputs, &plan);
+            if (missing[0]) {
+                if (a.json) fprintf(stderr, "ggufkit quantize: warning: quantizing for real will fail: %s\n", missing);
+                else printf("WARNING: quantizing for real will fail: %s\n", missing);
+            }
         } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
             rc = write_outputs(&a, inputs, n_inputs, &plan);

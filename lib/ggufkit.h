@@ -757,7 +757,9 @@ typedef struct gk_quant_target {
 
 /** gk_quant_target_lookup() : finds a target by llama-quantize's name (case-
  *  insensitive; aliases Q3_K, Q4_K, Q5_K mean the _M presets) or by file type
- *  number ("15"). @return : the target or NULL. */
+ *  number ("15"; the first row of llama-quantize's list with that number, so
+ *  "12" gives the alias Q3_K, as the default output name shows). @return : the
+ *  target or NULL. */
 GK_API const gk_quant_target *gk_quant_target_lookup(const char *name);
 
 /** gk_quant_target_count() : @return : number of targets in the table. */
@@ -767,7 +769,8 @@ GK_API size_t gk_quant_target_count(void);
 GK_API const gk_quant_target *gk_quant_target_at(size_t i);
 
 /* --tensor-type PATTERN=TYPE: tensors whose name matches the POSIX extended
- * regular expression (searched, not anchored) get TYPE; the last match wins. */
+ * regular expression (searched, not anchored) get TYPE; the first matching rule
+ * wins, and a tensor it sets takes no part in the per-layer mixing counts. */
 typedef struct gk_quant_tensor_rule {
     const char *pattern;
     uint32_t type;            /* gk_type id */
@@ -816,6 +819,10 @@ typedef struct gk_quant_opts {
     size_t n_tensor_rules;
     const gk_kv_override *overrides;            /* --override-kv, in command-line order */
     size_t n_overrides;
+    const uint32_t *prune_layers;  /* --prune-layers: layers dropped (any order, repeats allowed) */
+    size_t n_prune_layers;
+    bool plan_only;           /* --dry-run: a tensor that needs an importance matrix it will not
+                                 get, or a type without kernels, is marked, not refused */
 } gk_quant_opts;
 
 /* Why an entry has its type (gk_quant_entry.why bits). */
@@ -825,6 +832,8 @@ enum {
     GK_QWHY_OPTION = 1 << 2,   /* --output-tensor-type / --token-embedding-type */
     GK_QWHY_FALLBACK = 1 << 3, /* rows are not whole blocks of the wanted type */
     GK_QWHY_KEPT = 1 << 4,     /* not eligible (norms, 1-D, --leave-output-tensor, COPY) */
+    GK_QWHY_NEEDS_IMATRIX = 1 << 5, /* plan_only: llama-quantize would refuse it without a matrix */
+    GK_QWHY_NO_KERNEL = 1 << 6,     /* plan_only: this build has no quantizer for the type */
 };
 
 /* One output tensor of a plan. */
@@ -836,6 +845,8 @@ typedef struct gk_quant_entry {
     size_t out_file;          /* which output model it goes to (0 without keep_split) */
     unsigned why;             /* GK_QWHY_* bits */
     int pattern;              /* index of the deciding --tensor-type rule, or -1 */
+    size_t out_tensor;        /* its index in outs[out_file] (its name there: renumbered by
+                                 --prune-layers) */
 } gk_quant_entry;
 
 typedef struct gk_quant_plan {
@@ -845,6 +856,8 @@ typedef struct gk_quant_plan {
     size_t n_converted;       /* tensors whose type changes */
     size_t n_fallbacks;       /* tensors that did not get the wanted type */
     size_t n_requantized;     /* converted tensors whose input was already quantized */
+    size_t n_need_imatrix;    /* plan_only: tensors marked GK_QWHY_NEEDS_IMATRIX */
+    size_t n_pruned;          /* input tensors dropped by --prune-layers */
     gk_model **outs;          /* every output model: one, or one per shard with keep_split */
     size_t n_outs;
 } gk_quant_plan;
@@ -853,8 +866,9 @@ typedef struct gk_quant_plan {
  *  does and builds the output model: tensors ordered by layer number then name,
  *  metadata copied in order, then general.quantization_version = 2 and
  *  general.file_type set (moved to the end), split.* removed, --override-kv
- *  pairs set last. Without --pure, quantized targets mix types per tensor
- *  (gk_quant_mix_type).
+ *  pairs set last, then (with prune_layers) ARCH.block_count. Without --pure,
+ *  quantized targets mix types per tensor (gk_quant_mix_type); --tensor-type
+ *  rules apply with and without --pure.
  *  @return : GK_OK, or an error naming the tensor (requantize refused, fallback
  *            refused, no kernel for a type, importance matrix needed). */
 GK_API gk_status gk_quant_plan_build(const gk_model *in, const gk_quant_opts *opts, gk_quant_plan *plan,
@@ -944,13 +958,16 @@ GK_API const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor 
 
 /* ---- llama-quantize's refusals about the importance matrix ---- */
 
-/** gk_quant_target_demands_imatrix() : @return : true for the targets llama-quantize
- *  refuses outright without an importance matrix (IQ1_S, IQ1_M, IQ2_S, IQ2_XXS,
- *  IQ2_XS, Q2_K_S). */
+/** gk_quant_target_demands_imatrix() : @return : true for the targets whose
+ *  presets want an importance matrix for most tensors (IQ1_S, IQ1_M, IQ2_S,
+ *  IQ2_XXS, IQ2_XS, IQ2_M, IQ3_XXS, IQ3_XS, Q2_K_S). Advice only: since the
+ *  September 2026 release, llama-quantize refuses tensor by tensor
+ *  (gk_quant_imatrix_required), not by target. */
 GK_API bool gk_quant_target_demands_imatrix(const gk_quant_target *t);
 
 /** gk_quant_check_imatrix() : refuses target t without a matrix (im NULL, or
- *  left empty by the filters) when t demands one.
+ *  left empty by the filters) when t demands one (a stricter check than
+ *  llama-quantize's; `quantize` no longer uses it).
  *  @return : GK_OK, or GK_E_UNSUPPORTED naming the target. */
 GK_API gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err);
 

@@ -1,11 +1,13 @@
 /*
  * check_mix.c - unit tests of llama-quantize's per-tensor type mixing
  * (lib/quant/mix.c) and of the plan built on it (lib/quant/plan.c), case by
- * case against llama.cpp's February 2025 rules, on llama-shaped models built
- * in memory: 32 layers, GQA 8, 8 experts, 80-layer 70B, tied embeddings,
- * falcon, unknown architectures. Also --tensor-type patterns, --override-kv,
- * fallbacks, and (when GGUFKIT_GOLDEN is set) the type choices of the golden
- * importance-matrix presets.
+ * case against llama.cpp's September 2026 rules (v0.4.0), on llama-shaped
+ * models built in memory: 32 layers, GQA 8, 8 experts, 80-layer 70B, tied
+ * embeddings, falcon, fused qkv, MXFP4_MOE experts, unknown architectures. Also
+ * --tensor-type patterns (first match, outside the counters, under --pure),
+ * --prune-layers, --override-kv, fallbacks, the per-tensor importance-matrix
+ * refusals, and (when GGUFKIT_GOLDEN is set) the type choices of every golden
+ * preset, odd-row, MoE and importance-matrix file.
  */
 #include <check.h>
 #include <stdio.h>
@@ -164,7 +166,8 @@ static mixed mix_all(const shape *s, const char *target, bool imatrix, int32_t o
         }
         gk_error err;
         uint32_t ty;
-        const gk_mix_query q = { t->ftype, t->base_type, ti->name.ptr, ti->ne[0], output_type, -1, imatrix };
+        const gk_mix_query q = { t->ftype, t->base_type, ti->name.ptr, ti->ne[0], output_type, -1, imatrix,
+                                 ti->n_dims > 2 ? ti->ne[2] : 1 };
         ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q, &ty, &err), GK_OK);
         r.type[order[k]] = gk_quant_fallback(ty, ti->ne[0]);
     }
@@ -431,9 +434,9 @@ START_TEST(moe_needs_layer_numbers) {
     gk_mix_state st = { 0 };
     uint32_t ty;
     gk_error err;
-    const gk_mix_query q1 = { 15, GK_TYPE_Q4_K, "ffn_down_exps.weight", 256, -1, -1, false };
+    const gk_mix_query q1 = { 15, GK_TYPE_Q4_K, "ffn_down_exps.weight", 256, -1, -1, false, 1 };
     ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q1, &ty, &err), GK_E_CORRUPT);
-    const gk_mix_query q2 = { 15, GK_TYPE_Q4_K, "blk.40.ffn_down_exps.weight", 256, -1, -1, false };
+    const gk_mix_query q2 = { 15, GK_TYPE_Q4_K, "blk.40.ffn_down_exps.weight", 256, -1, -1, false, 1 };
     ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q2, &ty, &err), GK_E_CORRUPT);
     gk_model_free(m);
 }
@@ -467,17 +470,27 @@ START_TEST(tied_embeddings_take_output_rules) {
 }
 END_TEST
 
+/* Since the release sorts tensors into categories, a fused attn_qkv takes
+ * attn_v's rules (and counter); its own old branch (Q5_K for Q4_K_M ...) is
+ * unreachable. */
 START_TEST(fused_qkv) {
     shape s = llama32;
     s.qkv = true;
     mixed r = mix_all(&s, "Q4_K_M", false, -1);
-    ASSERT_TYPE(layer_type(&r, 0, "attn_qkv.weight"), GK_TYPE_Q5_K, "Q4_K_M qkv");
+    for (unsigned l = 0; l < 32; l++)
+        ASSERT_TYPE(layer_type(&r, l, "attn_qkv.weight"), more_bits(l, 32) ? GK_TYPE_Q6_K : GK_TYPE_Q4_K,
+                    "Q4_K_M qkv as attn_v");
     mixed_free(&r);
     r = mix_all(&s, "Q5_K_M", false, -1);
-    ASSERT_TYPE(layer_type(&r, 0, "attn_qkv.weight"), GK_TYPE_Q6_K, "Q5_K_M qkv");
+    ASSERT_TYPE(layer_type(&r, 0, "attn_qkv.weight"), GK_TYPE_Q6_K, "Q5_K_M qkv layer 0");
+    ASSERT_TYPE(layer_type(&r, 4, "attn_qkv.weight"), GK_TYPE_Q5_K, "Q5_K_M qkv layer 4");
     mixed_free(&r);
     r = mix_all(&s, "Q3_K_L", false, -1);
-    ASSERT_TYPE(layer_type(&r, 0, "attn_qkv.weight"), GK_TYPE_Q4_K, "Q3_K_L qkv");
+    ASSERT_TYPE(layer_type(&r, 0, "attn_qkv.weight"), GK_TYPE_Q5_K, "Q3_K_L qkv as attn_v");
+    mixed_free(&r);
+    r = mix_all(&s, "Q3_K_M", false, -1);
+    ASSERT_TYPE(layer_type(&r, 1, "attn_qkv.weight"), GK_TYPE_Q5_K, "Q3_K_M qkv layer 1");
+    ASSERT_TYPE(layer_type(&r, 2, "attn_qkv.weight"), GK_TYPE_Q4_K, "Q3_K_M qkv layer 2");
     mixed_free(&r);
     gk_model *m = build(&s);
     const gk_model *views[1] = { m };
@@ -555,7 +568,7 @@ START_TEST(fallback_rows) {
     ASSERT_TYPE(mixed_type(&r, "output.weight"), GK_TYPE_Q8_0, "output with odd rows -> Q8_0");
     mixed_free(&r);
     r = mix_all(&odd, "Q3_K_S", false, -1);
-    ASSERT_TYPE(layer_type(&r, 0, "attn_q.weight"), GK_TYPE_IQ4_NL, "Q3_K -> IQ4_NL");
+    ASSERT_TYPE(layer_type(&r, 0, "attn_q.weight"), GK_TYPE_Q4_0, "Q3_K -> Q4_0");
     mixed_free(&r);
     r = mix_all(&odd, "Q5_K_S", false, -1);
     ASSERT_TYPE(layer_type(&r, 0, "attn_q.weight"), GK_TYPE_Q5_1, "Q5_K -> Q5_1");
@@ -563,6 +576,21 @@ START_TEST(fallback_rows) {
     ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q4_K, 100), GK_TYPE_F16);
     ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_TQ1_0, 320), GK_TYPE_Q4_0);
     ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q4_K, 512), GK_TYPE_Q4_K);
+    /* the September 2026 table */
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q2_K, 96), GK_TYPE_Q4_0);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q3_K, 96), GK_TYPE_Q4_0);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q2_0, 96), GK_TYPE_Q4_0);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_TQ2_0, 96), GK_TYPE_Q4_0);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q5_K, 96), GK_TYPE_Q5_1);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q6_K, 96), GK_TYPE_Q8_0);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_IQ3_XXS, 96), GK_TYPE_IQ4_NL);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_IQ4_XS, 96), GK_TYPE_IQ4_NL);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_IQ2_S, 100), GK_TYPE_F16);    /* IQ4_NL does not fit either */
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q8_0, 100), GK_TYPE_F16);     /* 32-blocks: F16 */
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_MXFP4, 100), GK_TYPE_F16);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q1_0, 96), GK_TYPE_COUNT);    /* no fallback: refused */
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_NVFP4, 96), GK_TYPE_COUNT);
+    ck_assert_uint_eq(gk_quant_fallback(GK_TYPE_Q1_0, 256), GK_TYPE_Q1_0);
 }
 END_TEST
 
@@ -580,20 +608,22 @@ START_TEST(plan_options_and_patterns) {
     ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
     ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_q.weight"), GK_TYPE_Q8_0, "pattern");
     ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_k.weight"), GK_TYPE_Q8_0, "pattern");
-    ASSERT_TYPE(type_in_plan(&p, "blk.1.attn_q.weight"), GK_TYPE_Q5_K, "last pattern wins");
+    ASSERT_TYPE(type_in_plan(&p, "blk.1.attn_q.weight"), GK_TYPE_Q8_0, "first pattern wins");
     ASSERT_TYPE(type_in_plan(&p, "blk.1.attn_output.weight"), GK_TYPE_Q4_K, "no match");
     ASSERT_TYPE(type_in_plan(&p, "token_embd.weight"), GK_TYPE_Q6_K, "--token-embedding-type beats patterns");
     ck_assert_int_eq(p.plan.entries[0].why & GK_QWHY_PATTERN, 0);
     planned_free(&p);
 
-    /* A pattern does not apply when the rules' type already needed a fallback. */
+    /* A pattern applies first; its type then takes the fallback. */
     s.ne0 = 320;
-    gk_quant_tensor_rule wide[] = { { "attn_q", GK_TYPE_Q8_0 } };
+    gk_quant_tensor_rule wide[] = { { "attn_q", GK_TYPE_Q8_0 }, { "attn_k", GK_TYPE_Q6_K } };
     o = opts_for("Q4_K_M");
     o.tensor_rules = wide;
-    o.n_tensor_rules = 1;
+    o.n_tensor_rules = 2;
     ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
-    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_q.weight"), GK_TYPE_Q5_0, "fallback beats pattern");
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_q.weight"), GK_TYPE_Q8_0, "pattern on rows of 320");
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_k.weight"), GK_TYPE_Q8_0, "pattern's Q6_K falls back to Q8_0");
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_output.weight"), GK_TYPE_Q5_0, "rules' Q4_K falls back to Q5_0");
     ck_assert_uint_gt(p.plan.n_fallbacks, 0);
     planned_free(&p);
     o.no_fallback = true;
@@ -787,6 +817,391 @@ START_TEST(keep_split_outputs) {
 }
 END_TEST
 
+/* ---- September 2026 additions --------------------------------------------- */
+
+/* A MoE model whose experts are 3-D (ne2 = experts), as converters write them. */
+static gk_model *build_moe3d(const char *arch, unsigned n_layer, unsigned n_expert) {
+    gk_model *m = gk_model_new();
+    char key[128], name[128];
+    gk_kv_set_str(m, "general.architecture", arch, NULL);
+    snprintf(key, sizeof key, "%s.block_count", arch);
+    gk_kv_set_u32(m, key, n_layer, NULL);
+    snprintf(key, sizeof key, "%s.expert_count", arch);
+    gk_kv_set_u32(m, key, n_expert, NULL);
+    add2(m, "token_embd.weight", 256, 64);
+    add2(m, "output.weight", 256, 64);
+    for (unsigned l = 0; l < n_layer; l++) {
+        static const char *const attn[] = { "attn_q", "attn_k", "attn_v", "attn_output" };
+        for (size_t k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "blk.%u.%s.weight", l, attn[k]);
+            add2(m, name, 256, 8);
+        }
+        static const char *const ffn[] = { "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps", "attn_kv_proj" };
+        for (size_t k = 0; k < 4; k++) {
+            uint64_t ne[3] = { 256, 8, n_expert };
+            snprintf(name, sizeof name, "blk.%u.%s.weight", l, ffn[k]);
+            ck_assert_int_eq(gk_tensor_add(m, name, GK_TYPE_F32, 3, ne, NULL), GK_OK);
+        }
+        snprintf(name, sizeof name, "blk.%u.ffn_gate_inp.weight", l);
+        add2(m, name, 256, n_expert);
+    }
+    return m;
+}
+
+static uint32_t plan_type(const gk_quant_plan *plan, const char *name) {
+    int64_t i = gk_tensor_find(plan->out, name);
+    ck_assert_msg(i >= 0, "tensor %s not in plan", name);
+    return gk_tensor_at(plan->out, (size_t)i)->type;
+}
+
+START_TEST(mxfp4_moe_preset) {
+    gk_model *m = build_moe3d("llama", 2, 4);
+    gk_quant_opts o = opts_for("MXFP4_MOE");
+    ck_assert_uint_eq(o.target->ftype, 38);
+    ck_assert_uint_eq(o.target->base_type, GK_TYPE_MXFP4);
+    gk_quant_plan plan;
+    gk_error err;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "blk.0.ffn_down_exps.weight"), GK_TYPE_MXFP4, "3-D expert -> MXFP4");
+    ASSERT_TYPE(plan_type(&plan, "blk.1.attn_kv_proj.weight"), GK_TYPE_MXFP4, "any 3-D tensor (llama)");
+    ASSERT_TYPE(plan_type(&plan, "blk.0.attn_v.weight"), GK_TYPE_Q8_0, "2-D -> Q8_0");
+    ASSERT_TYPE(plan_type(&plan, "token_embd.weight"), GK_TYPE_Q8_0, "token_embd -> Q8_0");
+    ASSERT_TYPE(plan_type(&plan, "output.weight"), GK_TYPE_Q8_0, "output -> Q8_0");
+    ASSERT_TYPE(plan_type(&plan, "blk.0.ffn_gate_inp.weight"), GK_TYPE_F32, "router kept");
+    gk_quant_plan_free(&plan);
+    o.pure = true;   /* --pure: everything MXFP4 */
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "blk.0.attn_v.weight"), GK_TYPE_MXFP4, "--pure 2-D");
+    ASSERT_TYPE(plan_type(&plan, "output.weight"), GK_TYPE_MXFP4, "--pure output");
+    gk_quant_plan_free(&plan);
+    gk_model_free(m);
+    /* bailingmoe3: only the up/gate/down experts are MXFP4 */
+    m = build_moe3d("bailingmoe3", 2, 4);
+    o.pure = false;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "blk.0.ffn_up_exps.weight"), GK_TYPE_MXFP4, "bailingmoe3 expert");
+    ASSERT_TYPE(plan_type(&plan, "blk.0.attn_kv_proj.weight"), GK_TYPE_Q8_0, "bailingmoe3 3-D projection");
+    gk_quant_plan_free(&plan);
+    gk_model_free(m);
+}
+END_TEST
+
+START_TEST(q1_0_q2_0_presets) {
+    const gk_quant_target *q1 = gk_quant_target_lookup("q1_0"), *q2 = gk_quant_target_lookup("41");
+    ck_assert(q1 && q1->ftype == 40 && q1->base_type == GK_TYPE_Q1_0);
+    ck_assert(q2 && strcmp(q2->name, "Q2_0") == 0 && q2->base_type == GK_TYPE_Q2_0);
+    ck_assert_str_eq(gk_ftype_name(40), "Q1_0");
+    ck_assert_str_eq(gk_ftype_name(41), "Q2_0");
+    ck_assert_str_eq(gk_ftype_name(38), "MXFP4_MOE");
+    mixed r = mix_all(&llama32, "Q2_0", false, -1);
+    ASSERT_TYPE(mixed_type(&r, "token_embd.weight"), GK_TYPE_Q4_K, "Q2_0 token_embd");
+    ASSERT_TYPE(mixed_type(&r, "output.weight"), GK_TYPE_Q6_K, "Q2_0 output");
+    ASSERT_TYPE(layer_type(&r, 0, "attn_v.weight"), GK_TYPE_Q2_0, "Q2_0 attn_v");
+    mixed_free(&r);
+    r = mix_all(&llama32, "Q1_0", false, -1);
+    ASSERT_TYPE(mixed_type(&r, "token_embd.weight"), GK_TYPE_Q1_0, "Q1_0 token_embd");
+    ASSERT_TYPE(mixed_type(&r, "output.weight"), GK_TYPE_Q6_K, "Q1_0 output");
+    mixed_free(&r);
+    /* Q1_0 has no fallback: rows of 96 are refused, naming the tensor */
+    shape odd = llama32;
+    odd.n_layer = 1;
+    odd.ne0 = 96;
+    gk_quant_opts o = opts_for("Q1_0");
+    o.plan_only = true;
+    planned p;
+    gk_error err;
+    ck_assert_int_eq(plan_with(&p, &odd, &o, &err), GK_E_ROW_BLOCK);
+    ck_assert_ptr_nonnull(strstr(err.message, "no fallback"));
+    gk_model_free(p.in);
+    o = opts_for("Q2_0");   /* Q2_0 falls back to Q4_0 */
+    o.plan_only = true;
+    ck_assert_int_eq(plan_with(&p, &odd, &o, &err), GK_OK);
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_q.weight"), GK_TYPE_Q4_0, "Q2_0 -> Q4_0");
+    ASSERT_TYPE(type_in_plan(&p, "output.weight"), GK_TYPE_Q8_0, "odd output -> Q8_0");
+    planned_free(&p);
+}
+END_TEST
+
+START_TEST(kinds_and_eligibility) {
+    ck_assert_int_eq(gk_mix_kind_of("per_layer_token_embd.weight"), GK_MIX_TOKEN_EMBD);
+    ck_assert_int_eq(gk_mix_kind_of("blk.3.attn_kv_b.weight"), GK_MIX_ATTN_KV_B);
+    ck_assert_int_eq(gk_mix_kind_of("blk.3.attn_qkv.weight"), GK_MIX_ATTN_QKV);
+    ck_assert_int_eq(gk_mix_kind_of("blk.3.ffn_up_shexp.weight"), GK_MIX_FFN_UP);
+    ck_assert_int_eq(gk_mix_kind_of("blk.3.ffn_gate_exps.weight"), GK_MIX_FFN_GATE);
+    ck_assert_int_eq(gk_mix_kind_of("output.weight"), GK_MIX_OUTPUT);
+    ck_assert_int_eq(gk_mix_kind_of("blk.0.output.weight"), GK_MIX_OTHER);
+    static const char *const kept[] = {
+        "blk.0.altup_proj.weight", "blk.0.laurel_l.weight", "per_layer_model_proj.weight",
+        "blk.0.indexer.k_proj.weight", "blk.0.ssm_conv1d.weight", "v.position_embd.weight",
+        "v.blk.0.attn.rel_pos_h.weight", "v.patch_embd.weight", "mm.patch_merger.weight",
+        "a.rvq.codebook.0.weight", "mm.a.code_embd.weight", "sam.neck.0.weight", "sam.pos_embd.weight",
+        "blk.0.ffn_gate_tid2eid.weight", "position_embd.weight", "token_types.weight",
+    };
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++)
+        ck_assert_msg(!gk_quant_eligible(kept[k], 2), "%s should be left alone", kept[k]);
+    ck_assert(gk_quant_eligible("blk.0.attn_kv_b.weight", 2));
+    ck_assert(gk_quant_eligible("per_layer_token_embd.weight", 2));
+    /* attn_kv_b takes attn_v's rules; per_layer_token_embd the embedding's */
+    gk_model *m = gk_model_new();
+    gk_kv_set_str(m, "general.architecture", "deepseek2", NULL);
+    gk_kv_set_u32(m, "deepseek2.block_count", 8, NULL);
+    add2(m, "token_embd.weight", 256, 64);
+    add2(m, "per_layer_token_embd.weight", 256, 64);
+    add2(m, "output.weight", 256, 64);
+    char name[64];
+    for (unsigned l = 0; l < 8; l++) {
+        snprintf(name, sizeof name, "blk.%u.attn_kv_b.weight", l);
+        add2(m, name, 256, 8);
+    }
+    gk_quant_opts o = opts_for("Q4_K_M");
+    gk_quant_plan plan;
+    gk_error err;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "blk.0.attn_kv_b.weight"), GK_TYPE_Q6_K, "kv_b layer 0");
+    ASSERT_TYPE(plan_type(&plan, "blk.1.attn_kv_b.weight"), GK_TYPE_Q4_K, "kv_b layer 1");
+    gk_quant_plan_free(&plan);
+    o = opts_for("IQ3_XXS");
+    o.has_imatrix = true;
+    o.plan_only = true;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "per_layer_token_embd.weight"), GK_TYPE_IQ3_S, "per_layer_token_embd");
+    gk_quant_plan_free(&plan);
+    /* --token-embedding-type sets both embeddings, unless a rule names the per-layer one */
+    o = opts_for("Q4_K_M");
+    o.token_embd_type = GK_TYPE_Q8_0;
+    gk_quant_tensor_rule rule[] = { { "per_layer", GK_TYPE_Q5_K }, { "token_embd", GK_TYPE_Q6_K } };
+    o.tensor_rules = rule;
+    o.n_tensor_rules = 2;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "token_embd.weight"), GK_TYPE_Q8_0, "token_embd option beats rule");
+    ASSERT_TYPE(plan_type(&plan, "per_layer_token_embd.weight"), GK_TYPE_Q5_K, "rule names per_layer");
+    gk_quant_plan_free(&plan);
+    o.n_tensor_rules = 0;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_OK);
+    ASSERT_TYPE(plan_type(&plan, "per_layer_token_embd.weight"), GK_TYPE_Q8_0, "per_layer follows the option");
+    gk_quant_plan_free(&plan);
+    gk_model_free(m);
+}
+END_TEST
+
+START_TEST(imatrix_required_per_tensor) {
+    ck_assert(gk_quant_imatrix_required(GK_TYPE_IQ3_XXS, 23, "blk.0.ffn_up.weight"));
+    ck_assert(gk_quant_imatrix_required(GK_TYPE_IQ3_XXS, 22, "blk.0.attn_q.weight"));
+    ck_assert(!gk_quant_imatrix_required(GK_TYPE_IQ2_XXS, 19, "output.weight"));
+    ck_assert(!gk_quant_imatrix_required(GK_TYPE_IQ2_XXS, 19, "per_layer_token_embd.weight"));
+    ck_assert(!gk_quant_imatrix_required(GK_TYPE_Q2_K, 21, "output.weight"));
+    ck_assert(!gk_quant_imatrix_required(GK_TYPE_IQ3_S, 26, "blk.0.ffn_up.weight"));
+    shape s = llama32;
+    s.n_layer = 2;
+    planned p;
+    gk_error err;
+    /* IQ3_XXS and IQ3_XS without a matrix: refused, naming the first tensor */
+    gk_quant_opts o = opts_for("IQ3_XXS");
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_E_UNSUPPORTED);
+    ck_assert_msg(strstr(err.message, "blk.0.attn_k.weight") && strstr(err.message, "IQ2_S"), "%s", err.message);
+    gk_model_free(p.in);
+    o = opts_for("IQ3_XS");
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_E_UNSUPPORTED);
+    ck_assert_msg(strstr(err.message, "blk.0.attn_k.weight") && strstr(err.message, "IQ3_XXS"), "%s", err.message);
+    gk_model_free(p.in);
+    /* --dry-run: marked and counted, not refused */
+    o.plan_only = true;
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ck_assert_uint_eq(p.plan.n_need_imatrix, 6);   /* attn_q and attn_k of both layers, ffn_gate/up of layer 0 */
+    for (size_t i = 0; i < p.plan.n_entries; i++) {
+        const char *nm = gk_tensor_at(p.plan.out, i)->name.ptr;
+        bool need = (p.plan.entries[i].why & GK_QWHY_NEEDS_IMATRIX) != 0;
+        ck_assert_msg(need == (p.plan.entries[i].to == GK_TYPE_IQ3_XXS), "%s", nm);
+    }
+    planned_free(&p);
+    /* a rule that avoids every very low-bit type makes the preset possible */
+    gk_quant_tensor_rule rule[] = { { "attn_(q|k)|ffn", GK_TYPE_Q4_K } };
+    o = opts_for("IQ3_XS");
+    o.tensor_rules = rule;
+    o.n_tensor_rules = 1;
+    o.plan_only = true;
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ck_assert_uint_eq(p.plan.n_need_imatrix, 0);
+    planned_free(&p);
+    /* the preliminary pass (matrix) refuses before the writing pass (requantize) */
+    gk_model *m = build(&s);
+    ck_assert_int_eq(gk_tensor_set_type(m, (size_t)gk_tensor_find(m, "token_embd.weight"), GK_TYPE_Q8_0, NULL), GK_OK);
+    o = opts_for("IQ2_XXS");
+    gk_quant_plan plan;
+    ck_assert_int_eq(gk_quant_plan_build(m, &o, &plan, &err), GK_E_UNSUPPORTED);
+    ck_assert_msg(strstr(err.message, "importance matrix") != NULL, "%s", err.message);
+    gk_model_free(m);
+}
+END_TEST
+
+START_TEST(patterns_first_match_and_counters) {
+    shape s = llama32;
+    s.n_layer = 8;
+    gk_quant_opts o = opts_for("Q4_K_M");
+    gk_quant_tensor_rule rules[] = { { "blk\\d*\\.0\\.(attn_v|ffn_down)", GK_TYPE_Q8_0 }, { "attn_v", GK_TYPE_Q5_K } };
+    o.tensor_rules = rules;
+    o.n_tensor_rules = 1;
+    planned p;
+    gk_error err;
+    /* (\d as std::regex reads it) */
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_v.weight"), GK_TYPE_Q8_0, "rule on layer 0");
+    /* layer 1 takes layer 0's place in the counters: use_more_bits(0, 8) -> Q6_K */
+    ASSERT_TYPE(type_in_plan(&p, "blk.1.attn_v.weight"), GK_TYPE_Q6_K, "attn_v counter not advanced");
+    ASSERT_TYPE(type_in_plan(&p, "blk.1.ffn_down.weight"), GK_TYPE_Q6_K, "ffn_down counter not advanced");
+    ASSERT_TYPE(type_in_plan(&p, "blk.3.attn_v.weight"), GK_TYPE_Q4_K, "layer 3 counts as 2");
+    ASSERT_TYPE(type_in_plan(&p, "blk.4.attn_v.weight"), GK_TYPE_Q6_K, "layer 4 counts as 3");
+    planned_free(&p);
+    o.n_tensor_rules = 2;   /* first match wins over the later, broader rule */
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ASSERT_TYPE(type_in_plan(&p, "blk.0.attn_v.weight"), GK_TYPE_Q8_0, "first rule");
+    ASSERT_TYPE(type_in_plan(&p, "blk.5.attn_v.weight"), GK_TYPE_Q5_K, "second rule");
+    planned_free(&p);
+    o.pure = true;   /* rules apply under --pure too */
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ASSERT_TYPE(type_in_plan(&p, "blk.5.attn_v.weight"), GK_TYPE_Q5_K, "--pure with a rule");
+    ASSERT_TYPE(type_in_plan(&p, "blk.5.attn_q.weight"), GK_TYPE_Q4_K, "--pure without");
+    ASSERT_TYPE(type_in_plan(&p, "output.weight"), GK_TYPE_Q4_K, "--pure output");
+    planned_free(&p);
+    /* the options' types are taken as given: rows that do not fit are refused */
+    s.ne0 = 320;
+    o = opts_for("Q4_K_M");
+    o.output_type = GK_TYPE_Q4_K;
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_E_ROW_BLOCK);
+    ck_assert_ptr_nonnull(strstr(err.message, "output.weight"));
+    gk_model_free(p.in);
+}
+END_TEST
+
+START_TEST(prune_layers) {
+    shape s = llama32;
+    s.n_layer = 5;
+    gk_quant_opts o = opts_for("Q4_K_M");
+    const uint32_t prune[] = { 3, 1 };
+    o.prune_layers = prune;
+    o.n_prune_layers = 2;
+    planned p;
+    gk_error err;
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ck_assert_uint_eq(p.plan.n_pruned, 2 * 9);
+    ck_assert_uint_eq(gk_tensor_count(p.plan.out), gk_tensor_count(p.in) - 18);
+    /* 0 stays, 2 -> 1, 4 -> 2 */
+    ck_assert_int_ge(gk_tensor_find(p.plan.out, "blk.2.ffn_up.weight"), 0);
+    ck_assert_int_lt(gk_tensor_find(p.plan.out, "blk.3.ffn_up.weight"), 0);
+    for (size_t i = 0; i < p.plan.n_entries; i++) {
+        const char *out = gk_tensor_at(p.plan.out, i)->name.ptr;
+        const char *in = gk_tensor_at(p.in, p.plan.entries[i].src_tensor)->name.ptr;
+        int lo = -1, li = -1;
+        sscanf(out, "blk.%d.", &lo);
+        sscanf(in, "blk.%d.", &li);
+        ck_assert_int_eq(lo, li == 2 ? 1 : li == 4 ? 2 : li);
+        ck_assert_str_eq(strchr(out, 'w') ? strrchr(out, '.') : out, strchr(in, 'w') ? strrchr(in, '.') : in);
+        ck_assert_uint_eq(p.plan.entries[i].out_tensor, i);
+    }
+    size_t n = gk_kv_count(p.plan.out);
+    ck_assert_str_eq(gk_kv_at(p.plan.out, n - 1)->key.ptr, "llama.block_count");
+    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 1)->value.type, GK_V_U32);
+    ck_assert_uint_eq(gk_kv_at(p.plan.out, n - 1)->value.u, 3);
+    /* the rules still see 5 layers (the input's block count), and count the kept attn_v */
+    ASSERT_TYPE(type_in_plan(&p, "blk.2.attn_v.weight"), GK_TYPE_Q6_K, "last kept attn_v");
+    planned_free(&p);
+    /* pruning the first layer renumbers from 0 */
+    const uint32_t first[] = { 0 };
+    o.prune_layers = first;
+    o.n_prune_layers = 1;
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    ck_assert_int_ge(gk_tensor_find(p.plan.out, "blk.3.attn_q.weight"), 0);
+    ck_assert_int_lt(gk_tensor_find(p.plan.out, "blk.4.attn_q.weight"), 0);
+    planned_free(&p);
+}
+END_TEST
+
+/* ---- golden: every preset's plan, and what the release refused -------------- */
+
+/* Checks the plan of `target` (pure or not) for golden file `want` of folder
+ * against its MANIFEST entry. @return : tensors compared. */
+static int golden_plan(const char *g, const char *folder, const char *input, const char *want, const char *target,
+                       bool pure, cJSON *man) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", g, folder, input);
+    gk_file *f;
+    gk_error err;
+    ck_assert_int_eq(gk_open(path, GK_OPEN_DEFAULT, &f, &err), GK_OK);
+    gk_quant_opts o = opts_for(target);
+    o.pure = pure;
+    o.plan_only = true;   /* Q1_0 / Q2_0 kernels may be missing: types only */
+    gk_quant_plan plan;
+    ck_assert_msg(gk_quant_plan_build(gk_file_model(f), &o, &plan, &err) == GK_OK, "%s: %s", want, err.message);
+    cJSON *tensors = cJSON_GetObjectItem(cJSON_GetObjectItem(man, want), "tensors");
+    ck_assert_msg(tensors != NULL, "%s not in the manifest", want);
+    ck_assert_int_eq(cJSON_GetArraySize(tensors), (int)gk_tensor_count(plan.out));
+    for (size_t i = 0; i < gk_tensor_count(plan.out); i++) {
+        const gk_tensor *t = gk_tensor_at(plan.out, i);
+        const char *ty = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(tensors, t->name.ptr), "type"));
+        ck_assert_msg(ty && strcmp(ty, tn(t->type)) == 0, "%s %s: plan gives %s, golden has %s", want,
+                      t->name.ptr, tn(t->type), ty ? ty : "?");
+    }
+    int n = (int)gk_tensor_count(plan.out);
+    gk_quant_plan_free(&plan);
+    gk_close(f);
+    return n;
+}
+
+START_TEST(golden_preset_plans) {
+    const char *g = golden_dir("odd/MANIFEST.json");
+    if (g == NULL) {
+        printf("SKIPPED: golden parity (no golden data at %s)\n", getenv("GGUFKIT_GOLDEN") ? getenv("GGUFKIT_GOLDEN") : "(GGUFKIT_GOLDEN unset)");
+        return;
+    }
+    static const struct { const char *folder, *input; } sets[] = {
+        { "syn1", "syn1-f32.gguf" }, { "odd", "odd-f16.gguf" }, { "moe", "moe-f16.gguf" } };
+    int files = 0, tensors = 0;
+    for (size_t k = 0; k < 3; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/MANIFEST.json", g, sets[k].folder);
+        char *text = read_text_file(path);
+        ck_assert_ptr_nonnull(text);
+        cJSON *man = cJSON_Parse(text);
+        free(text);
+        ck_assert_ptr_nonnull(man);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, man) {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "%s-", sets[k].folder);
+            const char *name = it->string, *stem = name + strlen(prefix);
+            bool pure = strncmp(stem, "pure-", 5) == 0;
+            if (strncmp(name, prefix, strlen(prefix)) != 0 || (!pure && strncmp(stem, "preset-", 7) != 0)) continue;
+            char target[32];
+            snprintf(target, sizeof target, "%.*s", (int)(strlen(stem) - (pure ? 5 : 7) - 5), stem + (pure ? 5 : 7));
+            tensors += golden_plan(g, sets[k].folder, sets[k].input, name, target, pure, man);
+            files++;
+        }
+        cJSON_Delete(man);
+    }
+    printf("golden plans: %d files, %d tensors agree\n", files, tensors);
+    ck_assert_int_ge(files, 23 + 13 + 10);
+    /* REFERENCE-FAILED: what the release refused, refused here too */
+    char path[4096];
+    gk_file *f;
+    gk_error err;
+    gk_quant_plan plan;
+    snprintf(path, sizeof path, "%s/odd/odd-f16.gguf", g);
+    ck_assert_int_eq(gk_open(path, GK_OPEN_DEFAULT, &f, &err), GK_OK);
+    gk_quant_opts o = opts_for("Q1_0");
+    o.plan_only = true;
+    ck_assert_int_eq(gk_quant_plan_build(gk_file_model(f), &o, &plan, &err), GK_E_ROW_BLOCK);
+    ck_assert_msg(strstr(err.message, "extra.odd_rows.weight") && strstr(err.message, "no fallback"), "%s", err.message);
+    gk_close(f);
+    snprintf(path, sizeof path, "%s/syn1/syn1-f32.gguf", g);
+    ck_assert_int_eq(gk_open(path, GK_OPEN_DEFAULT, &f, &err), GK_OK);
+    o = opts_for("IQ3_XXS");
+    ck_assert_int_eq(gk_quant_plan_build(gk_file_model(f), &o, &plan, &err), GK_E_UNSUPPORTED);
+    ck_assert_msg(strstr(err.message, "importance matrix") && strstr(err.message, "blk.0.attn_k.weight"), "%s",
+                  err.message);
+    gk_close(f);
+}
+END_TEST
+
 /* ---- golden: the imatrix presets' type choices ------------------------------ */
 
 START_TEST(golden_imatrix_preset_types) {
@@ -829,7 +1244,7 @@ START_TEST(golden_imatrix_preset_types) {
             const gk_tensor *t = gk_tensor_at(order.out, i);
             uint32_t ty = GK_TYPE_F32;
             if (gk_quant_eligible(t->name.ptr, t->n_dims)) {
-                const gk_mix_query q = { o.target->ftype, o.target->base_type, t->name.ptr, t->ne[0], -1, -1, true };
+                const gk_mix_query q = { o.target->ftype, o.target->base_type, t->name.ptr, t->ne[0], -1, -1, true, 1 };
                 ck_assert_int_eq(gk_quant_mix_type(&mm, &st, &q, &ty, &err), GK_OK);
                 ty = gk_quant_fallback(ty, t->ne[0]);
             }
@@ -867,6 +1282,10 @@ static Suite *mix_suite(void) {
     tcase_add_test(rules, model_facts);
     tcase_add_test(rules, importance_matrix_presets);
     tcase_add_test(rules, fallback_rows);
+    tcase_add_test(rules, mxfp4_moe_preset);
+    tcase_add_test(rules, q1_0_q2_0_presets);
+    tcase_add_test(rules, kinds_and_eligibility);
+    tcase_add_test(rules, imatrix_required_per_tensor);
     suite_add_tcase(s, rules);
     TCase *plan = tcase_create("plan");
     tcase_add_test(plan, plan_options_and_patterns);
@@ -875,9 +1294,12 @@ static Suite *mix_suite(void) {
     tcase_add_test(plan, refusals);
     tcase_add_test(plan, override_kv);
     tcase_add_test(plan, keep_split_outputs);
+    tcase_add_test(plan, patterns_first_match_and_counters);
+    tcase_add_test(plan, prune_layers);
     suite_add_tcase(s, plan);
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, golden_imatrix_preset_types);
+    tcase_add_test(golden, golden_preset_plans);
     suite_add_tcase(s, golden);
     return s;
 }

@@ -22,9 +22,12 @@
 /* Targets: llama-quantize's names, file type numbers and base types        */
 /* ------------------------------------------------------------------------ */
 
-static const gk_quant_target targets[] = {
+static const gk_quant_target targets[] = {   /* llama-quantize's list, in its order */
+    { "Q1_0", 40, GK_TYPE_Q1_0, false, false },
+    { "Q2_0", 41, GK_TYPE_Q2_0, false, false },
     { "Q4_0", 2, GK_TYPE_Q4_0, false, false },
     { "Q4_1", 3, GK_TYPE_Q4_1, false, false },
+    { "MXFP4_MOE", 38, GK_TYPE_MXFP4, true, false },
     { "Q5_0", 8, GK_TYPE_Q5_0, false, false },
     { "Q5_1", 9, GK_TYPE_Q5_1, false, false },
     { "IQ2_XXS", 19, GK_TYPE_IQ2_XXS, true, false },
@@ -74,10 +77,8 @@ const gk_quant_target *gk_quant_target_lookup(const char *name) {
     char *end;
     unsigned long n = strtoul(name, &end, 10);
     if (*end != '\0') return NULL;
-    for (size_t i = 0; i < N_TARGETS; i++)   /* first row of a number: the canonical name */
-        if (!targets[i].is_copy && targets[i].ftype == n && strcmp(targets[i].name, "Q3_K") &&
-            strcmp(targets[i].name, "Q4_K") && strcmp(targets[i].name, "Q5_K"))
-            return &targets[i];
+    for (size_t i = 0; i < N_TARGETS; i++)   /* first row of a number, as llama-quantize: 12 is "Q3_K" */
+        if (!targets[i].is_copy && targets[i].ftype == n) return &targets[i];
     return NULL;
 }
 
@@ -85,14 +86,18 @@ const gk_quant_target *gk_quant_target_lookup(const char *name) {
 /* Eligibility and fallbacks                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Name fragments of 2-D weights llama-quantize leaves alone. */
+/* Name fragments of 2-D weights llama-quantize leaves alone (norms, routers,
+ * small convolution, RWKV, relative-position, multimodal and codebook tensors). */
 static const char *const never_quantized[] = {
-    "_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "ssm_conv1d.weight",
-    "shortconv.conv.weight", "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight",
+    "_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
+    "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
+    "indexer.q_proj.weight", "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight",
     "time_mix_w2.weight", "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight",
     "time_mix_a0.weight", "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight",
     "time_mix_g2.weight", "time_mix_decay_w1.weight", "time_mix_decay_w2.weight",
-    "time_mix_lerp_fused.weight", "attn_rel_b.weight",
+    "time_mix_lerp_fused.weight", "attn_rel_b.weight", ".position_embd", "sam.pos_embd",
+    "sam.neck.", "sam.net_", ".rel_pos", ".patch_embd", ".patch_merger", "a.rvq.codebook",
+    "mm.a.code_embd",
 };
 
 bool gk_quant_eligible(const char *name, uint32_t n_dims) {
@@ -108,14 +113,20 @@ uint32_t gk_quant_fallback(uint32_t type, uint64_t n) {
     if (t == NULL || n % t->block_elems == 0) return type;
     uint32_t to;
     switch (type) {
-    case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0: to = GK_TYPE_Q4_0; break;
-    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS:
-    case GK_TYPE_IQ3_S: case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: case GK_TYPE_Q2_K:
-    case GK_TYPE_Q3_K: case GK_TYPE_IQ4_XS: to = GK_TYPE_IQ4_NL; break;
+    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS:
+    case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S: case GK_TYPE_IQ4_XS:
+        to = GK_TYPE_IQ4_NL; break;
+    case GK_TYPE_Q2_0: case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
+        to = GK_TYPE_Q4_0; break;
     case GK_TYPE_Q4_K: to = GK_TYPE_Q5_0; break;
     case GK_TYPE_Q5_K: to = GK_TYPE_Q5_1; break;
     case GK_TYPE_Q6_K: to = GK_TYPE_Q8_0; break;
-    default: to = GK_TYPE_F16; break;
+    default:
+        /* a 32-element block type has nothing smaller to go to: F16 below; the
+         * release defines no fallback for larger blocks (Q1_0, NVFP4) */
+        if (t->block_elems > 32) return GK_TYPE_COUNT;
+        to = type;
+        break;
     }
     return n % gk_type_get(to)->block_elems == 0 ? to : GK_TYPE_F16;
 }
@@ -230,6 +241,7 @@ static long layer_of(const char *name) {
 typedef struct src_ref {
     size_t input, index;
     const gk_tensor *t;
+    const char *name;         /* its name in the output (--prune-layers renumbers) */
 } src_ref;
 
 /* llama.cpp's weights map order: layer number, then name. */
@@ -265,81 +277,126 @@ typedef struct choose_ctx {
     uint32_t ftype;
 } choose_ctx;
 
-/* The type one tensor gets before the fallback, as llama-quantize picks it:
- * base type, the mixing rules (quantized targets without --pure), the
- * --tensor-type patterns (when the rules' choice fits the rows), then the
- * --token-embedding-type / --output-tensor-type options. */
-static gk_status choose_type(choose_ctx *c, const gk_tensor *t, gk_quant_entry *e, gk_error *err) {
+/* The first --tensor-type rule whose pattern is found in name, or -1. */
+static int first_rule(const choose_ctx *c, const char *name) {
+    for (size_t k = 0; k < c->o->n_tensor_rules; k++)
+        if (regexec(&c->rx[k], name, 0, NULL, 0) == 0) return (int)k;
+    return -1;
+}
+
+/* The type one tensor (called `name` in the output) gets, as llama-quantize
+ * picks it: not eligible, kept; --token-embedding-type / --output-tensor-type
+ * for the embeddings / output.weight (as given, no fallback); otherwise, for a
+ * quantized target, the first matching --tensor-type rule, or (without --pure)
+ * the mixing rules, which alone advance their counters; then the fallback for
+ * rows that are not whole blocks. */
+static gk_status choose_type(choose_ctx *c, const gk_tensor *t, const char *name, gk_quant_entry *e,
+                             gk_error *err) {
     const gk_quant_opts *o = c->o;
-    const char *name = t->name.ptr;
     bool eligible = !o->target->is_copy && gk_quant_eligible(name, t->n_dims) &&
                     !(o->leave_output && strcmp(name, "output.weight") == 0);
-    e->wanted = t->type;
+    e->wanted = e->to = t->type;
     e->pattern = -1;
     if (!eligible) {
         e->why |= GK_QWHY_KEPT;
         return GK_OK;
     }
+    const gk_mix_kind kind = gk_mix_kind_of(name);
+    /* per_layer_token_embd follows --token-embedding-type unless a rule names it */
+    if (o->token_embd_type >= 0 && kind == GK_MIX_TOKEN_EMBD &&
+        !(strcmp(name, "per_layer_token_embd.weight") == 0 && first_rule(c, name) >= 0)) {
+        e->wanted = e->to = (uint32_t)o->token_embd_type;
+        e->why |= GK_QWHY_OPTION;
+        return GK_OK;
+    }
+    if (o->output_type >= 0 && kind == GK_MIX_OUTPUT) {
+        e->wanted = e->to = (uint32_t)o->output_type;
+        e->why |= GK_QWHY_OPTION;
+        return GK_OK;
+    }
     uint32_t type = o->target->base_type;
-    if (!o->pure && is_quantized_type(type)) {
-        uint32_t mixed;
-        const gk_mix_query q = { c->ftype, type, name, t->ne[0], o->output_type, o->token_embd_type,
-                                 o->has_imatrix };
-        gk_status st = gk_quant_mix_type(c->mm, &c->st, &q, &mixed, err);
-        if (st != GK_OK) return st;
-        if (mixed != type) e->why |= GK_QWHY_MIXED;
-        type = mixed;
-        if (gk_quant_fallback(type, t->ne[0]) == type) {
-            for (size_t k = 0; k < o->n_tensor_rules; k++) {
-                if (regexec(&c->rx[k], name, 0, NULL, 0) == 0) {
-                    type = o->tensor_rules[k].type;
-                    e->pattern = (int)k;
-                }
-            }
-            if (e->pattern >= 0) e->why |= GK_QWHY_PATTERN;
+    if (is_quantized_type(type)) {
+        e->pattern = first_rule(c, name);
+        if (e->pattern >= 0) {
+            type = o->tensor_rules[e->pattern].type;
+            e->why |= GK_QWHY_PATTERN;
+        } else if (!o->pure) {
+            uint32_t mixed;
+            const gk_mix_query q = { c->ftype, type, name, t->ne[0], o->output_type, o->token_embd_type,
+                                     o->has_imatrix, t->n_dims > 2 ? t->ne[2] : 1 };
+            gk_status st = gk_quant_mix_type(c->mm, &c->st, &q, &mixed, err);
+            if (st != GK_OK) return st;
+            if (mixed != type) e->why |= GK_QWHY_MIXED;
+            type = mixed;
         }
+        e->wanted = type;
+        e->to = gk_quant_fallback(type, t->ne[0]);
+        if (e->to == GK_TYPE_COUNT)
+            return gk_error_set(err, GK_E_ROW_BLOCK, -1,
+                                "%s: rows of %llu are not whole %s blocks (%u), and %s has no fallback type",
+                                name, (unsigned long long)t->ne[0], gk_type_get(type)->name,
+                                gk_type_get(type)->block_elems, gk_type_get(type)->name);
+        if (e->to != e->wanted && o->no_fallback)
+            return gk_error_set(err, GK_E_ROW_BLOCK, -1,
+                                "%s: rows of %llu are not whole %s blocks (fallback to %s refused by --no-fallback)",
+                                name, (unsigned long long)t->ne[0], gk_type_get(e->wanted)->name,
+                                gk_type_get(e->to)->name);
+    } else {
+        e->wanted = e->to = type;
     }
-    if (o->token_embd_type >= 0 && strcmp(name, "token_embd.weight") == 0) {
-        type = (uint32_t)o->token_embd_type;
-        e->why |= GK_QWHY_OPTION;
-    }
-    if (o->output_type >= 0 && strcmp(name, "output.weight") == 0) {
-        type = (uint32_t)o->output_type;
-        e->why |= GK_QWHY_OPTION;
-    }
-    if (e->why & GK_QWHY_OPTION) e->why &= ~(unsigned)(GK_QWHY_MIXED | GK_QWHY_PATTERN);
-    e->wanted = type;
     return GK_OK;
 }
 
-/* Checks that the conversion e asks for can be done, and counts it. */
-static gk_status check_entry(gk_quant_plan *plan, const gk_quant_opts *o, uint32_t ftype,
-                             const gk_tensor *t, gk_quant_entry *e, gk_error *err) {
-    e->to = gk_quant_fallback(e->wanted, t->ne[0]);
+/* First pass over a tensor, as llama-quantize's preliminary loop: rows that the
+ * chosen type cannot hold, and the importance matrix it needs. */
+static gk_status check_first(gk_quant_plan *plan, const gk_quant_opts *o, uint32_t ftype, const gk_tensor *t,
+                             const char *name, gk_quant_entry *e, gk_error *err) {
+    if (e->why & GK_QWHY_KEPT) return GK_OK;
     if (e->to != e->wanted) {
-        if (o->no_fallback)
-            return gk_error_set(err, GK_E_ROW_BLOCK, -1,
-                                "%s: rows of %llu are not whole %s blocks (fallback to %s refused by --no-fallback)",
-                                t->name.ptr, (unsigned long long)t->ne[0], gk_type_get(e->wanted)->name,
-                                gk_type_get(e->to)->name);
         e->why |= GK_QWHY_FALLBACK;
         plan->n_fallbacks++;
     }
+    const gk_type_info *to = gk_type_get(e->to);
+    if (to == NULL) return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: unknown type %u", name, e->to);
+    if (to->block_elems > 1 && t->ne[0] % to->block_elems != 0)   /* an option's type: no fallback */
+        return gk_error_set(err, GK_E_ROW_BLOCK, -1, "%s: rows of %llu are not whole %s blocks (%u)", name,
+                            (unsigned long long)t->ne[0], to->name, to->block_elems);
+    if (!o->has_imatrix && gk_quant_imatrix_required(e->to, ftype, name)) {
+        if (!o->plan_only)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                                "%s: this quantization needs an importance matrix (--imatrix): "
+                                "the tensor's type would be %s", name, to->name);
+        e->why |= GK_QWHY_NEEDS_IMATRIX;
+        plan->n_need_imatrix++;
+    }
+    return GK_OK;
+}
+
+/* Second pass: checks that the conversion e asks for can be done, and counts it. */
+static gk_status check_second(gk_quant_plan *plan, const gk_quant_opts *o, const char *name,
+                              gk_quant_entry *e, gk_error *err) {
     if (e->to == e->from) return GK_OK;
     const gk_type_info *from = gk_type_get(e->from), *to = gk_type_get(e->to);
-    if (is_quantized_type(e->from) && !o->allow_requantize)
-        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                            "%s: requantizing from type %s is disabled (use --allow-requantize)",
-                            t->name.ptr, from->name);
-    if (from->dequantize == NULL)
-        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot convert from %s", t->name.ptr, from->name);
-    if (gk_quant_imatrix_required(e->to, ftype, t->name.ptr) && !o->has_imatrix)
-        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                            "%s: %s needs an importance matrix for this tensor (llama-quantize refuses "
-                            "very low-bit types without one)", t->name.ptr, to->name);
-    if (to->quantize == NULL)
-        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot quantize to %s%s", t->name.ptr,
-                            to->name, to->needs_imatrix ? " without an importance matrix" : "");
+    if (!o->plan_only) {
+        if (is_quantized_type(e->from) && !o->allow_requantize)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                                "%s: requantizing from type %s is disabled (use --allow-requantize)",
+                                name, from->name);
+        if (from->dequantize == NULL)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot convert from %s", name, from->name);
+        if (to->quantize == NULL)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1, "%s: cannot quantize to %s%s", name, to->name,
+                                to->needs_imatrix ? " without an importance matrix"
+                                : to->dequantize == NULL ? " (this build has no kernels for it)" : "");
+        /* exempt from the release's check (embeddings, output.weight), yet its quantizer
+         * has no way without weights: the release aborts, ggufkit refuses */
+        if (gk_quant_weights_mandatory(e->to) && !o->has_imatrix)
+            return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                                "%s: cannot quantize to %s without an importance matrix (--imatrix)", name,
+                                to->name);
+    } else if (to->quantize == NULL) {
+        e->why |= GK_QWHY_NO_KERNEL;
+    }
     plan->n_converted++;
     if (is_quantized_type(e->from)) plan->n_requantized++;
     return GK_OK;
@@ -402,13 +459,71 @@ static gk_status set_split_keys(gk_quant_plan *plan, uint64_t n_tensors, gk_erro
     return st;
 }
 
+/* A --tensor-type pattern (ECMAScript, as std::regex reads it) in POSIX extended
+ * form: the class escapes \d \w \s and their negations become bracket
+ * expressions (inside a bracket, their ranges); the rest is the same language
+ * for the patterns people write. @return : a malloc'ed string or NULL. */
+static char *posix_pattern(const char *p) {
+    size_t n = strlen(p);
+    char *out = malloc(n * 16 + 1), *o = out;
+    if (out == NULL) return NULL;
+    bool in_bracket = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        if (ch == '\\' && i + 1 < n) {
+            const char *inner = NULL;
+            bool neg = false;
+            switch (p[i + 1]) {
+            case 'd': inner = "0-9"; break;
+            case 'D': inner = "0-9"; neg = true; break;
+            case 'w': inner = "A-Za-z0-9_"; break;
+            case 'W': inner = "A-Za-z0-9_"; neg = true; break;
+            case 's': inner = "[:space:]"; break;
+            case 'S': inner = "[:space:]"; neg = true; break;
+            default: break;
+            }
+            if (inner != NULL && (in_bracket ? !neg : true)) {
+                o += sprintf(o, in_bracket ? "%s" : neg ? "[^%s]" : "[%s]", inner);
+                i++;
+                continue;
+            }
+            *o++ = ch;
+            *o++ = p[++i];
+            continue;
+        }
+        if (!in_bracket && ch == '[') {
+            in_bracket = true;
+            *o++ = ch;
+            if (p[i + 1] == '^') *o++ = p[++i];
+            if (p[i + 1] == ']') *o++ = p[++i];
+            continue;
+        }
+        if (in_bracket && ch == '[' && p[i + 1] == ':') {   /* [:class:] */
+            const char *end = strstr(p + i + 2, ":]");
+            if (end) {
+                size_t len = (size_t)(end + 2 - (p + i));
+                memcpy(o, p + i, len);
+                o += len;
+                i += len - 1;
+                continue;
+            }
+        }
+        if (in_bracket && ch == ']') in_bracket = false;
+        *o++ = ch;
+    }
+    *o = '\0';
+    return out;
+}
+
 static gk_status compile_rules(const gk_quant_opts *o, regex_t **out, gk_error *err) {
     *out = NULL;
     if (o->n_tensor_rules == 0) return GK_OK;
     regex_t *rx = calloc(o->n_tensor_rules, sizeof *rx);
     if (rx == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     for (size_t k = 0; k < o->n_tensor_rules; k++) {
-        int rc = regcomp(&rx[k], o->tensor_rules[k].pattern, REG_EXTENDED | REG_NOSUB);
+        char *pat = posix_pattern(o->tensor_rules[k].pattern);
+        int rc = pat ? regcomp(&rx[k], pat, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
+        free(pat);
         if (rc != 0) {
             char msg[128];
             regerror(rc, &rx[k], msg, sizeof msg);
@@ -427,6 +542,39 @@ static void free_rules(regex_t *rx, size_t n) {
     free(rx);
 }
 
+/* --prune-layers: the output name of `name` (into buf), or NULL when its layer
+ * is dropped. As llama-quantize, layers are met in loader order: below the
+ * lowest pruned layer they keep their number, above it they are numbered on
+ * from the last kept one. `map` (layer -> new number, -2 = pruned, -1 = not
+ * met yet, `n_map` entries) and *next carry the state. The layer is the first
+ * "blk.N." anywhere in the name. */
+static const char *prune_name(const char *name, const uint32_t *prune, size_t n_prune, uint32_t lowest,
+                              long *map, size_t n_map, long *next, char *buf, size_t buf_size) {
+    if (n_prune == 0) return name;
+    for (const char *p = strstr(name, "blk."); p != NULL; p = strstr(p + 1, "blk.")) {
+        const char *d = p + 4, *e = d;
+        while (*e >= '0' && *e <= '9') e++;
+        if (e == d || *e != '.') continue;
+        unsigned long blk = strtoul(d, NULL, 10);
+        long *slot = blk < n_map ? &map[blk] : NULL;
+        long to;
+        if (slot && *slot != -1) {
+            to = *slot;
+        } else {
+            bool dropped = false;
+            for (size_t k = 0; k < n_prune; k++) dropped |= prune[k] == blk;
+            if (dropped) to = -2;
+            else if (blk < lowest) { to = (long)blk; *next = (long)blk + 1; }
+            else to = (*next)++;
+            if (slot) *slot = to;
+        }
+        if (to == -2) return NULL;
+        snprintf(buf, buf_size, "%.*s%ld%s", (int)(d - name), name, to, e);
+        return buf;
+    }
+    return name;
+}
+
 gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inputs,
                                      const gk_quant_opts *o, gk_quant_plan *plan, gk_error *err) {
     memset(plan, 0, sizeof *plan);
@@ -435,12 +583,22 @@ gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inp
     size_t n = 0;
     for (size_t k = 0; k < n_inputs; k++) n += gk_tensor_count(inputs[k]);
     src_ref *order = malloc((n ? n : 1) * sizeof *order);
+    char (*names)[GK_MAX_TENSOR_NAME + 16] = malloc((n ? n : 1) * sizeof *names);
+    long *layer_map = NULL;
+    size_t n_map = 1;   /* 1 + the highest layer number of any "blk.N." in a name */
+    for (size_t k = 0; k < n_inputs; k++)
+        for (size_t i = 0; i < gk_tensor_count(inputs[k]); i++)
+            for (const char *p = strstr(gk_tensor_at(inputs[k], i)->name.ptr, "blk."); p; p = strstr(p + 1, "blk.")) {
+                unsigned long l = strtoul(p + 4, NULL, 10);
+                if (p[4] >= '0' && p[4] <= '9' && l < (1ul << 20) && l + 1 > n_map) n_map = l + 1;
+            }
+    if (o && o->n_prune_layers) layer_map = malloc(n_map * sizeof *layer_map);
     size_t n_outs = o->keep_split ? n_inputs : 1;
     plan->entries = calloc(n ? n : 1, sizeof *plan->entries);
     plan->outs = calloc(n_outs, sizeof *plan->outs);
     regex_t *rx = NULL;
     gk_status st = GK_OK;
-    if (order == NULL || plan->entries == NULL || plan->outs == NULL) {
+    if (order == NULL || names == NULL || (o->n_prune_layers && layer_map == NULL) || plan->entries == NULL || plan->outs == NULL) {
         st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         goto done;
     }
@@ -459,36 +617,66 @@ gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inp
     size_t m = 0;
     for (size_t k = 0; k < n_inputs; k++)
         for (size_t i = 0; i < gk_tensor_count(inputs[k]); i++)
-            order[m++] = (src_ref){ k, i, gk_tensor_at(inputs[k], i) };
+            order[m++] = (src_ref){ k, i, gk_tensor_at(inputs[k], i), NULL };
     qsort(order, n, sizeof *order, cmp_loader_order);
     uint32_t ftype = o->target->is_copy ? input_ftype(inputs[0], order, n) : o->target->ftype;
-    if (o->keep_split) qsort(order, n, sizeof *order, cmp_file_order);
+
+    /* --prune-layers, in loader order: drop and renumber. */
+    uint32_t lowest = UINT32_MAX;
+    for (size_t k = 0; k < o->n_prune_layers; k++)
+        if (o->prune_layers[k] < lowest) lowest = o->prune_layers[k];
+    for (size_t k = 0; layer_map && k < n_map; k++) layer_map[k] = -1;
+    long next_layer = 0;
+    m = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *nm = prune_name(order[k].t->name.ptr, o->prune_layers, o->n_prune_layers, lowest, layer_map,
+                                    n_map, &next_layer, names[m], sizeof names[m]);
+        if (nm == NULL) {
+            plan->n_pruned++;
+            continue;
+        }
+        if (strlen(nm) >= GK_MAX_TENSOR_NAME + 16) {
+            st = gk_error_set(err, GK_E_ARG, -1, "%s: name too long after renumbering", order[k].t->name.ptr);
+            goto done;
+        }
+        if (nm != names[m]) snprintf(names[m], sizeof names[m], "%s", nm);
+        order[m++] = order[k];
+    }
+    n = m;
+    /* --keep-split: shard, then position in the shard (names travel along). */
+    if (o->keep_split) {
+        for (size_t k = 0; k < n; k++) order[k].name = names[k];
+        qsort(order, n, sizeof *order, cmp_file_order);
+    } else {
+        for (size_t k = 0; k < n; k++) order[k].name = names[k];
+    }
 
     /* The rules read the model as llama.cpp's loader sees it: overrides applied. */
     if ((st = set_metadata(plan->out, ftype, o, err)) != GK_OK) goto done;
+    if (o->n_prune_layers > 0) {
+        gk_str arch;
+        char key[160];
+        if (gk_kv_get_str(inputs[0], "general.architecture", &arch) != GK_OK) arch = (gk_str){ "", 0 };
+        snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
+        gk_value v = { .type = GK_V_U32, .u = (uint64_t)next_layer };
+        if ((st = gk_kv_set_last(plan->out, key, &v, err)) != GK_OK) goto done;
+    }
     gk_mix_model mm;
     {
-        const gk_model **views = malloc(n_inputs * sizeof *views);
-        if (views == NULL) {
-            st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-            goto done;
-        }
-        for (size_t k = 0; k < n_inputs; k++) views[k] = inputs[k];
         gk_model *meta = gk_model_clone(inputs[0]);
         if (meta == NULL) {
-            free(views);
             st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             goto done;
         }
         for (size_t k = 0; k < o->n_overrides && st == GK_OK; k++) st = gk_kv_override_apply(meta, &o->overrides[k], err);
-        views[0] = meta;
-        if (st == GK_OK) gk_mix_model_init(&mm, views, n_inputs);
+        if (st == GK_OK) gk_mix_model_init_meta(&mm, meta);
         gk_model_free(meta);
-        free(views);
         if (st != GK_OK) goto done;
+        for (size_t k = 0; k < n; k++) gk_mix_model_add_name(&mm, order[k].name);
     }
     if ((st = compile_rules(o, &rx, err)) != GK_OK) goto done;
     choose_ctx c = { .o = o, .mm = &mm, .rx = rx, .ftype = ftype };
+    /* First pass (llama-quantize's preliminary loop): types, fallbacks, matrices. */
     for (size_t k = 0; k < n && st == GK_OK; k++) {
         const gk_tensor *t = order[k].t;
         gk_quant_entry *e = &plan->entries[k];
@@ -496,15 +684,23 @@ gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inp
         e->src_input = order[k].input;
         e->out_file = o->keep_split ? order[k].input : 0;
         e->from = t->type;
-        if ((st = choose_type(&c, t, e, err)) != GK_OK) break;
-        if ((st = check_entry(plan, o, ftype, t, e, err)) != GK_OK) break;
-        st = gk_tensor_add(plan->outs[e->out_file], t->name.ptr, e->to, t->n_dims, t->ne, err);
+        if ((st = choose_type(&c, t, order[k].name, e, err)) != GK_OK) break;
+        st = check_first(plan, o, ftype, t, order[k].name, e, err);
+    }
+    /* Second pass (its writing loop): what the conversions need. */
+    for (size_t k = 0; k < n && st == GK_OK; k++) {
+        gk_quant_entry *e = &plan->entries[k];
+        if ((st = check_second(plan, o, order[k].name, e, err)) != GK_OK) break;
+        e->out_tensor = gk_tensor_count(plan->outs[e->out_file]);
+        st = gk_tensor_add(plan->outs[e->out_file], order[k].name, e->to, order[k].t->n_dims, order[k].t->ne, err);
     }
     if (st == GK_OK && n_outs > 1) st = set_split_keys(plan, n, err);
     if (st == GK_OK) plan->n_entries = n;
 done:
     free_rules(rx, o ? o->n_tensor_rules : 0);
     free(order);
+    free(names);
+    free(layer_map);
     if (st != GK_OK) gk_quant_plan_free(plan);
     return st;
 }

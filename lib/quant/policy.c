@@ -1,16 +1,18 @@
 /*
  * policy.c - llama-quantize's refusals about the importance matrix, as errors:
- * the targets it will not make without a matrix at all, and the very low-bit
- * tensors a given matrix holds no weights for (which it refuses tensor by
- * tensor while writing; here all of them up front, named).
+ * the very low-bit tensors a given matrix holds no weights for (which it
+ * refuses tensor by tensor while writing; here all of them up front, named),
+ * and, as advice, the targets whose presets want a matrix for most tensors.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ggufkit.h"
+#include "quant/mix.h"
 
 bool gk_quant_target_demands_imatrix(const gk_quant_target *t) {
-    static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "Q2_K_S", "IQ1_S", "IQ1_M" };
+    static const char *const names[] = { "IQ2_XS", "IQ2_XXS", "IQ2_S", "IQ2_M", "Q2_K_S", "IQ1_S", "IQ1_M",
+                                         "IQ3_XXS", "IQ3_XS" };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(t->name, names[k]) == 0) return true;
     return false;
@@ -19,8 +21,7 @@ bool gk_quant_target_demands_imatrix(const gk_quant_target *t) {
 gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err) {
     if (im != NULL || !gk_quant_target_demands_imatrix(t)) return GK_OK;
     return gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                        "%s needs an importance matrix (--imatrix): llama-quantize refuses IQ1_S, IQ1_M, "
-                        "IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one", t->name);
+                        "%s needs an importance matrix (--imatrix) for most of its tensors", t->name);
 }
 
 gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const gk_model *const *models,
@@ -34,7 +35,11 @@ gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const g
     for (size_t i = 0; i < plan->n_entries; i++) {
         const gk_quant_entry *e = &plan->entries[i];
         const gk_tensor *t = gk_tensor_at(models[e->src_input], e->src_tensor);
-        if (e->to == e->from || !gk_quant_imatrix_required(e->to, target->ftype, t->name.ptr)) continue;
+        /* the tensors the release refuses without weights, and those (the embeddings and
+         * output.weight it exempts) whose quantizer cannot work without them: it aborts there */
+        if (e->to == e->from || !(gk_quant_imatrix_required(e->to, target->ftype, t->name.ptr) ||
+                                  gk_quant_weights_mandatory(e->to)))
+            continue;
         if (im != NULL && gk_imatrix_for_tensor(im, t) != NULL) continue;
         if (missing++ < 12 && used < sizeof names)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s (%s)", used ? ", " : "",

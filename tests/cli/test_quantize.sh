@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# test_quantize.sh - `ggufkit quantize` as a drop-in for llama-quantize: golden
-# parity of the presets (per-tensor type mixing), of --pure types and of the
-# requantize chains; thread-count invariance; every option; refusals (bad type,
-# missing input, unwritable or existing output) leave no file behind.
+# test_quantize.sh - `ggufkit quantize` as a drop-in for llama-quantize (its
+# September 2026 release): golden parity of the presets (per-tensor type mixing)
+# on syn1, on rows that are not whole blocks (odd/) and on a MoE model (moe/), of
+# --pure types, of the requantize chains and of the options (options/COMMANDS,
+# byte for byte; --dry-run against dry-run-Q4_K_M.txt); what the release refused
+# (REFERENCE-FAILED); thread-count invariance; every option; refusals (bad type,
+# missing input, unwritable or existing output) leave no file behind. A golden
+# file needing a type this build has no kernel for is SKIPPED, loudly, by name.
 # Usage: test_quantize.sh PATH/TO/ggufkit   (golden data: $GGUFKIT_GOLDEN)
 set -uo pipefail
 
@@ -42,7 +46,36 @@ print("; ".join(bad) if bad else "types agree (tensor bytes or metadata differ)"
 EOF
 }
 # has_kernels TYPE : the type's kernels are in the table (per --list-types).
-has_kernels() { "$BIN" quantize --list-types | awk -v t="$1" '$1 == t' | grep -qv 'no kernels'; }
+has_kernels() {
+  "$BIN" quantize --list-types >"$TMP/types" 2>&1
+  if grep -q "^tensor types without kernels:.* $1\( \|(\|$\)" "$TMP/types"; then return 1; fi
+  ! awk -v t="$1" '$1 == t' "$TMP/types" | grep -q 'no kernels'
+}
+# kernel_gap QUANTIZE-ARGS... : the first type the command's plan (--dry-run --json)
+# needs a kernel for that this build lacks, or nothing.
+kernel_gap() {
+  "$BIN" quantize --dry-run --json "$@" 2>/dev/null | python3 -c '
+import json, sys
+try: d = json.load(sys.stdin)
+except Exception: sys.exit(0)
+gap = [t["to"] for t in d["tensors"] if not t["kernel"]]
+print(gap[0] if gap else "")'
+}
+# golden_case FOLDER GOLDEN-FILE QUANTIZE-ARGS-WITH-OUT... : runs `quantize ARGS` in
+# FOLDER (the word OUT stands for the output) and compares the result byte for byte.
+golden_case() {
+  local dir=$1 want=$2; shift 2
+  local out=$TMP/golden-case.gguf args=() a gap
+  for a in "$@"; do [[ $a == OUT ]] && args+=("$out") || args+=("$a"); done
+  gap=$(cd "$dir" && kernel_gap "${args[@]}")
+  if [[ -n $gap ]]; then echo "SKIPPED (type $gap has no kernel): ${want##*/}"; return; fi
+  rm -f "$out"
+  if (cd "$dir" && "$BIN" quantize "${args[@]}" >"$TMP/out" 2>"$TMP/err"); then
+    if [[ $(sha "$out") == $(sha "$want") ]]; then ok "${want##*/} byte-identical to llama-quantize"
+    else bad "${want##*/} differs from golden: $(type_diff "$out" "$want")"; fi
+  else bad "${want##*/}: quantize failed: $(tail -1 "$TMP/err")"; fi
+  rm -f "$out"
+}
 
 syn=$GOLDEN/syn1
 have_golden=false
@@ -60,28 +93,75 @@ else bad "synth --layers 8"; fi
 if $have_golden; then
   for g in "$syn"/syn1-preset-*.gguf; do
     p=${g##*/syn1-preset-}; p=${p%.gguf}
-    if ! has_kernels "$p"; then echo "SKIPPED: preset $p (no kernels in this build)"; continue; fi
-    out=$TMP/preset-$p.gguf
-    if "$BIN" quantize "$syn/syn1-f32.gguf" "$out" "$p" >"$TMP/out" 2>"$TMP/err"; then
-      if [[ $(sha "$out") == $(sha "$g") ]]; then ok "preset $p byte-identical to llama-quantize"
-      else bad "preset $p differs from golden: $(type_diff "$out" "$g")"; fi
-    else bad "preset $p: quantize failed: $(head -1 "$TMP/err")"; fi
-    rm -f "$out"
+    golden_case "$syn" "$g" syn1-f32.gguf OUT "$p"
   done
+  # rows that are not whole blocks: the release's fallbacks
+  for g in "$GOLDEN"/odd/odd-preset-*.gguf; do
+    p=${g##*/odd-preset-}; p=${p%.gguf}
+    golden_case "$GOLDEN/odd" "$g" odd-f16.gguf OUT "$p"
+  done
+  # a mixture-of-experts model: presets, MXFP4_MOE, --pure MXFP4_MOE
+  for g in "$GOLDEN"/moe/moe-preset-*.gguf; do
+    p=${g##*/moe-preset-}; p=${p%.gguf}
+    golden_case "$GOLDEN/moe" "$g" moe-f16.gguf OUT "$p"
+  done
+  for g in "$GOLDEN"/moe/moe-pure-*.gguf; do
+    p=${g##*/moe-pure-}; p=${p%.gguf}
+    golden_case "$GOLDEN/moe" "$g" --pure moe-f16.gguf OUT "$p"
+  done
+  # the options, as options/COMMANDS gives them (run in options/, syn1 beside it)
+  while read -r want rest; do
+    [[ -z $want ]] && continue
+    read -r -a words <<<"$rest"
+    for i in "${!words[@]}"; do [[ ${words[$i]} == syn1-f32.gguf ]] && words[$i]=../syn1/syn1-f32.gguf; done
+    golden_case "$GOLDEN/options" "$GOLDEN/options/$want" "${words[@]}"
+  done <"$GOLDEN/options/COMMANDS"
+  n_opt=$(grep -c . "$GOLDEN/options/COMMANDS")
+  [[ $n_opt -ge 8 ]] && ok "options/COMMANDS: $n_opt command lines run" || bad "options/COMMANDS has $n_opt lines"
+  # what the release refused (REFERENCE-FAILED), refused here, the tensor named
+  expect_exit 1 "odd/ Q1_0 refused (Q1_0 has no fallback)" "$BIN" quantize "$GOLDEN/odd/odd-f16.gguf" "$TMP/rf.gguf" Q1_0
+  expect_err 'extra\.odd_rows\.weight.*no fallback' "refusal names the tensor and the missing fallback"
+  expect_absent "no output after the Q1_0 refusal" "$TMP/rf.gguf"
+  for p in IQ3_XXS IQ3_XS; do
+    expect_exit 1 "syn1 $p without an importance matrix refused" "$BIN" quantize "$syn/syn1-f32.gguf" "$TMP/rf.gguf" "$p"
+    expect_err 'blk\.0\.attn_k\.weight.*importance matrix' "$p refusal names the tensor"
+    expect_absent "no output after the $p refusal" "$TMP/rf.gguf"
+  done
+  # --dry-run: the release's plan (dry-run-Q4_K_M.txt): per-tensor types and totals
+  if (cd "$syn" && "$BIN" quantize --dry-run --json syn1-f32.gguf Q4_K_M >"$TMP/plan.json" 2>"$TMP/err") &&
+     (cd "$syn" && "$BIN" quantize --dry-run syn1-f32.gguf Q4_K_M >"$TMP/plan.txt" 2>>"$TMP/err"); then
+    if python3 - "$GOLDEN/options/dry-run-Q4_K_M.txt" "$TMP/plan.json" "$TMP/plan.txt" <<'PY'
+import json, re, sys
+ref = open(sys.argv[1]).read()
+want = {}
+for m in re.finditer(r"\] (\S+) +- \[.*type = +(\w+), size = .*?(?:\((\w+)\))?$", ref, re.M):
+    want[m.group(1)] = (m.group(3) or m.group(2)).upper()
+got = {t["name"]: t["to"].upper() for t in json.load(open(sys.argv[2]))["tensors"]}
+assert want and got == want, (got, want)
+model = re.search(r"model size += +([\d.]+) MiB \(([\d.]+) BPW\)", ref).groups()
+quant = re.search(r"quant size += +([\d.]+) MiB \(([\d.]+) BPW\)", ref).groups()
+text = open(sys.argv[3]).read()
+line = "tensor data: %s MiB -> %s MiB (%s -> %s bits per weight)" % (model[0], quant[0], model[1], quant[1])
+assert line in text, (line, text)
+assert "importance matrix: not needed" in text
+PY
+    then ok "--dry-run Q4_K_M: per-tensor types and totals as dry-run-Q4_K_M.txt"
+    else bad "--dry-run Q4_K_M differs from dry-run-Q4_K_M.txt"; fi
+  else bad "--dry-run on syn1 failed: $(tail -1 "$TMP/err")"; fi
+  expect_absent "--dry-run without OUT writes no ggml-model file" "$syn/ggml-model-Q4_K_M.gguf"
   for g in "$syn"/syn1-*.gguf; do
     t=${g##*/syn1-}; t=${t%.gguf}
     [[ $t == *.* || $t == preset-* || $t == split-* || $t == f32 || $t == f16 ]] && continue
-    if ! has_kernels "$t"; then echo "SKIPPED: --pure $t (no kernels in this build)"; continue; fi
-    out=$TMP/pure-$t.gguf
-    if "$BIN" quantize --pure "$syn/syn1-f32.gguf" "$out" "$t" >"$TMP/out" 2>"$TMP/err"; then
-      if [[ $(sha "$out") == $(sha "$g") ]]; then ok "--pure $t byte-identical"
-      else bad "--pure $t differs from golden: $(type_diff "$out" "$g")"; fi
-    else bad "--pure $t: quantize failed: $(head -1 "$TMP/err")"; fi
-    rm -f "$out"
+    if [[ $t == MXFP4 || $t == NVFP4 ]]; then   # no llama-quantize name: made through --tensor-type
+      golden_case "$syn" "$g" --pure --tensor-type "weight=${t,,}" syn1-f32.gguf OUT Q8_0
+    else
+      golden_case "$syn" "$g" --pure syn1-f32.gguf OUT "$t"
+    fi
   done
   for g in "$syn"/syn1-*.to-*.gguf; do
     base=${g##*/syn1-}; a=${base%%.to-*}; b=${base##*.to-}; b=${b%.gguf}
-    if ! has_kernels "$b"; then echo "SKIPPED: chain $a -> $b (no kernels in this build)"; continue; fi
+    if ! has_kernels "$b"; then echo "SKIPPED (type $b has no kernel): chain $a -> $b"; continue; fi
+    if [[ $a != f16 ]] && ! has_kernels "$a"; then echo "SKIPPED (type $a has no kernel): chain $a -> $b"; continue; fi
     out=$TMP/chain.gguf
     if [[ $a != f16 ]]; then   # F16 is not a quantized type: no permission needed
       expect_exit 1 "chain $a -> $b refused without --allow-requantize" \
@@ -157,6 +237,17 @@ expect_exit 0 "THREADS as the last argument" "$BIN" quantize "$deep" "$TMP/t3.gg
 if cmp -s "$TMP/t1.gguf" "$TMP/t3.gguf"; then ok "positional THREADS same result"; else bad "positional THREADS differs"; fi
 expect_exit 2 "--threads and THREADS disagree" "$BIN" quantize --threads 2 "$deep" "$TMP/t4.gguf" Q4_K_M 3
 expect_absent "no output after the usage error" "$TMP/t4.gguf"
+# THREADS as the release reads it: 0 (or less) = all cores, large counts accepted
+expect_exit 0 "THREADS 0 (all cores)" "$BIN" quantize "$deep" "$TMP/t5.gguf" Q4_K_M 0
+expect_exit 0 "THREADS 1000" "$BIN" quantize "$deep" "$TMP/t6.gguf" Q4_K_M 1000
+expect_exit 0 "THREADS -1" "$BIN" quantize "$deep" "$TMP/t8.gguf" Q4_K_M -1
+if cmp -s "$TMP/t1.gguf" "$TMP/t5.gguf" && cmp -s "$TMP/t1.gguf" "$TMP/t6.gguf" && cmp -s "$TMP/t1.gguf" "$TMP/t8.gguf"; then
+  ok "THREADS 0, 1000 and -1: same bytes"; else bad "THREADS 0 / 1000 / -1 changed the output"; fi
+expect_exit 0 "--max-buffer-size 1 (accepted, same bytes)" "$BIN" quantize --max-buffer-size 1 "$deep" "$TMP/tb.gguf" Q4_K_M
+cmp -s "$TMP/t1.gguf" "$TMP/tb.gguf" && ok "--max-buffer-size changes nothing" || bad "--max-buffer-size changed the output"
+expect_exit 2 "--max-buffer-size 0 refused" "$BIN" quantize --max-buffer-size 0 "$deep" "$TMP/t9.gguf" Q4_K_M
+expect_exit 2 "THREADS not a number" "$BIN" quantize "$deep" "$TMP/t9.gguf" Q4_K_M four
+expect_absent "no output after a bad THREADS" "$TMP/t9.gguf"
 rm -f "$TMP"/t?.gguf
 
 # F16 rows quantized straight to the legacy types (no F32 copy at the vector
@@ -202,8 +293,16 @@ if [[ $(head -c 4 "$out") == GGUF ]]; then ok "--force wrote a GGUF file"; else 
 expect_exit 1 "output = input refused" "$BIN" quantize --force "$out" "$out" Q8_0
 expect_exit 2 "missing arguments" "$BIN" quantize "$src"
 expect_exit 2 "unknown option" "$BIN" quantize --frobnicate "$src" "$out" Q4_K_M
-expect_exit 1 "IQ2_XXS without an importance matrix" "$BIN" quantize --dry-run "$src" "$TMP/iq.gguf" IQ2_XXS
-expect_err 'importance matrix' "refusal explains the importance matrix"
+# Without a matrix the release refuses tensor by tensor (naming the first);
+# --dry-run only warns that the real run would need one.
+expect_exit 1 "IQ2_XXS without an importance matrix" "$BIN" quantize "$src" "$TMP/iq.gguf" IQ2_XXS
+expect_err 'blk\.0\..*importance matrix' "refusal names the tensor and explains the importance matrix"
+expect_absent "no output after the IQ2_XXS refusal" "$TMP/iq.gguf"
+expect_exit 0 "--dry-run IQ2_XXS without a matrix" "$BIN" quantize --dry-run "$src" "$TMP/iq.gguf" IQ2_XXS
+grep -q 'WARNING: quantizing for real will require an importance matrix' "$TMP/out" \
+  && ok "--dry-run warns that a matrix would be needed" || bad "--dry-run IQ2_XXS: no importance-matrix warning"
+grep -q 'NEEDS AN IMPORTANCE MATRIX' "$TMP/out" && ok "--dry-run marks the tensors" || bad "--dry-run marks no tensor"
+expect_absent "--dry-run IQ2_XXS wrote nothing" "$TMP/iq.gguf"
 rm -f "$out"
 
 # --- options -------------------------------------------------------------------
@@ -240,13 +339,44 @@ rm -f "$o"
 expect_exit 0 "--tensor-type" "$BIN" quantize --tensor-type 'attn_(q|k)=q8_0' --tensor-type 'blk\.1\.attn_q=Q5_K' "$deep" "$o" Q4_K_M
 [[ $(tensor_type "$o" blk.0.attn_q.weight) == Q8_0 && $(tensor_type "$o" blk.3.attn_k.weight) == Q8_0 ]] \
   && ok "--tensor-type pattern applied" || bad "--tensor-type pattern not applied"
-[[ $(tensor_type "$o" blk.1.attn_q.weight) == Q5_K ]] && ok "last matching --tensor-type wins" || bad "last match did not win"
+[[ $(tensor_type "$o" blk.1.attn_q.weight) == Q8_0 ]] && ok "first matching --tensor-type wins" || bad "first match did not win"
 [[ $(tensor_type "$o" blk.1.attn_output.weight) == Q4_K ]] && ok "others untouched" || bad "non-matching tensor changed"
 rm -f "$o"
 expect_exit 2 "--tensor-type bad regex" "$BIN" quantize --tensor-type 'attn_(q=Q8_0' "$src" "$o" Q4_K_M
 expect_exit 2 "--tensor-type bad type" "$BIN" quantize --tensor-type 'attn_q=Q9' "$src" "$o" Q4_K_M
 expect_exit 2 "--tensor-type without =" "$BIN" quantize --tensor-type 'attn_q' "$src" "$o" Q4_K_M
-expect_exit 2 "--tensor-type with --pure" "$BIN" quantize --pure --tensor-type 'attn_q=Q8_0' "$src" "$o" Q4_K_M
+expect_exit 0 "--tensor-type with --pure" "$BIN" quantize --pure --tensor-type 'attn_q=Q8_0' "$src" "$o" Q4_K_M
+[[ $(tensor_type "$o" blk.0.attn_q.weight) == Q8_0 && $(tensor_type "$o" blk.0.attn_v.weight) == Q4_K ]] \
+  && ok "--tensor-type applies under --pure" || bad "--tensor-type under --pure"
+rm -f "$o"
+# a tensor a pattern sets does not advance the mixing counters
+expect_exit 0 "--tensor-type on layer 0's attn_v" "$BIN" quantize --tensor-type 'blk\.0\.attn_v=q8_0' "$deep" "$o" Q4_K_M
+[[ $(tensor_type "$o" blk.1.attn_v.weight) == Q6_K ]] && ok "layer 1's attn_v counts as the first (Q6_K)" \
+  || bad "counters advanced by a --tensor-type tensor: blk.1.attn_v is $(tensor_type "$o" blk.1.attn_v.weight)"
+rm -f "$o"
+# --tensor-type-file: words separated by spaces or newlines, first match wins
+printf 'attn_q=q8_0  ffn_up=q5_k\nattn=q6_k\n' >"$TMP/types.txt"
+expect_exit 0 "--tensor-type-file" "$BIN" quantize --tensor-type-file "$TMP/types.txt" "$src" "$o" Q4_K_M
+[[ $(tensor_type "$o" blk.0.attn_q.weight) == Q8_0 && $(tensor_type "$o" blk.0.ffn_up.weight) == Q5_K && \
+   $(tensor_type "$o" blk.0.attn_k.weight) == Q6_K ]] && ok "--tensor-type-file rules applied in order" \
+  || bad "--tensor-type-file rules not applied"
+rm -f "$o"
+expect_exit 2 "--tensor-type-file missing" "$BIN" quantize --tensor-type-file "$TMP/none.txt" "$src" "$o" Q4_K_M
+expect_err 'none.txt' "missing rules file named"
+printf 'attn_q\n' >"$TMP/bad-types.txt"
+expect_exit 2 "--tensor-type-file with a word without =" "$BIN" quantize --tensor-type-file "$TMP/bad-types.txt" "$src" "$o" Q4_K_M
+# --prune-layers
+expect_exit 0 "--prune-layers 3,1,3" "$BIN" quantize --prune-layers 3,1,3 "$deep" "$o" Q8_0
+[[ $(kv "$o" llama.block_count) == "UINT32 6" ]] && ok "--prune-layers: block count 6" || bad "block count $(kv "$o" llama.block_count)"
+"$BIN" dump --json "$o" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tensors"]
+layers = sorted({int(n.split(".")[1]) for n in t if n.startswith("blk.")})
+sys.exit(0 if layers == list(range(6)) else 1)' && ok "--prune-layers: layers renumbered 0..5" || bad "--prune-layers: layers not renumbered"
+rm -f "$o"
+expect_exit 2 "--prune-layers with a bad id" "$BIN" quantize --prune-layers 1,x "$deep" "$o" Q8_0
+expect_err "invalid layer id 'x'" "bad layer id named"
+expect_exit 2 "--prune-layers with a negative id" "$BIN" quantize --prune-layers -1 "$deep" "$o" Q8_0
 expect_exit 2 "--tensor-type with F16" "$BIN" quantize --tensor-type 'attn_q=Q8_0' "$src" "$o" F16
 expect_exit 2 "COPY with --output-tensor-type" "$BIN" quantize --output-tensor-type Q8_0 "$src" "$o" COPY
 expect_absent "no output after option errors" "$o"
@@ -340,8 +470,17 @@ rm -f "$o"
 cp "$src" "$TMP/d.gguf"
 expect_exit 0 "OUT left out" "$BIN" quantize "$TMP/d.gguf" Q8_0
 [[ -f $TMP/ggml-model-Q8_0.gguf ]] && ok "default output name ggml-model-Q8_0.gguf" || bad "default output missing"
+# a file type number names the first row of llama-quantize's list with it (12: the alias Q3_K)
+expect_exit 0 "OUT left out, TYPE 12" "$BIN" quantize "$TMP/d.gguf" 12
+[[ -f $TMP/ggml-model-Q3_K.gguf ]] && ok "TYPE 12 writes ggml-model-Q3_K.gguf" || bad "TYPE 12: $(cd "$TMP" && ls ggml-model-*)"
+[[ $(kv "$TMP/ggml-model-Q3_K.gguf" general.file_type) == "UINT32 12" ]] && ok "TYPE 12 is file type 12" || bad "TYPE 12 file type"
 # --list-types
 expect_exit 0 "--list-types" "$BIN" quantize --list-types
 grep -q '^Q4_K_M' "$TMP/out" && ok "--list-types lists Q4_K_M" || bad "--list-types lacks Q4_K_M"
+for p in Q1_0 Q2_0 MXFP4_MOE; do
+  grep -q "^$p " "$TMP/out" && ok "--list-types lists $p" || bad "--list-types lacks $p"
+done
+grep -q '^MXFP4_MOE 38  MXFP4' "$TMP/out" && ok "MXFP4_MOE is file type 38, base MXFP4" || bad "MXFP4_MOE row wrong"
+grep -q '^Q1_0 *40 ' "$TMP/out" && grep -q '^Q2_0 *41 ' "$TMP/out" && ok "Q1_0 = 40, Q2_0 = 41" || bad "Q1_0/Q2_0 numbers wrong"
 
 finish
