@@ -59,15 +59,23 @@ static const char *const usage =
     "                           btrfs: there a written file clones them, its header padded\n"
     "                           with a ggufkit.padding pair to keep them block-aligned)\n"
     "  --recover                only recover FILE from an interrupted in-place edit's journal\n"
+    "                           (with --force: also a journal of an older ggufkit, which names\n"
+    "                           the file by inode only and cannot prove that it belongs to it)\n"
+    "  --discard-journal        only remove FILE.ggufkit-journal when it does not belong to\n"
+    "                           FILE (stale: FILE was replaced since the edit was interrupted),\n"
+    "                           is incomplete, or its edit changed nothing; FILE is not written\n"
     "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first;\n"
-    "read-only commands (info, dump, verify, index) refuse such a file and say so.\n"
+    "read-only commands (info, dump, verify, index) refuse such a file and say so. A journal\n"
+    "is applied only to the bytes it was written for (FILE's size, the edited range holding\n"
+    "the old or the new header bytes, digests of the rest); a stale one is refused and left\n"
+    "with FILE as they are, until --discard-journal removes it.\n"
     "Exit status: 0 done, 1 refused or failed, 2 usage error.\n";
 
 typedef struct edit_args {
     gk_edit *ops;
     const char *path;
     const char *out;
-    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only, no_clone;
+    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only, discard_only, no_clone;
     uint64_t reserve;
     unsigned wait_ms;
 } edit_args;
@@ -219,6 +227,8 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
             a->in_place = a->in_place_auto = true;
         } else if (strcmp(o, "--recover") == 0) {
             a->recover_only = true;
+        } else if (strcmp(o, "--discard-journal") == 0) {
+            a->discard_only = true;
         } else if (strcmp(o, "--dry-run") == 0) {
             a->dry_run = true;
         } else if (strcmp(o, "--force") == 0) {
@@ -236,9 +246,12 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
     }
     if (a->path == NULL) return cmd_usage_error("edit", "missing FILE");
     if (a->out && a->in_place) return cmd_usage_error("edit", "-o and --in-place exclude each other");
-    if (a->recover_only && (a->out || a->in_place || a->dry_run || gk_edit_count(a->ops) > 0))
-        return cmd_usage_error("edit", "--recover takes no operation and no output");
-    if (!a->out && !a->in_place && !a->dry_run && !a->recover_only)
+    if ((a->recover_only || a->discard_only) && (a->out || a->in_place || a->dry_run || gk_edit_count(a->ops) > 0))
+        return cmd_usage_error("edit", "%s takes no operation and no output",
+                               a->recover_only ? "--recover" : "--discard-journal");
+    if (a->recover_only && a->discard_only)
+        return cmd_usage_error("edit", "--recover and --discard-journal exclude each other");
+    if (!a->out && !a->in_place && !a->dry_run && !a->recover_only && !a->discard_only)
         return cmd_usage_error("edit", "say where the result goes: -o OUT or --in-place (or --dry-run)");
     return -1;
 }
@@ -331,6 +344,9 @@ static void report_recovery(const char *path, gk_recovery what) {
         fprintf(stderr, "ggufkit: %s: removed the journal of an interrupted edit (the file was not changed)\n", path);
     else if (what == GK_RECOVERY_TORN)
         fprintf(stderr, "ggufkit: %s: removed an incomplete journal (the file was not changed)\n", path);
+    else if (what == GK_RECOVERY_DISCARDED)
+        fprintf(stderr, "ggufkit: %s: removed a stale journal (it did not belong to this file; the file was not changed)\n",
+                path);
 }
 
 /* cmd_report, and for a lock waited on in vain, what to do about it. */
@@ -340,10 +356,29 @@ static int report_wait(const char *path, const gk_error *err) {
     return GK_EXIT_FAIL;
 }
 
-/* Recovers an interrupted in-place edit of path, reporting what was done. */
-static bool recover(const char *path, unsigned wait_ms, gk_recovery *what) {
+/* The fault hook of GGUFKIT_FAULT_AFTER_WRITES (tests only), or none: *fc set. */
+static gk_io_hook fault_from_env(fault_ctx *fc) {
+    fc->after = -1;
+    fc->done = 0;
+    const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
+    if (fault == NULL || *fault == '\0') return NULL;
+    fc->after = strtol(fault, NULL, 10);
+    return fault_hook;
+}
+
+/* What to do with a journal: recover (force: also an unproven one), or discard. */
+typedef enum journal_job { JOB_RECOVER, JOB_RECOVER_FORCE, JOB_DISCARD } journal_job;
+
+/* Recovers an interrupted in-place edit of path (or discards its stale
+ * journal), reporting what was done. */
+static bool recover(const char *path, unsigned wait_ms, journal_job job, gk_recovery *what) {
     gk_error err;
-    if (gk_journal_recover(path, wait_ms, what, NULL, NULL, &err) != GK_OK) {
+    fault_ctx fc;
+    gk_io_hook hook = fault_from_env(&fc);
+    gk_status st = job == JOB_DISCARD ? gk_journal_discard(path, wait_ms, what, hook, &fc, &err)
+                   : job == JOB_RECOVER_FORCE ? gk_journal_recover_force(path, wait_ms, what, hook, &fc, &err)
+                                              : gk_journal_recover(path, wait_ms, what, hook, &fc, &err);
+    if (st != GK_OK) {
         report_wait(path, &err);
         return false;
     }
@@ -361,7 +396,7 @@ static int open_input(const edit_args *a, gk_file **f) {
         st = gk_open_exclusive(a->path, GK_OPEN_DEFAULT, a->wait_ms, &what, f, &err);
         report_recovery(a->path, what);
     } else {
-        if (!recover(a->path, a->wait_ms, &what)) return GK_EXIT_FAIL;
+        if (!recover(a->path, a->wait_ms, JOB_RECOVER, &what)) return GK_EXIT_FAIL;
         st = gk_open(a->path, GK_OPEN_DEFAULT, f, &err);
     }
     return st == GK_OK ? -1 : report_wait(a->path, &err);
@@ -421,11 +456,10 @@ static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
         printf(")\n");
         return GK_EXIT_OK;
     }
-    fault_ctx fc = { -1, 0 };
-    const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
-    if (fault && *fault) fc.after = strtol(fault, NULL, 10);
+    fault_ctx fc;
+    gk_io_hook hook = fault_from_env(&fc);
     bool changed;
-    if (gk_inplace_write(f, m, fault ? fault_hook : NULL, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
+    if (gk_inplace_write(f, m, hook, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
     printf("%s: %s\n", a->path, changed ? "edited in place" : "unchanged");
     return GK_EXIT_OK;
 }
@@ -449,10 +483,12 @@ int cmd_edit(int argc, char **argv) {
     /* SIGINT/SIGTERM: a rewrite stops cleanly (nothing left behind); an in-place
      * write, which is short, runs to its end. */
     cmd_catch_interrupts();
-    if (a.recover_only) {
+    if (a.recover_only || a.discard_only) {
         gk_recovery what;
-        if (recover(a.path, a.wait_ms, &what)) {
-            if (what == GK_RECOVERY_NONE) printf("%s: no interrupted edit to recover\n", a.path);
+        journal_job job = a.discard_only ? JOB_DISCARD : a.force ? JOB_RECOVER_FORCE : JOB_RECOVER;
+        if (recover(a.path, a.wait_ms, job, &what)) {
+            if (what == GK_RECOVERY_NONE)
+                printf("%s: %s\n", a.path, a.discard_only ? "no journal to discard" : "no interrupted edit to recover");
             rc = GK_EXIT_OK;
         }
         goto done;

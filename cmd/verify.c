@@ -16,6 +16,8 @@ static const char *const usage =
     "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
     "finding:\n"
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
+    "A file that cannot be read (missing, unreadable, a journal of an interrupted edit beside\n"
+    "it) names no rule: \"FILE: error: message (not checked: ...)\"; in JSON its rule is null.\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
     "  --data     also read every tensor: its byte span must be its type times its shape,\n"
@@ -27,22 +29,32 @@ static const char *const usage =
     CMD_STREAM_HELP
     "Exit status 1 when any file is invalid (warnings alone do not fail).\n";
 
-static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
-                          const char *msg) {
+/* A rule of NO_RULE: the error is not a finding about the file's bytes (it could
+ * not be opened or read, a journal is beside it, ...): no rule is named. */
+#define NO_RULE (-1)
+
+/* The rule a reader error breaks, or NO_RULE when it is about the surroundings. */
+static int error_rule(const gk_error *err) {
+    return err->code >= GK_E_MAGIC && err->code <= GK_E_CORRUPT ? (int)err->rule : NO_RULE;
+}
+
+static void print_finding(const char *path, int64_t offset, const char *level, int rule, const char *msg) {
     printf("%s: ", path);
     if (offset >= 0) printf("offset %lld: ", (long long)offset);
-    printf("%s: %s (rule: %s)\n", level, msg, cmd_rule_name(rule));
+    if (rule == NO_RULE) printf("%s: %s (not checked: no rule broken, the file could not be read)\n", level, msg);
+    else printf("%s: %s (rule: %s)\n", level, msg, cmd_rule_name((gk_rule)rule));
 }
 
 /* code: the gk_status_name() of a reader error, or NULL (warnings, schema findings). */
-static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_rule rule,
+static void add_json_finding(cJSON *list, int64_t offset, const char *level, int rule,
                              const char *code, const char *msg) {
     cJSON *o = cJSON_CreateObject();
     if (code) cJSON_AddStringToObject(o, "code", code);
     if (offset >= 0) cJSON_AddNumberToObject(o, "offset", (double)offset);
     else cJSON_AddNullToObject(o, "offset");
     cJSON_AddStringToObject(o, "level", level);
-    cJSON_AddStringToObject(o, "rule", cmd_rule_name(rule));
+    if (rule == NO_RULE) cJSON_AddNullToObject(o, "rule");
+    else cJSON_AddStringToObject(o, "rule", cmd_rule_name((gk_rule)rule));
     cJSON_AddStringToObject(o, "message", msg);
     cJSON_AddItemToArray(list, o);
 }
@@ -78,8 +90,8 @@ static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
     gk_status st = gk_verify_data(f, on_data_finding, &o, cmd_write_progress, &bar, &n_errors, &err);
     cmd_progress_finish(&bar);
     if (st != GK_OK) {
-        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
-        else print_finding(path, err.offset, "error", err.rule, err.message);
+        if (jlist) add_json_finding(jlist, err.offset, "error", error_rule(&err), gk_status_name(err.code), err.message);
+        else print_finding(path, err.offset, "error", error_rule(&err), err.message);
         return false;
     }
     return n_errors == 0;
@@ -101,8 +113,8 @@ static bool verify_one(const char *path, bool schema, bool data, cJSON *json_fil
     }
     bool ok = st == GK_OK;
     if (!ok) {
-        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
-        else print_finding(path, err.offset, "error", err.rule, err.message);
+        if (jlist) add_json_finding(jlist, err.offset, "error", error_rule(&err), gk_status_name(err.code), err.message);
+        else print_finding(path, err.offset, "error", error_rule(&err), err.message);
     } else {
         for (size_t i = 0; i < gk_file_warning_count(f); i++) {
             const gk_warning *w = gk_file_warning_at(f, i);

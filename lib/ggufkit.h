@@ -1266,6 +1266,7 @@ typedef enum gk_recovery {
     GK_RECOVERY_RESTORED,     /* complete journal: the old header bytes were written back */
     GK_RECOVERY_UNTOUCHED,    /* complete journal, file still as before: journal removed */
     GK_RECOVERY_TORN,         /* incomplete journal (the file was never touched): removed */
+    GK_RECOVERY_DISCARDED,    /* a stale journal (of other bytes) removed by gk_journal_discard */
 } gk_recovery;
 
 /* How long an editor waits by default for another process's edit of the same file. */
@@ -1273,14 +1274,38 @@ typedef enum gk_recovery {
 
 /** gk_journal_recover() : finishes an interrupted in-place edit of path: restores
  *  the old header from a complete journal, removes a torn one. *what says which.
+ *  A journal is applied only when it proves that it belongs to the bytes it
+ *  finds: the file's size is the edit's old or new size, its bytes before the
+ *  edited range and a sample of those after it have the journal's digests, and
+ *  every byte of the range is the old or the new one (see edit/journal.c). A
+ *  stale journal (the file was replaced: cp over it, another file under its
+ *  name) is left alone and so is the file (GK_E_JOURNAL, the message says what
+ *  differs and how to remove it: gk_journal_discard). A format-1 journal (an
+ *  older ggufkit's, inode only) is removed when the file holds its old bytes and
+ *  refused otherwise (gk_journal_recover_force applies it).
  *  Recovery happens only under the file's edit lock (the lock every in-place edit
  *  holds from reading the header to removing its journal), so a journal is never
  *  taken from a live editor; waits up to wait_ms for it. Without a journal the
- *  file is not even opened.
- *  @return : GK_OK, GK_E_CORRUPT (the journal belongs to another file: left alone),
+ *  file is not even opened. hook may be NULL (see gk_io_hook).
+ *  @return : GK_OK, GK_E_JOURNAL (stale or unproven journal: both left alone),
  *            GK_E_NOT_FOUND (journal without its file), GK_E_LOCKED, GK_E_IO. */
 GK_API gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
                              void *hook_ctx, gk_error *err);
+
+/** gk_journal_recover_force() : gk_journal_recover that also applies a format-1
+ *  journal of the file's inode and size, which cannot prove more (the caller
+ *  knows that the file was not replaced). A stale journal is still refused. */
+GK_API gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk_recovery *what,
+                                          gk_io_hook hook, void *hook_ctx, gk_error *err);
+
+/** gk_journal_discard() : removes path's journal when it does not belong to the
+ *  file: a stale or unproven one (*what GK_RECOVERY_DISCARDED), a torn one, one
+ *  whose file still holds its old bytes, or one whose file is gone. The file is
+ *  never written. A journal whose edit changed the file is refused (GK_E_JOURNAL:
+ *  gk_journal_recover puts the old header back). Under the edit lock, as
+ *  gk_journal_recover. @return : GK_OK, GK_E_JOURNAL, GK_E_LOCKED, GK_E_IO. */
+GK_API gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err);
 
 /** gk_open_exclusive() : opens path as gk_open does, for a change to the file
  *  itself (gk_inplace_write, or gk_edit_rewrite replacing it): takes the file's
