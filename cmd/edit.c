@@ -93,6 +93,7 @@ static bool split_eq(const char *arg, char **left, const char **right) {
 static char *slurp(const char *path, size_t *len) {
     FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (fp == NULL) return NULL;
+    gk_inputs_add(path, NULL);   /* an input: no output may replace it */
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -425,7 +426,8 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     cmd_progress_finish(&bar);
     if (st == GK_OK) cmd_clone_summary(&stats);
     if (st != GK_OK) {
-        if (st == GK_E_SAME_FILE) fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
+        if (st == GK_E_SAME_FILE && dest && gk_same_file(dest, a->path))
+            fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
         return cmd_report(dest ? dest : a->path, &err);
     }
     return GK_EXIT_OK;

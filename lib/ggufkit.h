@@ -578,6 +578,31 @@ enum {
  *  GK_SINK_OVERWRITE). */
 GK_API bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
 
+/* Inputs. Every file a command reads is one of its inputs, and no output may be
+ * one of them, with or without GK_SINK_OVERWRITE (the one exception: the file an
+ * in-place rewrite replaces on purpose, GK_SINK_REPLACE_HELD). gk_open records
+ * each file it opens (every shard of a set too), and so do the library's other
+ * readers (importance matrices, manifests); a program records any other file it
+ * reads (a patch, a template, a list of types) with gk_inputs_add. Files are known
+ * by device and inode after following links: a link to an input, a hard link or
+ * another spelling of its path is that input. The set lives as long as the
+ * process. */
+
+/** gk_inputs_add() : records the file path names (after links; for
+ *  ARCHIVE::MEMBER the archive; for "-" standard input when it is a file) as an
+ *  input of this process. A path that does not exist records nothing (its read
+ *  fails on its own). Thread-safe. @return : GK_OK. */
+GK_API gk_status gk_inputs_add(const char *path, gk_error *err);
+
+/** gk_inputs_check_output() : @return : GK_OK when dest (after links) is none
+ *  of the recorded inputs, else GK_E_SAME_FILE with a message naming the input.
+ *  gk_sink_dest_ok and gk_sink_open call it. */
+GK_API gk_status gk_inputs_check_output(const char *dest, gk_error *err);
+
+/** gk_inputs_clear() : forgets every recorded input (a long-lived program whose
+ *  next task may write what an earlier one read). */
+GK_API void gk_inputs_clear(void);
+
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
  *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
  *  written zstd-compressed. A dest that is a symbolic link is followed: the file

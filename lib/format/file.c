@@ -17,6 +17,7 @@
 
 #include "edit/journal.h"
 #include "format/file.h"
+#include "io/inputs.h"
 #include "io/lock.h"
 #include "io/source.h"
 
@@ -178,13 +179,10 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
         }
         return open_common(f, flags, out, err);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        gk_close(f);
-        return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(e));
-    }
+    int fd;
+    st = input_open(path, &fd, err);   /* a FIFO is refused before it can block */
     gk_close(f);
+    if (st != GK_OK) return st;
     return gk_file_open_fd(fd, path, flags, out, err);
 }
 
@@ -212,6 +210,7 @@ gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **ou
                             "(save the stream to a file first)");
     }
     f->size = (uint64_t)sb.st_size;
+    inputs_add_fd(fd, path);
     if (!S_ISREG(sb.st_mode)) return open_common(f, flags, out, err);
     /* The header is read under the shared header lock: an in-place write is
      * either wholly before or wholly after. A journal seen under it has no

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "io/inputs.h"
 #include "util/strset.h"
 
 #define LINE_MAX_BYTES (64u << 10)
@@ -115,6 +116,7 @@ gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err) {
     *out = NULL;
     FILE *fp = fopen(path, "r");
     if (fp == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot open manifest %s", path);
+    inputs_add_fd(fileno(fp), path);   /* no output may replace the manifest */
     gk_manifest *m = calloc(1, sizeof *m);
     char *line = malloc(LINE_MAX_BYTES + 2);
     gk_status st = m && line ? GK_OK : gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

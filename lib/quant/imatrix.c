@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ggufkit.h"
+#include "io/inputs.h"
 
 /* llama-quantize copies the dataset name and the path into 128-byte fields. */
 #define IMATRIX_META_MAX 127
@@ -206,6 +207,7 @@ static gk_status slurp(const char *path, uint8_t **data, size_t *size, gk_error 
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return gk_error_set(err, GK_E_IO, -1, "%s: cannot open: %s", path, strerror(errno));
+    inputs_add_fd(fileno(f), path);   /* no output may replace the matrix */
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     while (buf != NULL) {
