@@ -46,7 +46,10 @@ static const char *const usage =
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
     "  --threads N                worker threads (default: all cores)\n"
-    "  --dry-run                  print the per-tensor plan and the sizes; write nothing\n"
+    "  --dry-run                  print the per-tensor plan and the sizes; write nothing. Then\n"
+    "                             check the outputs as the real run does: an OUT that exists\n"
+    "                             (without --force), or that is one of the inputs, is reported\n"
+    "                             and the dry run exits 1, as the real run would\n"
     "  --json                     with --dry-run: the plan as JSON\n"
     "  --force                    replace OUT if it exists\n"
     "  --list-types               print the accepted TYPE names (and which lack kernels)\n";
@@ -437,20 +440,17 @@ static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_input
 /* Writing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Refuses up front an output that exists (without --force) or is an input. */
-static int check_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs, size_t n_outs) {
+/* Refuses up front an output that exists (without --force), is an input (a
+ * model, a shard, the matrix, a type file: any file read, io/inputs.c) or is not
+ * a regular file; the dry run checks the same, so it fails as the real run would. */
+static int check_outputs(const quant_args *a, size_t n_outs) {
     for (size_t k = 0; k < n_outs; k++) {
         char *p = output_path(a, k, n_outs);
         if (p == NULL) return cmd_usage_error("quantize", "output name too long");
-        for (size_t j = 0; j < n_inputs; j++) {
-            if (gk_same_file(p, gk_file_path(inputs[j]))) {
-                fprintf(stderr, "ggufkit: %s: refusing to overwrite an input\n", p);
-                free(p);
-                return GK_EXIT_FAIL;
-            }
-        }
-        if (!a->force && access(p, F_OK) == 0) {
-            fprintf(stderr, "ggufkit: %s: exists (use --force to replace it)\n", p);
+        gk_error err;
+        if (!gk_sink_dest_ok(p, a->force ? GK_SINK_OVERWRITE : GK_SINK_DEFAULT, &err)) {
+            fprintf(stderr, "ggufkit: %s\n", err.message);
+            if (a->dry_run) fprintf(stderr, "ggufkit quantize: --dry-run: the run would fail here (nothing written)\n");
             free(p);
             return GK_EXIT_FAIL;
         }
@@ -629,7 +629,8 @@ int cmd_quantize(int argc, char **argv) {
         if (a.dry_run) {
             if (a.json) rc = print_plan_json(&a, inputs, n_inputs, &plan);
             else print_plan_text(&a, inputs, &plan);
-        } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
+            if (rc == GK_EXIT_OK) rc = check_outputs(&a, plan.n_outs);
+        } else if ((rc = check_outputs(&a, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
             rc = write_outputs(&a, inputs, n_inputs, &plan);
         }

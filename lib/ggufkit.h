@@ -1171,8 +1171,10 @@ GK_API gk_status gk_edit_add_set(gk_edit *e, const char *key, const char *type, 
                           size_t len, gk_error *err);
 /** gk_edit_add_set_value() : queues "set key to (a deep copy of) v". */
 GK_API gk_status gk_edit_add_set_value(gk_edit *e, const char *key, const gk_value *v, gk_error *err);
-/** gk_edit_add_delete() : queues "delete every key matching pattern" (an exact key
- *  or an fnmatch(3) glob). Applying it fails when nothing matches. */
+/** gk_edit_add_delete() : queues "delete every key matching pattern": a key
+ *  equal to pattern is deleted alone (an exact match wins, even when pattern holds
+ *  glob characters); else pattern is an fnmatch(3) glob, a backslash escaping the
+ *  next character. Applying it fails when nothing matches. */
 GK_API gk_status gk_edit_add_delete(gk_edit *e, const char *pattern, gk_error *err);
 /** gk_edit_add_rename() : queues "rename old_key to new_key" (position kept). */
 GK_API gk_status gk_edit_add_rename(gk_edit *e, const char *old_key, const char *new_key, gk_error *err);

@@ -353,6 +353,33 @@ START_TEST(test_delete_rename) {
     ck_assert_uint_eq(gk_kv_get(out, "x.b")->u, 6);
     ck_assert_int_lt(gk_kv_find(out, "x.a"), 0);
     gk_model_free(out);
+    /* a key holding glob characters is deleted alone; a backslash escapes */
+    gk_value one = { .type = GK_V_U32, .u = 1 };
+    const char *odd[] = { "x*y", "xzy", "x?z", "xaz" };
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(gk_kv_set(m, odd[k], &one, NULL), GK_OK);
+    const char *pattern[] = { "x*y", "x?z", "x\\*y", "x?y", "x\\?q" };
+    const char *left[][4] = { { "xzy", "x?z", "xaz", NULL }, { "x*y", "xzy", "xaz", NULL },
+                              { "xzy", "x?z", "xaz", NULL }, { "x?z", "xaz", NULL, NULL }, { NULL } };
+    for (int k = 0; k < 5; k++) {
+        e = gk_edit_new();
+        gk_edit_add_delete(e, pattern[k], NULL);
+        gk_status st = apply(e, m, 0, &out, &res);
+        if (k == 4) {
+            ck_assert_int_eq(st, GK_E_NOT_FOUND);
+            gk_model_free(out);
+            continue;
+        }
+        ck_assert_int_eq(st, GK_OK);
+        size_t n_left = 0;
+        for (int j = 0; j < 4; j++) {
+            bool want = false;
+            for (int i = 0; i < 4 && left[k][i]; i++) want |= strcmp(left[k][i], odd[j]) == 0;
+            ck_assert_msg((gk_kv_find(out, odd[j]) >= 0) == want, "delete '%s': key '%s'", pattern[k], odd[j]);
+            n_left += want;
+        }
+        ck_assert_uint_eq(res.n_deleted, 4 - n_left);
+        gk_model_free(out);
+    }
     gk_model_free(m);
 }
 END_TEST
