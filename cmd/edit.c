@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "io/inputs.h"
 
 static const char *const usage =
     "usage: ggufkit edit [OPERATION]... (-o OUT | --in-place[=auto]) [OPTION]... FILE\n\n"
@@ -94,9 +95,19 @@ static bool split_eq(const char *arg, char **left, const char **right) {
 
 /* Reads a whole file (or stdin for "-"). @return : malloc'ed bytes or NULL. */
 static char *slurp(const char *path, size_t *len) {
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (fp == NULL) return NULL;
-    gk_inputs_add(path, NULL);   /* an input: no output may replace it */
+    /* An input: recorded, so that no output replaces it; a FIFO does not block. */
+    FILE *fp = stdin;
+    if (strcmp(path, "-") == 0) {
+        gk_inputs_add(path, NULL);   /* standard input redirected from a file */
+    } else {
+        int fd = input_open_whole(path);
+        if (fd < 0 || (fp = fdopen(fd, "rb")) == NULL) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            errno = e;
+            return NULL;
+        }
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {

@@ -163,3 +163,19 @@ gk_status input_open(const char *path, int *out, gk_error *err) {
     *out = fd;
     return GK_OK;
 }
+
+int input_open_whole(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+        int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    if (S_ISREG(sb.st_mode)) add_stat(&sb, path);
+    return fd;
+}

@@ -19,4 +19,11 @@ void inputs_add_fd(int fd, const char *path);
  *  @return : GK_OK, GK_E_IO ("cannot open: " errno's text), GK_E_UNSUPPORTED. */
 gk_status input_open(const char *path, int *fd, gk_error *err);
 
+/** input_open_whole() : opens path for a reader that reads it whole, front to
+ *  back (a patch, a template, a matrix, a manifest): a pipe is fine there (`--patch
+ *  <(cmd)`), and opening one with no writer does not block (its read then ends
+ *  at once). A folder is refused (EISDIR); a regular file is recorded as an input.
+ *  @return : the fd, or -1 with errno set. */
+int input_open_whole(const char *path);
+
 #endif
