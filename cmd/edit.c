@@ -7,9 +7,11 @@
  * An in-place edit (and a rewrite replacing FILE) holds FILE's edit lock from
  * reading its header to the end, waiting --wait seconds for another editor.
  *
- * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write exit with
- * status 137 after N low-level writes, truncates, fsyncs and unlinks, as a crash
- * would; `ggufkit edit --recover` (or any edit) on the file then recovers it.
+ * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write, a recovery
+ * or a discard exit with status 137 after N low-level writes, truncates, fsyncs
+ * and unlinks, as a crash would; `ggufkit edit --recover` (or any edit) on the
+ * file then recovers it. A journal that does not belong to the file (stale: the
+ * file was replaced since) is refused everywhere; --discard-journal removes it.
  */
 #include <errno.h>
 #include <inttypes.h>

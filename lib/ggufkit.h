@@ -1276,7 +1276,8 @@ typedef bool (*gk_io_hook)(void *ctx, const char *what);
 
 /** gk_inplace_write() : rewrites f's file with m's header (after gk_inplace_fit
  *  said it fits), crash-safely: the old bytes of the range that changes go to
- *  FILE.ggufkit-journal (with length and SHA-256; file and folder fsynced), then
+ *  FILE.ggufkit-journal with the range's new bytes and digests of the bytes the
+ *  write leaves alone (and its own length and SHA-256; file and folder fsynced), then
  *  the new bytes are written and fsynced, then the journal is removed. Tensor
  *  bytes are never touched. *changed (may be NULL) tells whether any byte changed.
  *  hook may be NULL. f must come from gk_open_exclusive; readers (gk_open) are
