@@ -592,8 +592,25 @@ static int check_imatrix_coverage(const quant_args *a, const gk_model *const *mo
     return GK_EXIT_FAIL;
 }
 
+/* Records up front the files quantize reads beside its models (the models and
+ * their shards are recorded as they are opened): the importance matrix and type
+ * files, so that no output replaces them even when their reader does not record
+ * them itself (io/inputs.c). */
+static void record_side_inputs(int argc, char **argv) {
+    static const char *const opts[] = { "--imatrix", "--tensor-type-file" };
+    for (int i = 1; i < argc; i++) {
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            size_t n = strlen(opts[k]);
+            if (strncmp(argv[i], opts[k], n) != 0) continue;
+            if (argv[i][n] == '=') gk_inputs_add(argv[i] + n + 1, NULL);
+            else if (argv[i][n] == '\0' && i + 1 < argc) gk_inputs_add(argv[i + 1], NULL);
+        }
+    }
+}
+
 int cmd_quantize(int argc, char **argv) {
     quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
+    record_side_inputs(argc, argv);
     bool done;
     int rc = parse_args(argc, argv, &a, &done);
     if (rc != GK_EXIT_OK || done) {
