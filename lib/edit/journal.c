@@ -236,6 +236,16 @@ static uint8_t *read_all(const char *path, size_t *len) {
     return buf;
 }
 
+/* What a journal path that is not a regular file is, for messages; NULL for a
+ * regular file. ggufkit only ever writes regular journal files. */
+static const char *not_a_journal(const struct stat *sb) {
+    if (S_ISREG(sb->st_mode)) return NULL;
+    if (S_ISDIR(sb->st_mode)) return "a folder";
+    if (S_ISLNK(sb->st_mode)) return "a symbolic link";
+    if (S_ISFIFO(sb->st_mode)) return "a pipe (FIFO)";
+    return "a special file";
+}
+
 /* Whether buf is a complete journal (*complete), and then its contents in *info.
  * @return : GK_OK, or an error when its checksum cannot be computed (the SHA-256
  *           library cannot be loaded): the journal must then be left alone. */
@@ -384,6 +394,13 @@ gk_status journal_judge(int fd, const char *path, bool *there, journal_verdict *
         return GK_OK;
     }
     *there = true;
+    const char *odd = not_a_journal(&sb);
+    if (odd) {
+        *v = JOURNAL_FOREIGN;
+        snprintf(why, n, "%s", odd);
+        free(jpath);
+        return GK_OK;
+    }
     size_t len = 0;
     uint8_t *buf = read_all(jpath, &len);
     gk_status st;
@@ -405,6 +422,12 @@ gk_status journal_refusal(const char *path, journal_verdict v, const char *why, 
                             "%s%s is a stale journal: an interrupted in-place edit left it for a file with other "
                             "contents (%s). It does not apply to this file, which that edit did not touch; "
                             "`ggufkit edit --discard-journal %s` removes the stale journal",
+                            path, GK_JOURNAL_SUFFIX, why, path);
+    case JOURNAL_FOREIGN:
+        return gk_error_set(err, GK_E_JOURNAL, -1,
+                            "%s%s is %s, not a journal ggufkit writes (those are regular files): nothing in it "
+                            "applies to this file, which is left as it is; `ggufkit edit --discard-journal %s` "
+                            "removes it",
                             path, GK_JOURNAL_SUFFIX, why, path);
     case JOURNAL_UNPROVEN:
         return gk_error_set(err, GK_E_JOURNAL, -1,
@@ -433,8 +456,12 @@ gk_status journal_refusal(const char *path, journal_verdict v, const char *why, 
 /* Removes the journal and fsyncs its folder. */
 static gk_status remove_journal(io_ctx *io, const char *jpath, gk_error *err) {
     if (!io_step(io, "journal unlink")) return interrupted(err, "journal unlink");
-    if (unlink(jpath) != 0 && errno != ENOENT)
-        return gk_error_set(err, GK_E_IO, -1, "%s: cannot remove: %s", jpath, strerror(errno));
+    struct stat sb;
+    bool folder = lstat(jpath, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if ((folder ? rmdir(jpath) : unlink(jpath)) != 0 && errno != ENOENT)
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot remove%s: %s", jpath,
+                            folder ? " (a folder that is not empty: ggufkit removes only an empty one)" : "",
+                            strerror(errno));
     return io_fsync_dir(io, jpath, err);
 }
 
@@ -466,13 +493,22 @@ static gk_status recover_locked(io_ctx *io, int fd, const char *path, mode how, 
         return GK_OK;
     }
     gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, true, GK_LOCK_READ_WAIT_MS, err);
+    const char *odd = not_a_journal(&sb);
     size_t len = 0;
-    uint8_t *buf = st == GK_OK ? read_all(jpath, &len) : NULL;
+    uint8_t *buf = st == GK_OK && odd == NULL ? read_all(jpath, &len) : NULL;
     journal_info info;
     journal_verdict v = JOURNAL_TORN;
     char why[256] = "";
     if (st != GK_OK) {
         /* reported */
+    } else if (odd) {
+        /* Not a journal ggufkit wrote: nothing to apply; discard removes it. */
+        if (how == MODE_DISCARD) {
+            *what = GK_RECOVERY_DISCARDED;
+            st = remove_journal(io, jpath, err);
+        } else {
+            st = journal_refusal(path, JOURNAL_FOREIGN, odd, err);
+        }
     } else if (buf == NULL) {
         st = gk_error_set(err, GK_E_IO, -1, "%s: cannot read: %s", jpath, strerror(errno));
     } else if ((st = judge_buf(fd, buf, len, &info, &v, why, sizeof why, err)) != GK_OK) {

@@ -40,6 +40,7 @@ typedef enum journal_verdict {
     JOURNAL_PARTLY,     /* the file holds the edit's bytes, wholly or in part: restore */
     JOURNAL_STALE,      /* the file's bytes are not the ones the journal was written for */
     JOURNAL_UNPROVEN,   /* a format-1 journal of the same inode, which cannot prove more */
+    JOURNAL_FOREIGN,    /* not a regular file (a folder, a link...): not a journal ggufkit wrote */
 } journal_verdict;
 
 /** journal_judge() : reads path's journal (if any: *there) and judges it against

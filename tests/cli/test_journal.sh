@@ -136,6 +136,34 @@ expect_exit 2 "--discard-journal with an operation" "$BIN" edit --discard-journa
 expect_exit 0 "edit --help documents --discard-journal" "$BIN" edit --help
 expect_grep "edit --help documents --discard-journal" "$TMP/out" "--discard-journal"
 
+# Things at the journal's name that ggufkit never writes: a folder, a symbolic link
+# (to the model itself), a FIFO. Refused with the way out named; discarded; the
+# model and the link's target untouched. An empty file or garbage is a torn journal.
+for kind in folder link fifo; do
+    cp a.gguf o.gguf
+    case $kind in
+    folder) mkdir o.gguf.ggufkit-journal ;;
+    link) ln -s a.gguf o.gguf.ggufkit-journal ;;
+    fifo) mkfifo o.gguf.ggufkit-journal ;;
+    esac
+    run "verify with a $kind as journal" timeout 10 "$BIN" verify o.gguf
+    expect_rc "verify with a $kind as journal refuses" 1
+    expect_grep "verify with a $kind as journal: the way out" "$TMP/out" "ggufkit edit --discard-journal o.gguf"
+    run "edit --recover with a $kind as journal" timeout 10 "$BIN" edit --recover o.gguf
+    expect_rc "edit --recover with a $kind as journal refuses" 1
+    expect_grep "edit --recover with a $kind: the way out" "$TMP/err" "ggufkit edit --discard-journal o.gguf"
+    run "edit --discard-journal of a $kind" timeout 10 "$BIN" edit --discard-journal o.gguf
+    expect_rc "edit --discard-journal of a $kind" 0
+    [ -e o.gguf.ggufkit-journal ] || [ -L o.gguf.ggufkit-journal ] && bad "$kind journal left" || ok
+    expect_same_file "$kind journal: model untouched" a.gguf o.gguf
+    expect_exit 0 "$kind journal: verify afterwards" "$BIN" verify o.gguf
+done
+: >o.gguf.ggufkit-journal
+expect_exit 1 "an empty journal: verify refuses" "$BIN" verify o.gguf
+expect_grep "an empty journal: verify names --recover" "$TMP/out" "ggufkit edit --recover o.gguf"
+expect_exit 0 "an empty journal: --discard-journal removes it" "$BIN" edit --discard-journal o.gguf
+[ -e o.gguf.ggufkit-journal ] && bad "empty journal left" || ok
+
 # Format 1 journals (inode, sizes, offset, old bytes, SHA-256).
 # v1 FILE OFF OLDHEX : writes FILE's format-1 journal saving OLDHEX at OFF.
 v1() {
