@@ -73,6 +73,10 @@ if [ -n "$IMAT" ]; then
 fi
 refused "quantize --force over its own first shard" "$BIN" quantize --force set-00001-of-*.gguf set-00001-of-*.gguf Q8_0
 refused "quantize --force over another shard of the input set" "$BIN" quantize --force set-00001-of-*.gguf "$SHARD2" Q8_0
+for out in set.gguf set; do
+    refused "quantize --keep-split --force onto its own set ($out)" \
+        "$BIN" quantize --force --keep-split set-00001-of-*.gguf "$out" Q8_0
+done
 expect_exit 0 "quantize --force over an unrelated file" "$BIN" quantize --force model.gguf q8.gguf Q8_0
 
 # --- edit -o ----------------------------------------------------------------
