@@ -599,6 +599,12 @@ GK_API gk_status gk_inputs_add(const char *path, gk_error *err);
  *  gk_sink_dest_ok and gk_sink_open call it. */
 GK_API gk_status gk_inputs_check_output(const char *dest, gk_error *err);
 
+/** gk_inputs_forbid_fd() : the file open at fd (a regular file: the program's
+ *  standard output redirected to one) is written by this process: reading it as
+ *  a model fails (GK_E_SAME_FILE, the message naming it as what), reading it
+ *  whole (a patch, a matrix) fails with EBUSY. what must stay valid. */
+GK_API void gk_inputs_forbid_fd(int fd, const char *what);
+
 /** gk_inputs_clear() : forgets every recorded input (a long-lived program whose
  *  next task may write what an earlier one read). */
 GK_API void gk_inputs_clear(void);

@@ -14,6 +14,10 @@
  * process (a command's inputs stay inputs until it ends); gk_inputs_clear
  * empties it.
  *
+ * The command's standard output, when redirected to a file, is an output too
+ * (gk_inputs_forbid_fd): such a file is refused as an input (`ggufkit dump
+ * m.gguf >>m.gguf`).
+ *
  * The set is an open-addressing hash table under a mutex (index parses headers
  * in several threads and may read many thousands of files).
  */
@@ -37,6 +41,35 @@ typedef struct input {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static input *table;
 static size_t cap, count;
+
+/* Files this process writes through a descriptor it was given (the command's
+ * standard output redirected to a file): never read as an input. */
+#define MAX_FORBIDDEN 4
+typedef struct written {
+    dev_t dev;
+    ino_t ino;
+    const char *what;
+} written;
+static written forbidden[MAX_FORBIDDEN];
+static size_t n_forbidden;
+
+void gk_inputs_forbid_fd(int fd, const char *what) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return;
+    pthread_mutex_lock(&lock);
+    if (n_forbidden < MAX_FORBIDDEN) forbidden[n_forbidden++] = (written){ sb.st_dev, sb.st_ino, what };
+    pthread_mutex_unlock(&lock);
+}
+
+/* @return : what the file of sb is written as (standard output...), or NULL. */
+static const char *forbidden_as(const struct stat *sb) {
+    const char *what = NULL;
+    pthread_mutex_lock(&lock);
+    for (size_t k = 0; k < n_forbidden && what == NULL; k++)
+        if (forbidden[k].dev == sb->st_dev && forbidden[k].ino == sb->st_ino) what = forbidden[k].what;
+    pthread_mutex_unlock(&lock);
+    return what;
+}
 
 static size_t slot_of(dev_t dev, ino_t ino, size_t n) {
     uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
@@ -153,6 +186,10 @@ gk_status input_open(const char *path, int *out, gk_error *err) {
         st = gk_error_set(err, GK_E_UNSUPPORTED, -1,
                           "is a %s, not a file: ggufkit reads seekable files (save the stream to a file first)",
                           S_ISFIFO(sb.st_mode) ? "pipe (FIFO)" : S_ISSOCK(sb.st_mode) ? "socket" : "character device");
+    const char *as = st == GK_OK ? forbidden_as(&sb) : NULL;
+    if (as)
+        st = gk_error_set(err, GK_E_SAME_FILE, -1,
+                          "is also this command's %s (redirected to it): refusing to read a file it writes", as);
     if (st != GK_OK) {
         close(fd);
         return st;
@@ -168,8 +205,8 @@ int input_open_whole(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || S_ISDIR(sb.st_mode)) {
-        int e = S_ISDIR(sb.st_mode) ? EISDIR : errno;
+    if (fstat(fd, &sb) != 0 || S_ISDIR(sb.st_mode) || forbidden_as(&sb)) {
+        int e = S_ISDIR(sb.st_mode) ? EISDIR : forbidden_as(&sb) ? EBUSY : errno;
         close(fd);
         errno = e;
         return -1;

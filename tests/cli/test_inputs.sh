@@ -11,7 +11,8 @@
 # importance matrix (legacy and GGUF), a JSON patch, a template (--set-file), and
 # links to those. Each run must exit 1 naming the input, and every input must be
 # byte-identical afterwards. A not-yet-existing output and an unrelated existing
-# output (with --force) still work. hash writes no file (stdout only).
+# output (with --force) still work. hash writes no file (stdout only), but a
+# standard output redirected onto an input (`dump m.gguf >>m.gguf`) is refused.
 # Also: info, dump, verify, hash on a FIFO without a writer answer at once (exit
 # 1) instead of blocking in open().
 set -u
@@ -150,6 +151,19 @@ expect_exit 1 "index --db a GGUF file in the tree" "$BIN" index --db tree/model.
 expect_grep "index --db a GGUF file: says so" "$TMP/err" "not a database"
 sha256sum --quiet -c sums.before >/dev/null 2>&1 && ok || bad "index wrote over a model"
 expect_exit 0 "index --db a new database" "$BIN" index --db out.sqlite tree
+
+# --- standard output redirected onto an input ------------------------------------------
+cp model.gguf so.gguf
+cp so.gguf so.before
+for c in "dump so.gguf" "info so.gguf" "hash so.gguf" "verify so.gguf"; do
+    # shellcheck disable=SC2086
+    "$BIN" $c >>so.gguf 2>"$TMP/err"
+    [ $? -eq 1 ] && ok || bad "$c >>so.gguf: not refused"
+    expect_same_file "$c >>so.gguf: the model untouched" so.before so.gguf
+    expect_grep "$c >>so.gguf: says why" "$TMP/err" "standard output"
+done
+"$BIN" edit --patch so.json -o out-so.gguf model.gguf >so.json 2>/dev/null && bad "edit --patch F >F: not refused" || ok
+"$BIN" dump model.gguf >out-dump.txt 2>/dev/null && ok || bad "dump to a file"
 
 # --- special files ----------------------------------------------------------------
 mkfifo fifo.gguf
