@@ -6,6 +6,8 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -97,6 +99,10 @@ static bool verify_data(const char *path, gk_file *f, cJSON *jlist) {
     return n_errors == 0;
 }
 
+/* Set when a file named is this command's standard output (redirected onto
+ * it): nothing more is printed there. */
+static bool stdout_is_input;
+
 /* Verifies one file; @return : true when it is valid. */
 static bool verify_one(const char *path, bool schema, bool data, cJSON *json_files) {
     gk_file *f = NULL;
@@ -112,6 +118,13 @@ static bool verify_one(const char *path, bool schema, bool data, cJSON *json_fil
         cJSON_AddItemToArray(json_files, jf);
     }
     bool ok = st == GK_OK;
+    if (st == GK_E_SAME_FILE) {
+        /* The file is this command's standard output: not a word into it. */
+        cmd_report(path, &err);
+        stdout_is_input = true;
+        if (jf) cJSON_DetachItemViaPointer(json_files, jf), cJSON_Delete(jf);
+        return false;
+    }
     if (!ok) {
         if (jlist) add_json_finding(jlist, err.offset, "error", error_rule(&err), gk_status_name(err.code), err.message);
         else print_finding(path, err.offset, "error", error_rule(&err), err.message);
@@ -174,13 +187,24 @@ int cmd_verify(int argc, char **argv) {
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *files = root ? cJSON_AddArrayToObject(root, "files") : NULL;
     bool all_ok = true;
+    /* A FILE that is standard output redirected onto it: verify prints its
+     * findings there, so nothing is printed at all. */
+    struct stat out_sb;
+    if (fstat(STDOUT_FILENO, &out_sb) == 0 && S_ISREG(out_sb.st_mode))
+        for (int i = first; i < argc; i++)
+            if (gk_same_file(argv[i], "/dev/stdout")) {
+                fprintf(stderr, "ggufkit: %s: is also this command's standard output (redirected to it): "
+                                "refusing to read a file it writes\n", argv[i]);
+                cJSON_Delete(root);
+                return GK_EXIT_FAIL;
+            }
     for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, data, files);
-    if (root) {
+    if (root && !stdout_is_input) {
         cJSON_AddBoolToObject(root, "valid", all_ok);
         char *text = cJSON_Print(root);
         puts(text);
         cJSON_free(text);
-        cJSON_Delete(root);
     }
+    cJSON_Delete(root);
     return all_ok ? GK_EXIT_OK : GK_EXIT_FAIL;
 }

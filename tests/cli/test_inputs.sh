@@ -162,6 +162,8 @@ for c in "dump so.gguf" "info so.gguf" "hash so.gguf" "verify so.gguf"; do
     expect_same_file "$c >>so.gguf: the model untouched" so.before so.gguf
     expect_grep "$c >>so.gguf: says why" "$TMP/err" "standard output"
 done
+"$BIN" verify --json model.gguf so.gguf >>so.gguf 2>/dev/null && bad "verify --json M F >>F: not refused" || ok
+expect_same_file "verify --json M F >>F: nothing written into F" so.before so.gguf
 "$BIN" edit --patch so.json -o out-so.gguf model.gguf >so.json 2>/dev/null && bad "edit --patch F >F: not refused" || ok
 "$BIN" dump model.gguf >out-dump.txt 2>/dev/null && ok || bad "dump to a file"
 
