@@ -55,7 +55,9 @@ static const char *const usage =
     "Options:\n"
     "  --reserve BYTES          leave BYTES of room (a ggufkit.padding pair) in a written\n"
     "                           file for later in-place edits (500K, 1M: decimal units)\n"
-    "  --dry-run                print the metadata diff and whether the edit fits in place\n"
+    "  --dry-run                print the metadata diff and whether the edit fits in place;\n"
+    "                           with -o, exit 1 as the edit would when OUT exists (without\n"
+    "                           --force) or is one of the inputs\n"
     "  --force                  allow refused edits (layout keys general.alignment, split.*,\n"
     "                           GGUF.*; key names against the spec; types contradicting a\n"
     "                           well-known key's) and replace an existing OUT\n"
@@ -426,6 +428,12 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     if (a->dry_run) {
         printf("would write %s: a new file (header %" PRIu64 " bytes)\n", dest ? dest : a->path,
                gk_model_data_start(m));
+        /* As the real run would: an OUT that exists (without --force) or is an input fails. */
+        if (dest && !gk_sink_dest_ok(dest, a->force ? GK_SINK_OVERWRITE : GK_SINK_DEFAULT, &err)) {
+            fprintf(stderr, "ggufkit: %s\nggufkit edit: --dry-run: the edit would fail here (nothing written)\n",
+                    err.message);
+            return GK_EXIT_FAIL;
+        }
         return GK_EXIT_OK;
     }
     cmd_progress bar;

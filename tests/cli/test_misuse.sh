@@ -5,7 +5,8 @@
 #   - edit --delete with a literal key holding glob characters deletes that key
 #     alone (an exact match wins), and a backslash escapes a glob character;
 #   - quantize --dry-run checks its outputs as the real run does: an OUT that
-#     exists (without --force) or that is an input makes it exit 1 and say so.
+#     exists (without --force) or that is an input makes it exit 1 and say so;
+#     so does edit --dry-run -o OUT.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=common.sh
@@ -69,5 +70,14 @@ expect_exit 0 "quantize --dry-run onto a new OUT" "$BIN" quantize --dry-run a.gg
 expect_absent "quantize --dry-run writes nothing" new.gguf
 expect_exit 1 "quantize --dry-run --json onto an existing OUT" "$BIN" quantize --dry-run --json a.gguf exists.gguf Q8_0
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && ok || bad "--dry-run --json: the plan is not JSON"
+
+# --- edit --dry-run -o an existing OUT: the same answer as the edit --------------------
+expect_exit 1 "edit --dry-run -o an existing OUT" "$BIN" edit --dry-run --set general.name=q -o exists.gguf a.gguf
+expect_grep "edit --dry-run says OUT exists" "$TMP/err" "exists.gguf: already exists"
+expect_grep "edit --dry-run still prints the diff" "$TMP/out" "general.name"
+expect_exit 0 "edit --dry-run --force -o an existing OUT" "$BIN" edit --dry-run --force --set general.name=q -o exists.gguf a.gguf
+expect_exit 1 "edit --dry-run --force -o its input" "$BIN" edit --dry-run --force --set general.name=q -o a.gguf a.gguf
+expect_exit 0 "edit --dry-run -o a new OUT" "$BIN" edit --dry-run --set general.name=q -o new2.gguf a.gguf
+expect_absent "edit --dry-run writes nothing" new2.gguf
 
 finish
