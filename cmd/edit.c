@@ -7,9 +7,11 @@
  * An in-place edit (and a rewrite replacing FILE) holds FILE's edit lock from
  * reading its header to the end, waiting --wait seconds for another editor.
  *
- * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write exit with
- * status 137 after N low-level writes, truncates, fsyncs and unlinks, as a crash
- * would; `ggufkit edit --recover` (or any edit) on the file then recovers it.
+ * GGUFKIT_FAULT_AFTER_WRITES=N (tests only) makes an in-place write, a recovery
+ * or a discard exit with status 137 after N low-level writes, truncates, fsyncs
+ * and unlinks, as a crash would; `ggufkit edit --recover` (or any edit) on the
+ * file then recovers it. A journal that does not belong to the file (stale: the
+ * file was replaced since) is refused everywhere; --discard-journal removes it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "io/inputs.h"
 
 static const char *const usage =
     "usage: ggufkit edit [OPERATION]... (-o OUT | --in-place[=auto]) [OPTION]... FILE\n\n"
@@ -29,7 +32,10 @@ static const char *const usage =
     "  --set KEY:TYPE=VALUE     TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str, json\n"
     "                           (a JSON value: --set 'x.list:json=[\"a\",\"b\"]'), array[T]\n"
     "  --set-file KEY=PATH      a string read from a file (chat templates)\n"
-    "  --delete KEY             also a glob: --delete 'tokenizer.ggml.merges*'\n"
+    "  --delete KEY             also a glob: --delete 'tokenizer.ggml.merges*'; a key that\n"
+    "                           is KEY exactly is deleted alone (--delete 'x*y' deletes the\n"
+    "                           key x*y only, when there is one); \\ escapes a glob\n"
+    "                           character ('x\\*y' never matches xzy)\n"
     "  --rename OLD=NEW\n"
     "  --special-token NAME=TEXT    tokenizer.ggml.NAME_token_id = the id of TEXT in the\n"
     "                               vocabulary (NAME: bos eos eot eom unknown padding sep cls\n"
@@ -50,7 +56,9 @@ static const char *const usage =
     "  --reserve BYTES          leave BYTES of room (a ggufkit.padding pair) in a written\n"
     "                           file for later in-place edits (500K, 1M: decimal units);\n"
     "                           0 leaves none (and drops a pair the file has)\n"
-    "  --dry-run                print the metadata diff and whether the edit fits in place\n"
+    "  --dry-run                print the metadata diff and whether the edit fits in place;\n"
+    "                           with -o, exit 1 as the edit would when OUT exists (without\n"
+    "                           --force) or is one of the inputs\n"
     "  --force                  allow refused edits (layout keys general.alignment, split.*,\n"
     "                           GGUF.*; key names against the spec; types contradicting a\n"
     "                           well-known key's) and replace an existing OUT\n"
@@ -60,15 +68,23 @@ static const char *const usage =
     "                           btrfs: there a written file clones them, its header padded\n"
     "                           with a ggufkit.padding pair to keep them block-aligned)\n"
     "  --recover                only recover FILE from an interrupted in-place edit's journal\n"
+    "                           (with --force: also a journal of an older ggufkit, which names\n"
+    "                           the file by inode only and cannot prove that it belongs to it)\n"
+    "  --discard-journal        only remove FILE.ggufkit-journal when it does not belong to\n"
+    "                           FILE (stale: FILE was replaced since the edit was interrupted),\n"
+    "                           is incomplete, or its edit changed nothing; FILE is not written\n"
     "A journal left by an interrupted in-place edit (FILE.ggufkit-journal) is recovered first;\n"
-    "read-only commands (info, dump, verify, index) refuse such a file and say so.\n"
+    "read-only commands (info, dump, verify, index) refuse such a file and say so. A journal\n"
+    "is applied only to the bytes it was written for (FILE's size, the edited range holding\n"
+    "the old or the new header bytes, digests of the rest); a stale one is refused and left\n"
+    "with FILE as they are, until --discard-journal removes it.\n"
     "Exit status: 0 done, 1 refused or failed, 2 usage error.\n";
 
 typedef struct edit_args {
     gk_edit *ops;
     const char *path;
     const char *out;
-    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only, no_clone;
+    bool in_place, in_place_auto, dry_run, force, has_reserve, recover_only, discard_only, no_clone;
     uint64_t reserve;
     unsigned wait_ms;
 } edit_args;
@@ -84,8 +100,19 @@ static bool split_eq(const char *arg, char **left, const char **right) {
 
 /* Reads a whole file (or stdin for "-"). @return : malloc'ed bytes or NULL. */
 static char *slurp(const char *path, size_t *len) {
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (fp == NULL) return NULL;
+    /* An input: recorded, so that no output replaces it; a FIFO does not block. */
+    FILE *fp = stdin;
+    if (strcmp(path, "-") == 0) {
+        gk_inputs_add(path, NULL);   /* standard input redirected from a file */
+    } else {
+        int fd = input_open_whole(path);
+        if (fd < 0 || (fp = fdopen(fd, "rb")) == NULL) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            errno = e;
+            return NULL;
+        }
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -220,6 +247,8 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
             a->in_place = a->in_place_auto = true;
         } else if (strcmp(o, "--recover") == 0) {
             a->recover_only = true;
+        } else if (strcmp(o, "--discard-journal") == 0) {
+            a->discard_only = true;
         } else if (strcmp(o, "--dry-run") == 0) {
             a->dry_run = true;
         } else if (strcmp(o, "--force") == 0) {
@@ -237,9 +266,12 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
     }
     if (a->path == NULL) return cmd_usage_error("edit", "missing FILE");
     if (a->out && a->in_place) return cmd_usage_error("edit", "-o and --in-place exclude each other");
-    if (a->recover_only && (a->out || a->in_place || a->dry_run || gk_edit_count(a->ops) > 0))
-        return cmd_usage_error("edit", "--recover takes no operation and no output");
-    if (!a->out && !a->in_place && !a->dry_run && !a->recover_only)
+    if ((a->recover_only || a->discard_only) && (a->out || a->in_place || a->dry_run || gk_edit_count(a->ops) > 0))
+        return cmd_usage_error("edit", "%s takes no operation and no output",
+                               a->recover_only ? "--recover" : "--discard-journal");
+    if (a->recover_only && a->discard_only)
+        return cmd_usage_error("edit", "--recover and --discard-journal exclude each other");
+    if (!a->out && !a->in_place && !a->dry_run && !a->recover_only && !a->discard_only)
         return cmd_usage_error("edit", "say where the result goes: -o OUT or --in-place (or --dry-run)");
     return -1;
 }
@@ -332,6 +364,9 @@ static void report_recovery(const char *path, gk_recovery what) {
         fprintf(stderr, "ggufkit: %s: removed the journal of an interrupted edit (the file was not changed)\n", path);
     else if (what == GK_RECOVERY_TORN)
         fprintf(stderr, "ggufkit: %s: removed an incomplete journal (the file was not changed)\n", path);
+    else if (what == GK_RECOVERY_DISCARDED)
+        fprintf(stderr, "ggufkit: %s: removed a stale journal (it did not belong to this file; the file was not changed)\n",
+                path);
 }
 
 /* cmd_report, and for a lock waited on in vain, what to do about it. */
@@ -341,10 +376,29 @@ static int report_wait(const char *path, const gk_error *err) {
     return GK_EXIT_FAIL;
 }
 
-/* Recovers an interrupted in-place edit of path, reporting what was done. */
-static bool recover(const char *path, unsigned wait_ms, gk_recovery *what) {
+/* The fault hook of GGUFKIT_FAULT_AFTER_WRITES (tests only), or none: *fc set. */
+static gk_io_hook fault_from_env(fault_ctx *fc) {
+    fc->after = -1;
+    fc->done = 0;
+    const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
+    if (fault == NULL || *fault == '\0') return NULL;
+    fc->after = strtol(fault, NULL, 10);
+    return fault_hook;
+}
+
+/* What to do with a journal: recover (force: also an unproven one), or discard. */
+typedef enum journal_job { JOB_RECOVER, JOB_RECOVER_FORCE, JOB_DISCARD } journal_job;
+
+/* Recovers an interrupted in-place edit of path (or discards its stale
+ * journal), reporting what was done. */
+static bool recover(const char *path, unsigned wait_ms, journal_job job, gk_recovery *what) {
     gk_error err;
-    if (gk_journal_recover(path, wait_ms, what, NULL, NULL, &err) != GK_OK) {
+    fault_ctx fc;
+    gk_io_hook hook = fault_from_env(&fc);
+    gk_status st = job == JOB_DISCARD ? gk_journal_discard(path, wait_ms, what, hook, &fc, &err)
+                   : job == JOB_RECOVER_FORCE ? gk_journal_recover_force(path, wait_ms, what, hook, &fc, &err)
+                                              : gk_journal_recover(path, wait_ms, what, hook, &fc, &err);
+    if (st != GK_OK) {
         report_wait(path, &err);
         return false;
     }
@@ -362,7 +416,7 @@ static int open_input(const edit_args *a, gk_file **f) {
         st = gk_open_exclusive(a->path, GK_OPEN_DEFAULT, a->wait_ms, &what, f, &err);
         report_recovery(a->path, what);
     } else {
-        if (!recover(a->path, a->wait_ms, &what)) return GK_EXIT_FAIL;
+        if (!recover(a->path, a->wait_ms, JOB_RECOVER, &what)) return GK_EXIT_FAIL;
         st = gk_open(a->path, GK_OPEN_DEFAULT, f, &err);
     }
     return st == GK_OK ? -1 : report_wait(a->path, &err);
@@ -378,6 +432,12 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     if (a->dry_run) {
         printf("would write %s: a new file (header %" PRIu64 " bytes)\n", dest ? dest : a->path,
                gk_model_data_start(m));
+        /* As the real run would: an OUT that exists (without --force) or is an input fails. */
+        if (dest && !gk_sink_dest_ok(dest, a->force ? GK_SINK_OVERWRITE : GK_SINK_DEFAULT, &err)) {
+            fprintf(stderr, "ggufkit: %s\nggufkit edit: --dry-run: the edit would fail here (nothing written)\n",
+                    err.message);
+            return GK_EXIT_FAIL;
+        }
         return GK_EXIT_OK;
     }
     cmd_progress bar;
@@ -394,7 +454,8 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     cmd_progress_finish(&bar);
     if (st == GK_OK) cmd_clone_summary(&stats);
     if (st != GK_OK) {
-        if (st == GK_E_SAME_FILE) fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
+        if (st == GK_E_SAME_FILE && dest && gk_same_file(dest, a->path))
+            fprintf(stderr, "ggufkit: use --in-place to edit FILE itself\n");
         return cmd_report(dest ? dest : a->path, &err);
     }
     return GK_EXIT_OK;
@@ -425,11 +486,10 @@ static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
         printf(")\n");
         return GK_EXIT_OK;
     }
-    fault_ctx fc = { -1, 0 };
-    const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
-    if (fault && *fault) fc.after = strtol(fault, NULL, 10);
+    fault_ctx fc;
+    gk_io_hook hook = fault_from_env(&fc);
     bool changed;
-    if (gk_inplace_write(f, m, fault ? fault_hook : NULL, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
+    if (gk_inplace_write(f, m, hook, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
     printf("%s: %s\n", a->path, changed ? "edited in place" : "unchanged");
     return GK_EXIT_OK;
 }
@@ -453,10 +513,12 @@ int cmd_edit(int argc, char **argv) {
     /* SIGINT/SIGTERM: a rewrite stops cleanly (nothing left behind); an in-place
      * write, which is short, runs to its end. */
     cmd_catch_interrupts();
-    if (a.recover_only) {
+    if (a.recover_only || a.discard_only) {
         gk_recovery what;
-        if (recover(a.path, a.wait_ms, &what)) {
-            if (what == GK_RECOVERY_NONE) printf("%s: no interrupted edit to recover\n", a.path);
+        journal_job job = a.discard_only ? JOB_DISCARD : a.force ? JOB_RECOVER_FORCE : JOB_RECOVER;
+        if (recover(a.path, a.wait_ms, job, &what)) {
+            if (what == GK_RECOVERY_NONE)
+                printf("%s: %s\n", a.path, a.discard_only ? "no journal to discard" : "no interrupted edit to recover");
             rc = GK_EXIT_OK;
         }
         goto done;

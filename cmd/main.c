@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -36,6 +37,9 @@ static void print_usage(FILE *out) {
 int main(int argc, char **argv) {
     cmd_heap_setup();
     signal(SIGXFSZ, SIG_IGN);   /* a file size limit becomes a write error (EFBIG), cleaned up */
+    /* Standard output redirected to a file is an output: never read as an input.
+     * (Standard error is left alone: a refusal would be written into the file.) */
+    gk_inputs_forbid_fd(STDOUT_FILENO, "standard output");
     if (argc < 2) {
         print_usage(stderr);
         return GK_EXIT_USAGE;

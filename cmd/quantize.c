@@ -58,7 +58,10 @@ static const char *const usage =
     "  --max-buffer-size MiB      accepted as llama-quantize accepts it (a positive number);\n"
     "                             ggufkit streams every tensor in small chunks anyway\n"
     "  --dry-run                  print the per-tensor plan, the sizes and whether an\n"
-    "                             importance matrix would be needed; write nothing\n"
+    "                             importance matrix would be needed; write nothing. Then\n"
+    "                             check the outputs as the real run does: an OUT that exists\n"
+    "                             (without --force), or that is one of the inputs, is reported\n"
+    "                             and the dry run exits 1, as the real run would\n"
     "  --json                     with --dry-run: the plan as JSON\n"
     "  --force                    replace OUT if it exists\n"
     "  --list-types               print the accepted TYPE names (and which lack kernels)\n";
@@ -566,20 +569,17 @@ static int print_plan_json(const quant_args *a, gk_file **inputs, size_t n_input
 /* Writing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Refuses up front an output that exists (without --force) or is an input. */
-static int check_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs, size_t n_outs) {
+/* Refuses up front an output that exists (without --force), is an input (a
+ * model, a shard, the matrix, a type file: any file read, io/inputs.c) or is not
+ * a regular file; the dry run checks the same, so it fails as the real run would. */
+static int check_outputs(const quant_args *a, size_t n_outs) {
     for (size_t k = 0; k < n_outs; k++) {
         char *p = output_path(a, k, n_outs);
         if (p == NULL) return cmd_usage_error("quantize", "output name too long");
-        for (size_t j = 0; j < n_inputs; j++) {
-            if (gk_same_file(p, gk_file_path(inputs[j]))) {
-                fprintf(stderr, "ggufkit: %s: refusing to overwrite an input\n", p);
-                free(p);
-                return GK_EXIT_FAIL;
-            }
-        }
-        if (!a->force && access(p, F_OK) == 0) {
-            fprintf(stderr, "ggufkit: %s: exists (use --force to replace it)\n", p);
+        gk_error err;
+        if (!gk_sink_dest_ok(p, a->force ? GK_SINK_OVERWRITE : GK_SINK_DEFAULT, &err)) {
+            fprintf(stderr, "ggufkit: %s\n", err.message);
+            if (a->dry_run) fprintf(stderr, "ggufkit quantize: --dry-run: the run would fail here (nothing written)\n");
             free(p);
             return GK_EXIT_FAIL;
         }
@@ -716,8 +716,25 @@ static int check_imatrix_coverage(const quant_args *a, const gk_model *const *mo
     return GK_EXIT_FAIL;
 }
 
+/* Records up front the files quantize reads beside its models (the models and
+ * their shards are recorded as they are opened): the importance matrix and type
+ * files, so that no output replaces them even when their reader does not record
+ * them itself (io/inputs.c). */
+static void record_side_inputs(int argc, char **argv) {
+    static const char *const opts[] = { "--imatrix", "--tensor-type-file" };
+    for (int i = 1; i < argc; i++) {
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            size_t n = strlen(opts[k]);
+            if (strncmp(argv[i], opts[k], n) != 0) continue;
+            if (argv[i][n] == '=') gk_inputs_add(argv[i] + n + 1, NULL);
+            else if (argv[i][n] == '\0' && i + 1 < argc) gk_inputs_add(argv[i + 1], NULL);
+        }
+    }
+}
+
 int cmd_quantize(int argc, char **argv) {
     quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
+    record_side_inputs(argc, argv);
     bool done;
     int rc = parse_args(argc, argv, &a, &done);
     if (rc != GK_EXIT_OK || done) {
@@ -762,7 +779,8 @@ int cmd_quantize(int argc, char **argv) {
                 if (a.json) fprintf(stderr, "ggufkit quantize: warning: quantizing for real will fail: %s\n", missing);
                 else printf("WARNING: quantizing for real will fail: %s\n", missing);
             }
-        } else if ((rc = check_outputs(&a, inputs, n_inputs, plan.n_outs)) == GK_EXIT_OK) {
+            if (rc == GK_EXIT_OK) rc = check_outputs(&a, plan.n_outs);
+        } else if ((rc = check_outputs(&a, plan.n_outs)) == GK_EXIT_OK) {
             warn_plan(inputs, &plan);
             rc = write_outputs(&a, inputs, n_inputs, &plan);
         }

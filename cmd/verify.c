@@ -6,6 +6,8 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -16,6 +18,8 @@ static const char *const usage =
     "archive member (ARCHIVE::MEMBER) is read to its end for that. Prints one line per\n"
     "finding:\n"
     "  FILE: offset N: error|warning: message (rule: GGUF spec | llama.cpp loader | gguf python reader)\n"
+    "A file that cannot be read (missing, unreadable, a journal of an interrupted edit beside\n"
+    "it) names no rule: \"FILE: error: message (not checked: ...)\"; in JSON its rule is null.\n"
     "  --schema   also check LLaMA-family conventions (required keys, tokenizer arrays,\n"
     "             tensor names and shapes)\n"
     "  --data     also read every tensor: its byte span must be its type times its shape,\n"
@@ -31,22 +35,32 @@ static const char *const usage =
     CMD_STREAM_HELP
     "Exit status 1 when any file is invalid (warnings alone do not fail without --strict).\n";
 
-static void print_finding(const char *path, int64_t offset, const char *level, gk_rule rule,
-                          const char *msg) {
+/* A rule of NO_RULE: the error is not a finding about the file's bytes (it could
+ * not be opened or read, a journal is beside it, ...): no rule is named. */
+#define NO_RULE (-1)
+
+/* The rule a reader error breaks, or NO_RULE when it is about the surroundings. */
+static int error_rule(const gk_error *err) {
+    return err->code >= GK_E_MAGIC && err->code <= GK_E_CORRUPT ? (int)err->rule : NO_RULE;
+}
+
+static void print_finding(const char *path, int64_t offset, const char *level, int rule, const char *msg) {
     printf("%s: ", path);
     if (offset >= 0) printf("offset %lld: ", (long long)offset);
-    printf("%s: %s (rule: %s)\n", level, msg, cmd_rule_name(rule));
+    if (rule == NO_RULE) printf("%s: %s (not checked: no rule broken, the file could not be read)\n", level, msg);
+    else printf("%s: %s (rule: %s)\n", level, msg, cmd_rule_name((gk_rule)rule));
 }
 
 /* code: the gk_status_name() of a reader error, or NULL (warnings, schema findings). */
-static void add_json_finding(cJSON *list, int64_t offset, const char *level, gk_rule rule,
+static void add_json_finding(cJSON *list, int64_t offset, const char *level, int rule,
                              const char *code, const char *msg) {
     cJSON *o = cJSON_CreateObject();
     if (code) cJSON_AddStringToObject(o, "code", code);
     if (offset >= 0) cJSON_AddNumberToObject(o, "offset", (double)offset);
     else cJSON_AddNullToObject(o, "offset");
     cJSON_AddStringToObject(o, "level", level);
-    cJSON_AddStringToObject(o, "rule", cmd_rule_name(rule));
+    if (rule == NO_RULE) cJSON_AddNullToObject(o, "rule");
+    else cJSON_AddStringToObject(o, "rule", cmd_rule_name((gk_rule)rule));
     cJSON_AddStringToObject(o, "message", msg);
     cJSON_AddItemToArray(list, o);
 }
@@ -85,12 +99,16 @@ static bool verify_data(const char *path, gk_file *f, cJSON *jlist, bool strict)
     gk_status st = gk_verify_data(f, on_data_finding, &o, cmd_write_progress, &bar, &n_errors, &err);
     cmd_progress_finish(&bar);
     if (st != GK_OK) {
-        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
-        else print_finding(path, err.offset, "error", err.rule, err.message);
+        if (jlist) add_json_finding(jlist, err.offset, "error", error_rule(&err), gk_status_name(err.code), err.message);
+        else print_finding(path, err.offset, "error", error_rule(&err), err.message);
         return false;
     }
     return n_errors == 0 && !(strict && o.n_warnings > 0);
 }
+
+/* Set when a file named is this command's standard output (redirected onto
+ * it): nothing more is printed there. */
+static bool stdout_is_input;
 
 /* Verifies one file; @return : true when it is valid. */
 static bool verify_one(const char *path, bool schema, bool data, bool strict, cJSON *json_files) {
@@ -107,9 +125,16 @@ static bool verify_one(const char *path, bool schema, bool data, bool strict, cJ
         cJSON_AddItemToArray(json_files, jf);
     }
     bool ok = st == GK_OK;
+    if (st == GK_E_SAME_FILE) {
+        /* The file is this command's standard output: not a word into it. */
+        cmd_report(path, &err);
+        stdout_is_input = true;
+        if (jf) cJSON_DetachItemViaPointer(json_files, jf), cJSON_Delete(jf);
+        return false;
+    }
     if (!ok) {
-        if (jlist) add_json_finding(jlist, err.offset, "error", err.rule, gk_status_name(err.code), err.message);
-        else print_finding(path, err.offset, "error", err.rule, err.message);
+        if (jlist) add_json_finding(jlist, err.offset, "error", error_rule(&err), gk_status_name(err.code), err.message);
+        else print_finding(path, err.offset, "error", error_rule(&err), err.message);
     } else {
         for (size_t i = 0; i < gk_file_warning_count(f); i++) {
             const gk_warning *w = gk_file_warning_at(f, i);
@@ -174,13 +199,24 @@ int cmd_verify(int argc, char **argv) {
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *files = root ? cJSON_AddArrayToObject(root, "files") : NULL;
     bool all_ok = true;
+    /* A FILE that is standard output redirected onto it: verify prints its
+     * findings there, so nothing is printed at all. */
+    struct stat out_sb;
+    if (fstat(STDOUT_FILENO, &out_sb) == 0 && S_ISREG(out_sb.st_mode))
+        for (int i = first; i < argc; i++)
+            if (gk_same_file(argv[i], "/dev/stdout")) {
+                fprintf(stderr, "ggufkit: %s: is also this command's standard output (redirected to it): "
+                                "refusing to read a file it writes\n", argv[i]);
+                cJSON_Delete(root);
+                return GK_EXIT_FAIL;
+            }
     for (int i = first; i < argc; i++) all_ok &= verify_one(argv[i], schema, data, strict, files);
-    if (root) {
+    if (root && !stdout_is_input) {
         cJSON_AddBoolToObject(root, "valid", all_ok);
         char *text = cJSON_Print(root);
         puts(text);
         cJSON_free(text);
-        cJSON_Delete(root);
     }
+    cJSON_Delete(root);
     return all_ok ? GK_EXIT_OK : GK_EXIT_FAIL;
 }

@@ -590,6 +590,37 @@ enum {
  *  GK_SINK_OVERWRITE). */
 GK_API bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
 
+/* Inputs. Every file a command reads is one of its inputs, and no output may be
+ * one of them, with or without GK_SINK_OVERWRITE (the one exception: the file an
+ * in-place rewrite replaces on purpose, GK_SINK_REPLACE_HELD). gk_open records
+ * each file it opens (every shard of a set too), and so do the library's other
+ * readers (importance matrices, manifests); a program records any other file it
+ * reads (a patch, a template, a list of types) with gk_inputs_add. Files are known
+ * by device and inode after following links: a link to an input, a hard link or
+ * another spelling of its path is that input. The set lives as long as the
+ * process. */
+
+/** gk_inputs_add() : records the file path names (after links; for
+ *  ARCHIVE::MEMBER the archive; for "-" standard input when it is a file) as an
+ *  input of this process. A path that does not exist records nothing (its read
+ *  fails on its own). Thread-safe. @return : GK_OK. */
+GK_API gk_status gk_inputs_add(const char *path, gk_error *err);
+
+/** gk_inputs_check_output() : @return : GK_OK when dest (after links) is none
+ *  of the recorded inputs, else GK_E_SAME_FILE with a message naming the input.
+ *  gk_sink_dest_ok and gk_sink_open call it. */
+GK_API gk_status gk_inputs_check_output(const char *dest, gk_error *err);
+
+/** gk_inputs_forbid_fd() : the file open at fd (a regular file: the program's
+ *  standard output redirected to one) is written by this process: reading it as
+ *  a model fails (GK_E_SAME_FILE, the message naming it as what), reading it
+ *  whole (a patch, a matrix) fails with EBUSY. what must stay valid. */
+GK_API void gk_inputs_forbid_fd(int fd, const char *what);
+
+/** gk_inputs_clear() : forgets every recorded input (a long-lived program whose
+ *  next task may write what an earlier one read). */
+GK_API void gk_inputs_clear(void);
+
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
  *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
  *  written zstd-compressed. A dest that is a symbolic link is followed: the file
@@ -1195,8 +1226,10 @@ GK_API gk_status gk_edit_add_set(gk_edit *e, const char *key, const char *type, 
                           size_t len, gk_error *err);
 /** gk_edit_add_set_value() : queues "set key to (a deep copy of) v". */
 GK_API gk_status gk_edit_add_set_value(gk_edit *e, const char *key, const gk_value *v, gk_error *err);
-/** gk_edit_add_delete() : queues "delete every key matching pattern" (an exact key
- *  or an fnmatch(3) glob). Applying it fails when nothing matches. */
+/** gk_edit_add_delete() : queues "delete every key matching pattern": a key
+ *  equal to pattern is deleted alone (an exact match wins, even when pattern holds
+ *  glob characters); else pattern is an fnmatch(3) glob, a backslash escaping the
+ *  next character. Applying it fails when nothing matches. */
 GK_API gk_status gk_edit_add_delete(gk_edit *e, const char *pattern, gk_error *err);
 /** gk_edit_add_rename() : queues "rename old_key to new_key" (position kept). */
 GK_API gk_status gk_edit_add_rename(gk_edit *e, const char *old_key, const char *new_key, gk_error *err);
@@ -1298,7 +1331,8 @@ typedef bool (*gk_io_hook)(void *ctx, const char *what);
 
 /** gk_inplace_write() : rewrites f's file with m's header (after gk_inplace_fit
  *  said it fits), crash-safely: the old bytes of the range that changes go to
- *  FILE.ggufkit-journal (with length and SHA-256; file and folder fsynced), then
+ *  FILE.ggufkit-journal with the range's new bytes and digests of the bytes the
+ *  write leaves alone (and its own length and SHA-256; file and folder fsynced), then
  *  the new bytes are written and fsynced, then the journal is removed. Tensor
  *  bytes are never touched. *changed (may be NULL) tells whether any byte changed.
  *  hook may be NULL. f must come from gk_open_exclusive; readers (gk_open) are
@@ -1315,6 +1349,7 @@ typedef enum gk_recovery {
     GK_RECOVERY_RESTORED,     /* complete journal: the old header bytes were written back */
     GK_RECOVERY_UNTOUCHED,    /* complete journal, file still as before: journal removed */
     GK_RECOVERY_TORN,         /* incomplete journal (the file was never touched): removed */
+    GK_RECOVERY_DISCARDED,    /* a stale journal (of other bytes) removed by gk_journal_discard */
 } gk_recovery;
 
 /* How long an editor waits by default for another process's edit of the same file. */
@@ -1322,14 +1357,38 @@ typedef enum gk_recovery {
 
 /** gk_journal_recover() : finishes an interrupted in-place edit of path: restores
  *  the old header from a complete journal, removes a torn one. *what says which.
+ *  A journal is applied only when it proves that it belongs to the bytes it
+ *  finds: the file's size is the edit's old or new size, its bytes before the
+ *  edited range and a sample of those after it have the journal's digests, and
+ *  every byte of the range is the old or the new one (see edit/journal.c). A
+ *  stale journal (the file was replaced: cp over it, another file under its
+ *  name) is left alone and so is the file (GK_E_JOURNAL, the message says what
+ *  differs and how to remove it: gk_journal_discard). A format-1 journal (an
+ *  older ggufkit's, inode only) is removed when the file holds its old bytes and
+ *  refused otherwise (gk_journal_recover_force applies it).
  *  Recovery happens only under the file's edit lock (the lock every in-place edit
  *  holds from reading the header to removing its journal), so a journal is never
  *  taken from a live editor; waits up to wait_ms for it. Without a journal the
- *  file is not even opened.
- *  @return : GK_OK, GK_E_CORRUPT (the journal belongs to another file: left alone),
+ *  file is not even opened. hook may be NULL (see gk_io_hook).
+ *  @return : GK_OK, GK_E_JOURNAL (stale or unproven journal: both left alone),
  *            GK_E_NOT_FOUND (journal without its file), GK_E_LOCKED, GK_E_IO. */
 GK_API gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
                              void *hook_ctx, gk_error *err);
+
+/** gk_journal_recover_force() : gk_journal_recover that also applies a format-1
+ *  journal of the file's inode and size, which cannot prove more (the caller
+ *  knows that the file was not replaced). A stale journal is still refused. */
+GK_API gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk_recovery *what,
+                                          gk_io_hook hook, void *hook_ctx, gk_error *err);
+
+/** gk_journal_discard() : removes path's journal when it does not belong to the
+ *  file: a stale or unproven one (*what GK_RECOVERY_DISCARDED), a torn one, one
+ *  whose file still holds its old bytes, or one whose file is gone. The file is
+ *  never written. A journal whose edit changed the file is refused (GK_E_JOURNAL:
+ *  gk_journal_recover puts the old header back). Under the edit lock, as
+ *  gk_journal_recover. @return : GK_OK, GK_E_JOURNAL, GK_E_LOCKED, GK_E_IO. */
+GK_API gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err);
 
 /** gk_open_exclusive() : opens path as gk_open does, for a change to the file
  *  itself (gk_inplace_write, or gk_edit_rewrite replacing it): takes the file's

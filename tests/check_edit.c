@@ -17,6 +17,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "hash/digest.h"
 
 /* A small model: a few pairs of several types, a vocabulary, two F32 tensors. */
 static gk_model *small_model(void) {
@@ -352,6 +353,33 @@ START_TEST(test_delete_rename) {
     ck_assert_uint_eq(gk_kv_get(out, "x.b")->u, 6);
     ck_assert_int_lt(gk_kv_find(out, "x.a"), 0);
     gk_model_free(out);
+    /* a key holding glob characters is deleted alone; a backslash escapes */
+    gk_value one = { .type = GK_V_U32, .u = 1 };
+    const char *odd[] = { "x*y", "xzy", "x?z", "xaz" };
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(gk_kv_set(m, odd[k], &one, NULL), GK_OK);
+    const char *pattern[] = { "x*y", "x?z", "x\\*y", "x?y", "x\\?q" };
+    const char *left[][4] = { { "xzy", "x?z", "xaz", NULL }, { "x*y", "xzy", "xaz", NULL },
+                              { "xzy", "x?z", "xaz", NULL }, { "x?z", "xaz", NULL, NULL }, { NULL } };
+    for (int k = 0; k < 5; k++) {
+        e = gk_edit_new();
+        gk_edit_add_delete(e, pattern[k], NULL);
+        gk_status st = apply(e, m, 0, &out, &res);
+        if (k == 4) {
+            ck_assert_int_eq(st, GK_E_NOT_FOUND);
+            gk_model_free(out);
+            continue;
+        }
+        ck_assert_int_eq(st, GK_OK);
+        size_t n_left = 0;
+        for (int j = 0; j < 4; j++) {
+            bool want = false;
+            for (int i = 0; i < 4 && left[k][i]; i++) want |= strcmp(left[k][i], odd[j]) == 0;
+            ck_assert_msg((gk_kv_find(out, odd[j]) >= 0) == want, "delete '%s': key '%s'", pattern[k], odd[j]);
+            n_left += want;
+        }
+        ck_assert_uint_eq(res.n_deleted, 4 - n_left);
+        gk_model_free(out);
+    }
     gk_model_free(m);
 }
 END_TEST
@@ -622,17 +650,31 @@ START_TEST(test_journal_torn_and_foreign) {
     ck_assert_int_ne(access(j, F_OK), 0);
     gk_close(f);
     bool fits;
-    /* a complete journal of another file (other inode) is left alone */
+    /* A complete journal of a file with other bytes (another name here) is stale:
+     * refused, file and journal left alone; gk_journal_discard removes it. */
     char *other = path_in_tmp("o.gguf"), *oj = path_in_tmp("o.gguf" GK_JOURNAL_SUFFIX);
+    ck_assert_int_eq(gk_kv_set_str(m, "general.name", "other-model", NULL), GK_OK);
+    gk_model_layout(m);
     write_model(other, m);
     crash_at c = { 5, 0 };   /* after the journal is complete */
     ck_assert_int_eq(edit_name_in_place(other, "smol", crash_hook, &c, &fits), GK_E_INTERRUPTED);
     ck_assert_int_eq(rename(oj, j), 0);
     gk_error err;
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_CORRUPT);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "stale"));
+    ck_assert_ptr_nonnull(strstr(err.message, "--discard-journal"));
     ck_assert_int_eq(access(j, F_OK), 0);
+    ck_assert_int_eq(gk_open(path, 0, &f, &err), GK_E_JOURNAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "--discard-journal"));
+    ck_assert_int_eq(gk_open_exclusive(path, 0, 0, &what, &f, &err), GK_E_JOURNAL);
     size_t len;
     uint8_t *now = read_whole_file(path, &len);
+    ck_assert(len == old_len && memcmp(now, old, len) == 0);
+    free(now);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_DISCARDED);
+    ck_assert_int_ne(access(j, F_OK), 0);
+    now = read_whole_file(path, &len);
     ck_assert(len == old_len && memcmp(now, old, len) == 0);
     free(now);
     free(old);
@@ -641,6 +683,173 @@ START_TEST(test_journal_torn_and_foreign) {
     free(j);
     free(path);
     gk_model_free(m);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Writes small_model() with 100 bytes of padding to path, its tensor bytes
+ * patterned from seed (write_model's pattern when seed is 0). */
+static void write_padded_seeded(const char *path, unsigned seed) {
+    gk_model *m = write_padded(path);
+    gk_model_free(m);
+    if (seed == 0) return;
+    gk_file *f;
+    ck_assert_int_eq(gk_open(path, 0, &f, NULL), GK_OK);
+    uint64_t data = gk_file_data_offset(f);
+    gk_close(f);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, (long)data, SEEK_SET);
+    for (unsigned i = 0; i < 160; i++) fputc((int)((i * 7 + seed) & 0xff), fp);
+    fclose(fp);
+}
+
+/* A journal proves that it belongs to the bytes it finds: the example of the
+ * defect report (cp of another model over the file), a same-sized file whose
+ * header is the same and whose tensor bytes differ, a copy of the file under a
+ * new inode (its bytes prove it: recovered), an edit interrupted while it
+ * restored, and journals of format 1. */
+START_TEST(test_journal_proves_its_file) {
+    make_tmpdir("check_edit");
+    char *path = path_in_tmp("m.gguf"), *j = path_in_tmp("m.gguf" GK_JOURNAL_SUFFIX);
+    char *ref = path_in_tmp("ref.gguf"), *twin = path_in_tmp("twin.gguf"), *other = path_in_tmp("o.gguf");
+    write_padded_seeded(ref, 0);
+    write_padded_seeded(twin, 9);    /* the same header, other tensor bytes */
+    gk_model *big = small_model();
+    uint64_t ne[2] = { 64, 4 };
+    ck_assert_int_eq(gk_tensor_add(big, "c.weight", GK_TYPE_F32, 2, ne, NULL), GK_OK);
+    gk_model_layout(big);
+    write_model(other, big);
+    gk_model_free(big);
+    size_t ref_len, len;
+    uint8_t *refb = read_whole_file(ref, &ref_len);
+    gk_error err;
+    gk_recovery what;
+    bool fits;
+    const char *replacements[] = { "o.gguf", "twin.gguf" };
+    for (int r = 0; r < 2; r++) {
+        for (int at = 5; at <= 7; at++) {   /* before, in the middle of, after the header write */
+            write_padded_seeded(path, 0);
+            crash_at c = { at, 0 };
+            ck_assert_int_eq(edit_name_in_place(path, "edited", crash_hook, &c, &fits), GK_E_INTERRUPTED);
+            ck_assert_int_eq(access(j, F_OK), 0);
+            char *src = path_in_tmp(replacements[r]);
+            size_t src_len;
+            uint8_t *srcb = read_whole_file(src, &src_len);
+            FILE *fp = fopen(path, "r+b");   /* as cp does: same inode, new bytes */
+            ck_assert_ptr_nonnull(fp);
+            ck_assert_int_eq(ftruncate(fileno(fp), 0), 0);
+            fwrite(srcb, 1, src_len, fp);
+            fclose(fp);
+            ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+            ck_assert_ptr_nonnull(strstr(err.message, "stale"));
+            uint8_t *now = read_whole_file(path, &len);
+            ck_assert(len == src_len && memcmp(now, srcb, len) == 0);
+            free(now);
+            gk_file *f;
+            ck_assert_int_eq(gk_open_exclusive(path, 0, 0, &what, &f, &err), GK_E_JOURNAL);
+            ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+            ck_assert_int_eq(what, GK_RECOVERY_DISCARDED);
+            ck_assert_int_ne(access(j, F_OK), 0);
+            now = read_whole_file(path, &len);
+            ck_assert(len == src_len && memcmp(now, srcb, len) == 0);
+            free(now);
+            free(srcb);
+            free(src);
+        }
+    }
+    /* A copy under a new inode holding the interrupted edit's bytes: they prove
+     * it, it is recovered; discarding such a journal is refused. */
+    write_padded_seeded(path, 0);
+    crash_at c = { 7, 0 };
+    ck_assert_int_eq(edit_name_in_place(path, "edited", crash_hook, &c, &fits), GK_E_INTERRUPTED);
+    uint8_t *mid = read_whole_file(path, &len);
+    ck_assert(len == ref_len && memcmp(mid, refb, len) != 0);
+    ck_assert_int_eq(unlink(path), 0);
+    FILE *fp = fopen(path, "wb");
+    fwrite(mid, 1, len, fp);
+    fclose(fp);
+    free(mid);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "--recover"));
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_RESTORED);
+    uint8_t *now = read_whole_file(path, &len);
+    ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
+    free(now);
+    /* A recovery interrupted before each of its steps leaves a file its journal
+     * still proves: the next recovery finishes it. */
+    for (int at = 0; at < 8; at++) {
+        write_padded_seeded(path, 0);
+        c = (crash_at){ 7, 0 };
+        ck_assert_int_eq(edit_name_in_place(path, "edited-again", crash_hook, &c, &fits), GK_E_INTERRUPTED);
+        crash_at rc = { at, 0 };
+        gk_status st = gk_journal_recover(path, 0, &what, crash_hook, &rc, &err);
+        ck_assert(st == GK_OK || st == GK_E_INTERRUPTED);
+        ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+        now = read_whole_file(path, &len);
+        ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
+        free(now);
+        ck_assert_int_ne(access(j, F_OK), 0);
+    }
+    /* Format 1: removed when the file holds its old bytes; refused (unproven)
+     * when it does not, applied then only when forced; stale for another inode. */
+    write_padded_seeded(path, 0);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    uint8_t v1[48 + 4 + 32];
+    memcpy(v1, "GGUFKJ01", 8);
+    uint64_t fields[5] = { (uint64_t)sb.st_ino, ref_len, ref_len, 40, 4 };
+    for (int k = 0; k < 5; k++)
+        for (int b = 0; b < 8; b++) v1[8 + 8 * k + b] = (uint8_t)(fields[k] >> (8 * b));
+    memcpy(v1 + 48, refb + 40, 4);
+    gk_hash_value sum;
+    ck_assert_int_eq(gk_digest_once(GK_HASH_SHA256, v1, 52, &sum, NULL), GK_OK);
+    memcpy(v1 + 52, sum.bytes, 32);
+    fp = fopen(j, "wb");
+    fwrite(v1, 1, sizeof v1, fp);
+    fclose(fp);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_UNTOUCHED);
+    fp = fopen(path, "r+b");   /* the range changed: unproven */
+    fseek(fp, 40, SEEK_SET);
+    fputs("XXXX", fp);
+    fclose(fp);
+    fp = fopen(j, "wb");
+    fwrite(v1, 1, sizeof v1, fp);
+    fclose(fp);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "--force"));
+    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(what, GK_RECOVERY_RESTORED);
+    now = read_whole_file(path, &len);
+    ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
+    free(now);
+    for (int b = 0; b < 8; b++) v1[8 + b] ^= 0x55;   /* another inode */
+    ck_assert_int_eq(gk_digest_once(GK_HASH_SHA256, v1, 52, &sum, NULL), GK_OK);
+    memcpy(v1 + 52, sum.bytes, 32);
+    fp = fopen(j, "wb");
+    fwrite(v1, 1, sizeof v1, fp);
+    fclose(fp);
+    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_ptr_nonnull(strstr(err.message, "stale"));
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_ne(access(j, F_OK), 0);
+    /* A journal whose file is gone: discarded. */
+    fp = fopen(j, "wb");
+    fwrite(v1, 1, sizeof v1, fp);
+    fclose(fp);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(err.message, "--discard-journal"));
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_ne(access(j, F_OK), 0);
+    free(refb);
+    free(ref);
+    free(twin);
+    free(other);
+    free(j);
+    free(path);
     remove_tmpdir();
 }
 END_TEST
@@ -742,6 +951,7 @@ static Suite *edit_suite(void) {
     tcase_add_test(io, test_inplace_fit_and_padding);
     tcase_add_test(io, test_inplace_crash_recovery);
     tcase_add_test(io, test_journal_torn_and_foreign);
+    tcase_add_test(io, test_journal_proves_its_file);
     tcase_add_test(io, test_edit_lock);
     tcase_add_test(io, test_rewrite_replaces_input);
     suite_add_tcase(s, io);

@@ -232,6 +232,55 @@ START_TEST(test_existing_destination_refused) {
 }
 END_TEST
 
+/* No output is an input (io/inputs.c): the recorded file, a symbolic link and a
+ * hard link to it, another spelling of its path are refused with or without
+ * GK_SINK_OVERWRITE; the file an in-place rewrite replaces on purpose
+ * (GK_SINK_REPLACE_HELD) and unrelated files are not; gk_inputs_clear forgets. */
+START_TEST(test_inputs_never_outputs) {
+    char src[300], sym[300], hard[300], other[300], dotted[300];
+    snprintf(src, sizeof src, "%s/source.bin", tmpdir);
+    snprintf(sym, sizeof sym, "%s/sym.bin", tmpdir);
+    snprintf(hard, sizeof hard, "%s/hard.bin", tmpdir);
+    snprintf(other, sizeof other, "%s/other.bin", tmpdir);
+    snprintf(dotted, sizeof dotted, "%s/./source.bin", tmpdir);
+    ck_assert_int_eq(symlink("source.bin", sym), 0);
+    ck_assert_int_eq(link(src, hard), 0);
+    FILE *fp = fopen(other, "wb");
+    fputs("other", fp);
+    fclose(fp);
+    gk_inputs_clear();
+    ck_assert_int_eq(gk_inputs_add(sym, NULL), GK_OK);   /* recorded through the link */
+    const char *refused[] = { src, sym, hard, dotted };
+    gk_sink *s;
+    gk_error err;
+    for (int k = 0; k < 4; k++) {
+        ck_assert_msg(!gk_sink_dest_ok(refused[k], GK_SINK_OVERWRITE, &err), "%s accepted", refused[k]);
+        ck_assert_int_eq(err.code, GK_E_SAME_FILE);
+        ck_assert_int_eq(gk_sink_open(refused[k], GK_SINK_OVERWRITE, &s, &err), GK_E_SAME_FILE);
+        ck_assert_int_eq(gk_inputs_check_output(refused[k], &err), GK_E_SAME_FILE);
+    }
+    ck_assert(gk_sink_dest_ok(src, GK_SINK_OVERWRITE | GK_SINK_REPLACE_HELD, &err));
+    ck_assert_int_eq(gk_sink_open(other, GK_SINK_OVERWRITE, &s, &err), GK_OK);
+    gk_sink_abort(s);
+    /* a file opened as a model is recorded by the open itself */
+    gk_inputs_clear();
+    ck_assert(gk_sink_dest_ok(hard, GK_SINK_OVERWRITE, &err));
+    gk_file *f;
+    ck_assert_int_ne(gk_open(other, GK_OPEN_DEFAULT, &f, &err), GK_OK);   /* not GGUF: still read */
+    ck_assert(!gk_sink_dest_ok(other, GK_SINK_OVERWRITE, &err));
+    gk_inputs_clear();
+    ck_assert(gk_sink_dest_ok(other, GK_SINK_OVERWRITE, &err));
+    size_t len;
+    uint8_t *got = read_whole_file(src, &len);
+    ck_assert_uint_eq(len, SOURCE_BYTES);
+    ck_assert_int_eq(memcmp(got, source, len), 0);
+    free(got);
+    unlink(sym);
+    unlink(hard);
+    unlink(other);
+}
+END_TEST
+
 /* The fd of this process that is an unnamed file of tmpdir, or -1. */
 static int unnamed_fd(void) {
     char link[64], path[600], want[300];
@@ -311,6 +360,7 @@ int main(void) {
     tcase_add_test(tc, test_abort_and_short_source_leave_nothing);
     tcase_add_test(tc, test_copy_swapped);
     tcase_add_test(tc, test_existing_destination_refused);
+    tcase_add_test(tc, test_inputs_never_outputs);
     tcase_add_test(tc, test_unnamed_until_commit);
     suite_add_tcase(su, tc);
     return run_suite(su);

@@ -337,8 +337,12 @@ static gk_status apply_set(gk_model *m, const edit_op *op, bool force, gk_edit_r
     return st;
 }
 
+/* A key that is the pattern itself is deleted alone: a literal key holding glob
+ * characters ("x*y") never takes others ("xzy") with it. Otherwise the pattern is
+ * an fnmatch(3) glob, where a backslash escapes the next character ("x\*y"
+ * matches only the key "x*y"). */
 static gk_status apply_delete(gk_model *m, const char *pattern, bool force, gk_edit_result *res, gk_error *err) {
-    bool glob = strpbrk(pattern, "*?[") != NULL;
+    bool glob = strpbrk(pattern, "*?[\\") != NULL && gk_kv_find(m, pattern) < 0;
     size_t n = gk_kv_count(m), found = 0;
     char **names = calloc(n + 1, sizeof *names);
     if (names == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

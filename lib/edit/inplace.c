@@ -268,9 +268,10 @@ gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void 
     size_t lo, old_hi, new_hi;
     diff_range(old, (size_t)region, hdr, (size_t)new_len, &lo, &old_hi, &new_hi);
     if (lo == old_hi && lo == new_hi) goto done;   /* nothing changes */
-    journal_info info = { .ino = (uint64_t)a.st_ino, .old_size = old_size, .new_size = new_size,
-                          .off = lo, .old = old + lo, .len = old_hi - lo };
-    st = journal_write(&io, jpath, &info, err);
+    journal_info info = { .version = 2, .ino = (uint64_t)a.st_ino, .dev = (uint64_t)a.st_dev,
+                          .old_size = old_size, .new_size = new_size, .off = lo, .old = old + lo,
+                          .old_len = old_hi - lo, .new_bytes = hdr + lo, .new_len = new_hi - lo };
+    st = journal_write(&io, jpath, fd, &info, err);
     if (st != GK_OK) goto done;
     if (changed) *changed = true;
     st = write_new(&io, fd, f->path, hdr, lo, new_hi, old_size, new_size, err);

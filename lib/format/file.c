@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "edit/journal.h"
 #include "format/file.h"
+#include "io/inputs.h"
 #include "io/lock.h"
 #include "io/source.h"
 
@@ -179,26 +181,11 @@ gk_status gk_open(const char *path, unsigned flags, gk_file **out, gk_error *err
         }
         return open_common(f, flags, out, err);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        gk_close(f);
-        return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(e));
-    }
+    int fd;
+    st = input_open(path, &fd, err);   /* a FIFO is refused before it can block */
     gk_close(f);
+    if (st != GK_OK) return st;
     return gk_file_open_fd(fd, path, flags, out, err);
-}
-
-/* @return : true when an interrupted in-place edit's journal lies beside path. */
-static bool journal_left(const char *path) {
-    size_t n = strlen(path) + sizeof GK_JOURNAL_SUFFIX;
-    char *j = malloc(n);
-    if (j == NULL) return false;
-    snprintf(j, n, "%s%s", path, GK_JOURNAL_SUFFIX);
-    struct stat sb;
-    bool there = lstat(j, &sb) == 0;
-    free(j);
-    return there;
 }
 
 gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **out, gk_error *err) {
@@ -225,17 +212,25 @@ gk_status gk_file_open_fd(int fd, const char *path, unsigned flags, gk_file **ou
                             "(save the stream to a file first)");
     }
     f->size = (uint64_t)sb.st_size;
+    inputs_add_fd(fd, path);
     if (!S_ISREG(sb.st_mode)) return open_common(f, flags, out, err);
     /* The header is read under the shared header lock: an in-place write is
      * either wholly before or wholly after. A journal seen under it has no
      * live editor (one writes and removes it under the exclusive lock). */
     gk_status st = gk_lock_take(fd, GK_LOCK_HEADER, false, GK_LOCK_READ_WAIT_MS, err);
-    if (st == GK_OK && journal_left(path))
-        st = gk_error_set(err, GK_E_JOURNAL, -1,
-                          "an in-place edit of this file was interrupted and its editor is gone: the header "
-                          "may be partly written; `ggufkit edit --recover %s` puts the old header back from "
-                          "the journal (%s%s)",
-                          path, path, GK_JOURNAL_SUFFIX);
+    if (st == GK_OK) {
+        bool there;
+        journal_verdict v;
+        char why[256];
+        gk_error jerr;
+        if (journal_judge(fd, path, &there, &v, why, sizeof why, &jerr) != GK_OK)
+            st = gk_error_set(err, GK_E_JOURNAL, -1,
+                              "the journal of an interrupted in-place edit lies beside this file (%s%s) and "
+                              "cannot be checked (%s); `ggufkit edit --recover %s` deals with it",
+                              path, GK_JOURNAL_SUFFIX, jerr.message, path);
+        else if (there)
+            st = journal_refusal(path, v, why, err);
+    }
     if (st != GK_OK) {
         gk_close(f);
         return st;

@@ -14,11 +14,14 @@
  * back; ordinary names keep llama-gguf-hash's format.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ggufkit.h"
+#include "io/inputs.h"
 #include "util/strset.h"
 
 #define LINE_MAX_BYTES (64u << 10)
@@ -184,8 +187,12 @@ void gk_manifest_free(gk_manifest *m) {
 
 gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err) {
     *out = NULL;
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) return gk_error_set(err, GK_E_IO, -1, "cannot open manifest %s", path);
+    int fd = input_open_whole(path);   /* recorded: no output may replace the manifest */
+    FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (fp == NULL) {
+        if (fd >= 0) close(fd);
+        return gk_error_set(err, GK_E_IO, -1, "cannot open manifest %s", path);
+    }
     gk_manifest *m = calloc(1, sizeof *m);
     char *line = malloc(LINE_MAX_BYTES + 2);
     gk_status st = m && line ? GK_OK : gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

@@ -11,6 +11,7 @@
  * models table (shard sets and single files) and its quant mixes are rebuilt.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "index/db.h"
 
@@ -214,6 +216,30 @@ static void count_left_out(void *ctx, const char *path, const char *why) {
     if (c->o->left_out) c->o->left_out(c->o->left_out_ctx, path, why);
 }
 
+/* The database is written, never an input: not a PATH given (or a link to one)
+ * and not a GGUF file (a model named by --db by mistake), nor anything but a
+ * regular file. */
+static gk_status check_db_path(const char *db_path, const char *const *paths, size_t n_paths, gk_error *err) {
+    for (size_t i = 0; i < n_paths; i++) gk_inputs_add(paths[i], NULL);
+    gk_status st = gk_inputs_check_output(db_path, err);
+    if (st != GK_OK) return st;
+    struct stat sb;
+    if (stat(db_path, &sb) != 0) return GK_OK;   /* created */
+    if (S_ISDIR(sb.st_mode)) return GK_OK;   /* the database's open says why */
+    if (!S_ISREG(sb.st_mode))
+        return gk_error_set(err, GK_E_ARG, -1, "%s: the database is not a regular file", db_path);
+    int fd = open(db_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    uint8_t magic[4] = { 0 };
+    bool gguf = fd >= 0 && pread(fd, magic, 4, 0) == 4 &&
+                (memcmp(magic, "GGUF", 4) == 0 || memcmp(magic, "FUGG", 4) == 0);
+    if (fd >= 0) close(fd);
+    if (gguf)
+        return gk_error_set(err, GK_E_SAME_FILE, -1,
+                            "%s: is a GGUF model, not a database: refusing to write to it (name the database with --db)",
+                            db_path);
+    return GK_OK;
+}
+
 gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths, const gk_index_opts *opts,
                        gk_index_stats *stats, gk_error *err) {
     gk_index_opts defaults = { 0 };
@@ -226,7 +252,8 @@ gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_p
 
     /* Walk first: a PATH that does not exist is an error before anything is written. */
     ix_found_list found = { 0 };
-    gk_status st = GK_OK;
+    gk_status st = check_db_path(db_path, paths, n_paths, err);
+    if (st != GK_OK) return st;
     left_out_ctx lc = { o, stats };
     ix_walk_report rep = { count_left_out, &lc };
     for (size_t i = 0; st == GK_OK && i < n_paths; i++) st = ix_walk(paths[i], &found, &rep, err);

@@ -16,6 +16,8 @@
  * thread of their own, bypassing the page cache where the filesystem allows.
  * A destination that is a symbolic link stands for the file it names: that
  * file is replaced (temporary file in its folder), the link stays a link.
+ * A destination that is an input of this process (io/inputs.c: the file, a link
+ * to it, a hard link) is refused, with or without GK_SINK_OVERWRITE.
  * Where the temporary file can share blocks with an input (gk_sink_clone_probe:
  * XFS with reflink, btrfs, ...), copies from that input clone their whole
  * blocks (io/clone.h) instead of copying them; the bytes are the same.
@@ -71,6 +73,9 @@ static char *dir_of(const char *path) {
 bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err) {
     struct stat sb;
     if (lstat(dest, &sb) != 0) return true;
+    /* No output replaces an input, whatever the flags, but the file an in-place
+     * rewrite replaces on purpose. */
+    if (!(flags & GK_SINK_REPLACE_HELD) && gk_inputs_check_output(dest, err) != GK_OK) return false;
     /* A device, fifo, socket or folder (also behind a link) is never replaced:
      * the rename would put a regular file in its place. */
     if (stat(dest, &sb) == 0 && !S_ISREG(sb.st_mode)) {

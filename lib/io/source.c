@@ -18,6 +18,7 @@
 #include <zstd_errors.h>
 
 #include "io/archive_load.h"
+#include "io/inputs.h"
 #include "io/source.h"
 
 #define SCRATCH_BYTES (256 * 1024)
@@ -78,8 +79,8 @@ static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
 
 static gk_status zstd_start(gk_source *s, gk_error *err) {
     if (s->fd >= 0) close(s->fd);
-    s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-    if (s->fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    gk_status opened = input_open(s->path, &s->fd, err);
+    if (opened != GK_OK) return opened;
     if (s->ds == NULL && (s->ds = ZSTD_createDStream()) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     ZSTD_initDStream(s->ds);
@@ -199,6 +200,14 @@ static struct archive *archive_open_path(const gk_archive_api *A, const char *pa
     if (a == NULL) return NULL;
     A->archive_read_support_filter_all(a);
     A->archive_read_support_format_all(a);
+    int fd;   /* a FIFO would block libarchive's open: refused first */
+    gk_error oerr;
+    if (input_open(path, &fd, &oerr) != GK_OK) {
+        snprintf(why, GK_MESSAGE_MAX, "%s", oerr.message);
+        A->archive_read_free(a);
+        return NULL;
+    }
+    close(fd);
     if (A->archive_read_open_filename(a, path, 64 * 1024) != ARCHIVE_OK) {
         const char *e = A->archive_error_string(a);
         snprintf(why, GK_MESSAGE_MAX, "%s", e ? e : "unknown error");
@@ -448,8 +457,8 @@ static bool is_gguf_magic(const uint8_t *p) {
 }
 
 bool gk_source_zstd_first_bytes(const char *path, uint8_t first[4]) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    int fd;
+    if (input_open(path, &fd, NULL) != GK_OK) return false;
     ZSTD_DCtx *dc = ZSTD_createDCtx();
     if (dc) allow_window(dc);
     uint8_t buf[16384];
@@ -470,8 +479,9 @@ done:
 }
 
 gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    int fd;
+    gk_status opened = input_open(path, &fd, err);
+    if (opened != GK_OK) return opened;
     uint64_t content;
     gk_status st = walk_frames(fd, &content, err);
     close(fd);
@@ -484,8 +494,8 @@ gk_source_kind gk_source_sniff_magic(const char *path, gk_source_magic *magic) {
     gk_source_magic seen;
     if (magic == NULL) magic = &seen;
     *magic = GK_MAGIC_OTHER;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return GK_SOURCE_PLAIN;
+    int fd;
+    if (input_open(path, &fd, NULL) != GK_OK) return GK_SOURCE_PLAIN;   /* the open proper says why */
     uint8_t h[512];
     ssize_t n = pread(fd, h, sizeof h, 0);
     close(fd);

@@ -34,7 +34,7 @@ gk_status gk_endian_convert(gk_file *f, const char *dest, bool big, const gk_wri
     /* Refused before the types are checked, in endian's own words (gk_rewrite
      * would refuse it too, after the work of cloning). */
     if (f->path && f->path[0] && gk_same_file(f->path, dest))
-        return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: refusing to convert in place", dest);
+        return gk_error_set(err, GK_E_SAME_FILE, -1, "%s: is the input: refusing to convert in place", dest);
     const gk_model *in = gk_file_model(f);
     gk_status s = in->big_endian != big ? gk_endian_check(in, err) : GK_OK;
     if (s != GK_OK) return s;

@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ggufkit.h"
+#include "io/inputs.h"
 
 /* llama-quantize copies the dataset name and the path into 128-byte fields. */
 #define IMATRIX_META_MAX 127
@@ -209,9 +211,13 @@ static gk_status parse_legacy(byte_reader *r, gk_imatrix *im, gk_error *err) {
 
 /* Reads a whole (small) file into memory. */
 static gk_status slurp(const char *path, uint8_t **data, size_t *size, gk_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return gk_error_set(err, GK_E_IO, -1, "%s: cannot open: %s", path, strerror(errno));
+    int fd = input_open_whole(path);   /* recorded: no output may replace the matrix */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (f == NULL) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return gk_error_set(err, GK_E_IO, -1, "%s: cannot open: %s", path, strerror(e));
+    }
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     while (buf != NULL) {

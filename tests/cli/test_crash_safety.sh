@@ -16,6 +16,9 @@
 #   - for --in-place: while a journal is left, `ggufkit verify FILE` fails naming
 #     `ggufkit edit --recover` and changes nothing; after `edit --recover`, FILE is
 #     byte-identical to the old or the new version, and verifies; no journal;
+#   - recovery itself killed at points of its work is finished by the next
+#     recovery (the old version); a journal whose file was replaced after the
+#     kill is refused as stale and the file kept, until --discard-journal;
 #   - for --in-place=auto rewriting FILE: FILE is the old or the new version; the
 #     only other file a kill may leave is the complete new version under a
 #     temporary name (the kill landed between linking it beside FILE and renaming
@@ -294,6 +297,49 @@ if [ "$HAS_EDIT" = 1 ]; then
     fi
   else
     bad "leftover-journal check: no kill before any of the $steps steps of an in-place edit left a journal"
+  fi
+  # Recovery killed: a kill late in an edit leaves a journal and a changed header;
+  # recovery is then killed before each of its steps and inside its writes, and a
+  # second recovery must give the old version (the journal still proves the mixed
+  # bytes). A journal whose file was replaced after the kill (cp of another model
+  # over it, the inode kept) is refused as stale, the file kept, until
+  # --discard-journal removes it.
+  jsaved=0
+  for ((k = steps; k >= 1 && jsaved == 0; k--)); do
+    cp "$TMP/in/p-old.gguf" "$F"
+    run_killed "step:$k" "${EDIT[@]}"
+    if [ -e "$F.ggufkit-journal" ] && [ "$(sha "$F")" != "$OLD" ]; then
+      cp "$F" "$TMP/j-file"; cp "$F.ggufkit-journal" "$TMP/j-journal"; jsaved=1
+    fi
+  done
+  if [ "$jsaved" = 1 ]; then
+    restore_j() { cp "$TMP/j-file" "$F"; cp "$TMP/j-journal" "$F.ggufkit-journal"; }
+    restore_j
+    count_work "$BIN" edit --recover "$F"
+    [ "$(sha "$F")" == "$OLD" ] && ok || bad "recovery (counting run): not the old version"
+    n_rk=0
+    for ((i = 1; i <= 20; i++)); do
+      restore_j
+      kill_point "$i" 20
+      run_killed "$trig" "$BIN" edit --recover "$F"
+      [ "$rc" -eq 137 ] && n_rk=$((n_rk + 1))
+      out=$("$BIN" edit --recover "$F" 2>&1) || bad "recovery killed at $trig: the next recovery failed: $out"
+      [ "$(sha "$F")" == "$OLD" ] && ok || bad "recovery killed at $trig: not the old version"
+      [ -e "$F.ggufkit-journal" ] && bad "recovery killed at $trig: journal left" || ok
+    done
+    [ "$n_rk" -gt 0 ] && ok || bad "recovery: no kill landed"
+    restore_j
+    cp "$IN" "$F"
+    stale_sum=$(sha "$F")
+    out=$("$BIN" edit --recover "$F" 2>&1) && bad "a stale journal was applied: $out"
+    case "$out" in *stale*"edit --discard-journal $F"*) ok ;; *) bad "stale journal: no way out named: $out" ;; esac
+    "${EDIT[@]}" >/dev/null 2>&1 && bad "edit --in-place ran over a stale journal"
+    [ "$(sha "$F")" == "$stale_sum" ] && [ -e "$F.ggufkit-journal" ] && ok || bad "stale journal: file or journal changed"
+    "$BIN" edit --discard-journal "$F" >/dev/null 2>&1 && ok || bad "edit --discard-journal failed"
+    [ "$(sha "$F")" == "$stale_sum" ] && [ ! -e "$F.ggufkit-journal" ] && ok || bad "discard: file changed or journal left"
+    echo "edit --recover: 20 kills over $steps steps and $wbytes written bytes ($n_rk landed), each finished by the next recovery"
+  else
+    bad "recovery kills: no kill late in an in-place edit left a journal and a changed header"
   fi
 fi
 

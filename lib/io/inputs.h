@@ -1,0 +1,29 @@
+/*
+ * inputs.h - the files this process reads (its inputs), which no output may
+ * replace, and the non-blocking open every input goes through. The public half
+ * (gk_inputs_add, gk_inputs_check_output, gk_inputs_clear) is in ggufkit.h.
+ */
+#ifndef GK_IO_INPUTS_H
+#define GK_IO_INPUTS_H
+
+#include "ggufkit.h"
+
+/** inputs_add_fd() : records the file open at fd (named path in messages) as an
+ *  input of this process. Thread-safe; a file already recorded is not added again. */
+void inputs_add_fd(int fd, const char *path);
+
+/** input_open() : opens path for reading (*fd) without blocking on a FIFO with
+ *  no writer: opened O_NONBLOCK, refused unless a regular file or a block device
+ *  (a FIFO, socket or character device gets GK_E_UNSUPPORTED, a folder GK_E_IO),
+ *  then made blocking again; the file is recorded as an input.
+ *  @return : GK_OK, GK_E_IO ("cannot open: " errno's text), GK_E_UNSUPPORTED. */
+gk_status input_open(const char *path, int *fd, gk_error *err);
+
+/** input_open_whole() : opens path for a reader that reads it whole, front to
+ *  back (a patch, a template, a matrix, a manifest): a pipe is fine there (`--patch
+ *  <(cmd)`), and opening one with no writer does not block (its read then ends
+ *  at once). A folder is refused (EISDIR); a regular file is recorded as an input.
+ *  @return : the fd, or -1 with errno set. */
+int input_open_whole(const char *path);
+
+#endif
