@@ -809,7 +809,8 @@ typedef struct gk_quant_tensor_rule {
 
 /* --override-kv KEY=KIND:VALUE. GK_OVR_U32 is no --override-kv kind: it is the
  * UINT32 llama-quantize's writer makes of an integer it records itself (the
- * imatrix counts; the magnitude, cut to 32 bits). */
+ * imatrix counts); since the September 2026 release an int override is written
+ * the same way. */
 typedef enum gk_kv_override_kind {
     GK_OVR_INT, GK_OVR_FLOAT, GK_OVR_BOOL, GK_OVR_STR, GK_OVR_U32
 } gk_kv_override_kind;
@@ -830,9 +831,10 @@ typedef struct gk_kv_override {
 GK_API gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
 
 /** gk_kv_override_apply() : sets the pair at the end of m's metadata, as
- *  llama-quantize does. An existing key of the same kind keeps its type (an int
- *  into a u16 key stays u16; out of range is an error); otherwise the value is
- *  written as i32 (i64 when it does not fit), f32, bool or string. */
+ *  llama-quantize (September 2026) does, whatever type an existing key had: an
+ *  int as UINT32 of its magnitude cut to 32 bits (-5 gives 5), a float as F32, a
+ *  bool, a string. A layout key's value is checked (general.alignment a power
+ *  of two, split.* refused). */
 GK_API gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err);
 
 typedef struct gk_quant_opts {

@@ -742,17 +742,21 @@ START_TEST(override_kv) {
     ck_assert_str_eq(gk_kv_at(p.plan.out, n - 5)->key.ptr, "general.quantization_version");
     ck_assert_str_eq(gk_kv_at(p.plan.out, n - 4)->key.ptr, "general.file_type");
     ck_assert_str_eq(gk_kv_at(p.plan.out, n - 3)->key.ptr, "llama.block_count");
-    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 3)->value.type, GK_V_U32);   /* kept its type */
+    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 3)->value.type, GK_V_U32);
     ck_assert_uint_eq(gk_kv_at(p.plan.out, n - 3)->value.u, 3);
+    /* every int override is UINT32 of its magnitude (the September 2026 rule) */
     ck_assert_str_eq(gk_kv_at(p.plan.out, n - 2)->key.ptr, "new.key");
-    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 2)->value.type, GK_V_I32);
-    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 2)->value.i, -5);
+    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 2)->value.type, GK_V_U32);
+    ck_assert_uint_eq(gk_kv_at(p.plan.out, n - 2)->value.u, 5);
     planned_free(&p);
-    /* Out of range for the existing u32 key. */
+    /* a negative int into the u32 key: its magnitude, not a refusal */
     ck_assert_int_eq(gk_kv_override_parse("llama.block_count=int:-1", &ovs[0], &err), GK_OK);
     o.n_overrides = 1;
-    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_E_ARG);
-    gk_model_free(p.in);
+    ck_assert_int_eq(plan_with(&p, &s, &o, &err), GK_OK);
+    n = gk_kv_count(p.plan.out);
+    ck_assert_int_eq(gk_kv_at(p.plan.out, n - 1)->value.type, GK_V_U32);
+    ck_assert_uint_eq(gk_kv_at(p.plan.out, n - 1)->value.u, 1);
+    planned_free(&p);
     /* The rules see the overridden value: 16 experts is not 8 ... */
     shape moe = llama32_moe8;
     moe.n_layer = 2;

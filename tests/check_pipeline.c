@@ -291,7 +291,7 @@ START_TEST(test_no_header_the_reader_refuses) {
 END_TEST
 
 START_TEST(test_layout_overrides_refused) {
-    const char *bad[] = { "general.alignment=int:64", "general.alignment=str:x", "split.count=int:2",
+    const char *bad[] = { "general.alignment=int:48", "general.alignment=str:x", "split.count=int:2",
                           "split.no=float:1", "split.tensors.count=bool:true" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gk_model *m = small_model(NULL, NULL);

@@ -170,45 +170,17 @@ gk_status gk_kv_override_parse(const char *arg, gk_kv_override *o, gk_error *err
     return GK_OK;
 }
 
-static bool is_int_vtype(gk_vtype t) {
-    return t == GK_V_U8 || t == GK_V_I8 || t == GK_V_U16 || t == GK_V_I16 || t == GK_V_U32 ||
-           t == GK_V_I32 || t == GK_V_U64 || t == GK_V_I64;
-}
-
-/* Whether integer x fits value type t. */
-static bool int_fits(gk_vtype t, int64_t x) {
-    switch (t) {
-    case GK_V_U8: return x >= 0 && x <= UINT8_MAX;
-    case GK_V_I8: return x >= INT8_MIN && x <= INT8_MAX;
-    case GK_V_U16: return x >= 0 && x <= UINT16_MAX;
-    case GK_V_I16: return x >= INT16_MIN && x <= INT16_MAX;
-    case GK_V_U32: return x >= 0 && x <= (int64_t)UINT32_MAX;
-    case GK_V_I32: return x >= INT32_MIN && x <= INT32_MAX;
-    case GK_V_U64: return x >= 0;
-    default: return true;
-    }
-}
-
 gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err) {
-    const gk_value *old = gk_kv_get(m, o->key);
-    gk_vtype have = old ? old->type : GK_V_COUNT;
     gk_value v = { 0 };
     switch (o->kind) {
-    case GK_OVR_INT:
-        v.type = is_int_vtype(have) ? have : (o->i >= INT32_MIN && o->i <= INT32_MAX) ? GK_V_I32 : GK_V_I64;
-        if (!int_fits(v.type, o->i))
-            return gk_error_set(err, GK_E_ARG, -1, "override %s: %lld does not fit the key's type %s", o->key,
-                                (long long)o->i, gk_vtype_short_name(v.type));
-        if (v.type == GK_V_U8 || v.type == GK_V_U16 || v.type == GK_V_U32 || v.type == GK_V_U64) v.u = (uint64_t)o->i;
-        else v.i = o->i;
-        break;
-    case GK_OVR_U32: /* |i| cut to 32 bits, whatever the key held */
+    case GK_OVR_INT:   /* the release writes every int override so */
+    case GK_OVR_U32:   /* |i| cut to 32 bits, whatever the key held */
         v.type = GK_V_U32;
         v.u = (uint32_t)(o->i < 0 ? -(uint64_t)o->i : (uint64_t)o->i);
         break;
     case GK_OVR_FLOAT:
-        v.type = have == GK_V_F64 ? GK_V_F64 : GK_V_F32;
-        v.f = v.type == GK_V_F32 ? (double)(float)o->f : o->f;
+        v.type = GK_V_F32;
+        v.f = (double)(float)o->f;
         break;
     case GK_OVR_BOOL:
         v.type = GK_V_BOOL;

@@ -391,7 +391,14 @@ expect_exit 0 "--override-kv" "$BIN" quantize --override-kv 'general.name=str:re
 rm -f "$o"
 expect_exit 2 "--override-kv bad kind" "$BIN" quantize --override-kv 'a=double:1' "$src" "$o" Q8_0
 expect_exit 2 "--override-kv bad bool" "$BIN" quantize --override-kv 'a=bool:maybe' "$src" "$o" Q8_0
-expect_exit 1 "--override-kv out of range for a u32 key" "$BIN" quantize --override-kv 'llama.block_count=int:-2' "$src" "$o" Q8_0
+# every int override is UINT32 of its magnitude, every float FLOAT32, as the release writes them
+expect_exit 0 "--override-kv negative int" "$BIN" quantize --override-kv 'llama.block_count=int:-2' \
+  --override-kv 'llama.rope.freq_base=float:20000' --override-kv 'x.i=int:-7' "$src" "$o" Q8_0
+[[ $(kv "$o" llama.block_count) == "UINT32 2" ]] && ok "negative int override: its magnitude" || bad "negative int override: $(kv "$o" llama.block_count)"
+[[ $(kv "$o" x.i) == "UINT32 7" ]] && ok "new int key: UINT32" || bad "new int key: $(kv "$o" x.i)"
+[[ $(kv "$o" llama.rope.freq_base) == "FLOAT32 20000.0" ]] && ok "float override: FLOAT32" || bad "float override: $(kv "$o" llama.rope.freq_base)"
+rm -f "$o"
+expect_exit 1 "--override-kv of a layout key is checked" "$BIN" quantize --override-kv 'general.alignment=int:48' "$src" "$o" Q8_0
 expect_absent "no output after a bad override" "$o"
 # --keep-split
 "$BIN" split --help >/dev/null 2>&1 && have_split=true || have_split=false
