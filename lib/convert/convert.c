@@ -85,7 +85,10 @@ static gk_status hp_int(const hparams *h, const char *dir, const char *const *ke
     *v = -1;
     if (j == NULL || cJSON_IsNull(j)) {
         if (!required) return GK_OK;
-        return config_error(err, dir, GK_E_NOT_FOUND, "the key '%s' is missing", keys[0]);
+        char list[256] = "";
+        for (const char *const *k = keys; *k; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", k == keys ? "" : " or ", *k);
+        return config_error(err, dir, GK_E_NOT_FOUND, "%s is missing (or null)", list);
     }
     if (!gk_hf_is_int(j) || j->valuedouble < 0 || j->valuedouble > 4294967295.0)
         return config_error(err, dir, GK_E_CORRUPT, "'%s' is not an unsigned 32-bit integer", key);
@@ -700,10 +703,14 @@ static gk_status check_embedding(planner *p, gk_error *err) {
     if (ti < 0 || tokens == NULL) return GK_OK;
     const gk_tensor *t = gk_tensor_at(m, (size_t)ti);
     if (t->ne[1] == tokens->arr.n) return GK_OK;
-    return gk_error_set(err, GK_E_CORRUPT, -1,
-                        "%s: the vocabulary has %llu tokens (config.json vocab_size, tokenizer.model) but "
-                        "model.embed_tokens.weight has %llu rows",
-                        p->dir, (unsigned long long)tokens->arr.n, (unsigned long long)t->ne[1]);
+    gk_error_set(err, GK_E_CORRUPT, -1,
+                 "the vocabulary has %llu tokens (config.json vocab_size, tokenizer.model) but "
+                 "model.embed_tokens.weight has %llu rows",
+                 (unsigned long long)tokens->arr.n, (unsigned long long)t->ne[1]);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", p->dir);
+    gk_error_about(err, path);
+    return GK_E_CORRUPT;
 }
 
 gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert **out, gk_error *err) {

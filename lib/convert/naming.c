@@ -184,13 +184,13 @@ int gk_conv_parse_id(const char *model_id, int64_t total_params, gk_conv_id *out
     memset(out, 0, sizeof *out);
     if (model_id == NULL) return 0;
     if (strchr(model_id, ' ')) {
-        out->name = strdup(model_id);   /* a sentence: a plain name, as is */
+        out->name = gk_conv_title(model_id);   /* a sentence: a plain name */
         return out->name ? 0 : -1;
     }
     const char *slash = strchr(model_id, '/');
     const char *full = slash ? slash + 1 : model_id;
     char *org = NULL;
-    if (slash && slash > model_id && model_id[0] != '.') {
+    if (slash && model_id[0] != '.') {   /* "/x" gives an empty organization */
         org = dup_n(model_id, (size_t)(slash - model_id));
         if (org == NULL) return -1;
     }

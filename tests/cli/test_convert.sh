@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# test_convert.sh - CLI tests of `ggufkit convert` (Hugging Face checkpoint to GGUF).
+#
+# usage: test_convert.sh PATH/TO/ggufkit
+# Environment: GGUFKIT_GOLDEN   the golden reference folder (convert/ is used;
+#                               without it the script says SKIPPED loudly)
+#
+# Golden: every convert/NAME-T.gguf (4 checkpoints x f32, f16, bf16, q8_0) equal
+# byte for byte to what convert_hf_to_gguf.py wrote; the same bytes at 1 and 3
+# threads; a chat template from chat_template.jinja (CRLF lines) equal to the one
+# in tokenizer_config.json; --ignore-model-card. Variants: --vocab-only,
+# generation_config.json's sampling keys. Refusals, each exit 1 naming the
+# file (and tensor and offset where there is one) with no output left: an
+# unsupported architecture (the message lists the supported ones), missing
+# config keys, a tokenizer larger than vocab_size, a vocab_size other than the
+# embedding's rows, a missing shard, a safetensors file cut short or with a
+# broken header, a tensor without a GGUF name, an integer tensor, a README.md
+# with front matter, an existing OUT; usage errors exit 2.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+if [ ! -x "$BIN" ]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
+G=$GOLDEN/convert
+if [ ! -d "$G/llama-gqa" ]; then
+    skip "no golden convert/ folder at $G: the convert parity suite was NOT run"
+    finish
+fi
+
+# ------------------------------------------------------------ golden parity
+for name in llama-gqa llama-shards mistral-l3 mixtral; do
+    for t in f32 f16 bf16 q8_0; do
+        expect_exit 0 "convert $name $t" "$BIN" convert "$G/$name" "$TMP/$name-$t.gguf" "$t"
+        expect_same_file "$name-$t.gguf byte-identical" "$TMP/$name-$t.gguf" "$G/$name-$t.gguf"
+        rm -f "$TMP/$name-$t.gguf"
+    done
+done
+for th in 1 3; do
+    expect_exit 0 "mixtral q8_0 --threads $th" "$BIN" convert --threads "$th" "$G/mixtral" "$TMP/m$th.gguf" Q8_0
+    expect_same_file "mixtral q8_0 at $th threads" "$TMP/m$th.gguf" "$G/mixtral-q8_0.gguf"
+done
+
+# A fresh writable copy of golden folder $1 at $TMP/$2.
+copy() { rm -rf "${TMP:?}/$2"; mkdir -p "$(dirname "$TMP/$2")"; cp -r "$G/$1" "$TMP/$2"; chmod -R u+w "$TMP/$2"; }
+# refuse NAME DIR TEXT...: convert DIR fails with status 1, stderr holding each
+# TEXT, and leaves no output.
+refuse() {
+    local name=$1 dir=$2
+    shift 2
+    rm -f "$TMP/out.gguf"
+    expect_exit 1 "$name: exit 1" "$BIN" convert "$dir" "$TMP/out.gguf" f16
+    for text in "$@"; do expect_grep "$name: message" "$TMP/err" "$text"; done
+    expect_absent "$name: no output" "$TMP/out.gguf"
+}
+
+# The chat template from chat_template.jinja gives the same file; its CRLF line
+# ends are read as LF (Python's text mode).
+copy llama-gqa jinja/llama-gqa
+python3 - "$TMP/jinja/llama-gqa" <<'PY'
+import json, sys
+d = sys.argv[1]
+tc = json.load(open(d + "/tokenizer_config.json"))
+tmpl = tc.pop("chat_template")
+json.dump(tc, open(d + "/tokenizer_config.json", "w"))
+open(d + "/chat_template.jinja", "wb").write(tmpl.encode())
+PY
+expect_exit 0 "chat_template.jinja" "$BIN" convert "$TMP/jinja/llama-gqa" "$TMP/jinja.gguf" f16
+expect_same_file "chat_template.jinja: same bytes" "$TMP/jinja.gguf" "$G/llama-gqa-f16.gguf"
+printf 'line one\r\nline two\rend' > "$TMP/jinja/llama-gqa/chat_template.jinja"
+expect_exit 0 "chat_template.jinja with CRLF" "$BIN" convert "$TMP/jinja/llama-gqa" "$TMP/jinja2.gguf" f16
+"$BIN" dump "$TMP/jinja2.gguf" > "$TMP/jinja.txt"
+expect_grep "jinja template read with LF lines" "$TMP/jinja.txt" '"line one\nline two\nend"'
+
+# README.md: front matter refused, read past with --ignore-model-card.
+copy llama-gqa card/llama-gqa
+printf -- '---\nlicense: mit\n---\n# card\n' > "$TMP/card/llama-gqa/README.md"
+refuse "model card" "$TMP/card/llama-gqa" "llama-gqa/README.md" "--ignore-model-card"
+expect_exit 0 "--ignore-model-card" "$BIN" convert --ignore-model-card "$TMP/card/llama-gqa" "$TMP/card.gguf" bf16
+expect_same_file "--ignore-model-card: same bytes" "$TMP/card.gguf" "$G/llama-gqa-bf16.gguf"
+printf '# no front matter\n' > "$TMP/card/llama-gqa/README.md"
+expect_exit 0 "README.md without front matter" "$BIN" convert "$TMP/card/llama-gqa" "$TMP/card2.gguf" bf16
+expect_same_file "README.md without front matter: same bytes" "$TMP/card2.gguf" "$G/llama-gqa-bf16.gguf"
+
+# --vocab-only: the metadata without tensors (and without a size label: no
+# parameters were counted).
+expect_exit 0 "--vocab-only" "$BIN" convert --vocab-only "$G/llama-gqa" "$TMP/vocab.gguf" f16
+"$BIN" dump "$TMP/vocab.gguf" > "$TMP/vocab.txt"
+expect_grep "--vocab-only: no tensors" "$TMP/vocab.txt" "tensors (0)"
+expect_grep "--vocab-only: the tokens" "$TMP/vocab.txt" "320 elements"
+if grep -q size_label "$TMP/vocab.txt"; then bad "--vocab-only wrote a size label"; else ok; fi
+
+# generation_config.json: general.sampling.* right after general.type.
+copy llama-gqa gen
+printf '{"temperature": 0.6, "top_p": 0.9, "top_k": 40}\n' > "$TMP/gen/generation_config.json"
+expect_exit 0 "generation_config.json" "$BIN" convert "$TMP/gen" "$TMP/gen.gguf" f32
+"$BIN" dump "$TMP/gen.gguf" > "$TMP/gen.txt"
+if awk '$2 ~ /^general\./ { print $2 }' "$TMP/gen.txt" | head -5 | tr '\n' ' ' |
+    grep -q "general.architecture general.type general.sampling.top_k general.sampling.top_p general.sampling.temp"; then
+    ok; else bad "sampling keys not in the reference's order"; fi
+
+# ------------------------------------------------------------ refusals
+copy llama-gqa arch
+sed -i 's/"LlamaForCausalLM"/"GPT2LMHeadModel"/' "$TMP/arch/config.json"
+refuse "unsupported architecture" "$TMP/arch" "arch/config.json" "GPT2LMHeadModel" "LlamaForCausalLM" "MixtralForCausalLM"
+
+copy llama-gqa nokv
+sed -i '/num_key_value_heads/d' "$TMP/nokv/config.json"
+refuse "missing num_key_value_heads" "$TMP/nokv" "nokv/config.json" "'num_key_value_heads'"
+copy llama-gqa novocab
+sed -i '/"vocab_size"/d' "$TMP/novocab/config.json"
+refuse "missing vocab_size" "$TMP/novocab" "novocab/config.json" "'vocab_size'"
+copy llama-gqa nolayers
+sed -i '/num_hidden_layers/d' "$TMP/nolayers/config.json"
+refuse "missing num_hidden_layers" "$TMP/nolayers" "'num_hidden_layers'"
+copy llama-gqa badjson
+printf '{"architectures": ["LlamaForCausalLM"],' > "$TMP/badjson/config.json"
+refuse "broken config.json" "$TMP/badjson" "badjson/config.json" "not valid JSON"
+
+copy llama-gqa small
+sed -i 's/"vocab_size": 320/"vocab_size": 300/' "$TMP/small/config.json"
+refuse "tokenizer larger than vocab_size" "$TMP/small" "small/tokenizer.model" "320 pieces" "300"
+copy llama-gqa big
+sed -i 's/"vocab_size": 320/"vocab_size": 400/' "$TMP/big/config.json"
+refuse "vocab_size unlike the embedding" "$TMP/big" "big/config.json" "400 tokens" "320 rows"
+
+copy llama-shards shard
+rm "$TMP/shard/model-00002-of-00003.safetensors"
+refuse "missing shard" "$TMP/shard" "model-00002-of-00003.safetensors" "missing"
+
+copy llama-gqa cut
+truncate -s 200000 "$TMP/cut/model.safetensors"
+refuse "safetensors cut short" "$TMP/cut" "cut/model.safetensors" "offset" "model.layers.1.mlp.up_proj.weight"
+copy llama-gqa hdr
+printf '@' | dd of="$TMP/hdr/model.safetensors" bs=1 seek=8 conv=notrunc 2>/dev/null
+refuse "broken safetensors header" "$TMP/hdr" "hdr/model.safetensors" "offset"
+
+copy llama-gqa extra
+python3 "$HERE/st_edit.py" "$G/llama-gqa/model.safetensors" "$TMP/extra/model.safetensors" model.foo.weight F32 2x2
+refuse "unmappable tensor" "$TMP/extra" "extra/model.safetensors" "model.foo.weight" "offset"
+copy llama-gqa int
+python3 "$HERE/st_edit.py" "$G/llama-gqa/model.safetensors" "$TMP/int/model.safetensors" \
+    model.layers.0.self_attn.q_proj.bias I32 64
+refuse "integer tensor" "$TMP/int" "int/model.safetensors" "model.layers.0.self_attn.q_proj.bias" "I32"
+
+copy llama-gqa notok
+rm "$TMP/notok/tokenizer.model"
+refuse "no tokenizer.model" "$TMP/notok" "not supported yet"
+
+# An existing OUT stays as it was without --force.
+printf 'keep' > "$TMP/keep.gguf"
+expect_exit 1 "existing OUT" "$BIN" convert "$G/llama-gqa" "$TMP/keep.gguf" f16
+if [ "$(cat "$TMP/keep.gguf")" = keep ]; then ok; else bad "existing OUT was changed"; fi
+expect_exit 0 "--force" "$BIN" convert --force "$G/llama-gqa" "$TMP/keep.gguf" f16
+expect_same_file "--force: the golden bytes" "$TMP/keep.gguf" "$G/llama-gqa-f16.gguf"
+
+# Usage errors.
+expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_k
+expect_exit 2 "missing TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf"
+expect_exit 2 "unknown option" "$BIN" convert --bogus "$G/llama-gqa" "$TMP/u.gguf" f16
+expect_exit 2 "bad --threads" "$BIN" convert --threads 0 "$G/llama-gqa" "$TMP/u.gguf" f16
+expect_exit 0 "--help" "$BIN" convert --help
+expect_grep "--help lists the architectures" "$TMP/out" "MistralForCausalLM"
+expect_absent "usage errors: no output" "$TMP/u.gguf"
+
+finish
