@@ -24,6 +24,9 @@ static const char *const usage =
     "  --ignore-model-card   convert even though README.md has YAML front matter,\n"
     "                        leaving its metadata out (the reference reads it)\n"
     "  --force               replace OUT if it exists\n"
+    "Any other TYPE llama-quantize knows (Q4_K_M, Q6_K, Q4_0, IQ4_XS ... as in\n"
+    "`ggufkit quantize --help`) converts to F32 and quantizes the tensors on their\n"
+    "way out, as `llama-quantize` of the f32 output would, in the same single pass.\n"
     "Architectures: %s.\n"
     "Not yet: tokenizer.json (BPE) vocabularies, model card metadata.\n";
 
@@ -69,8 +72,14 @@ int cmd_convert(int argc, char **argv) {
         }
     }
     if (n_pos != 3) return cmd_usage_error("convert", "need HF_DIR, OUT and TYPE");
-    if (!parse_type(pos[2], &o.out_type))
-        return cmd_usage_error("convert", "TYPE must be f32, f16, bf16 or q8_0, not '%s'", pos[2]);
+    const gk_quant_target *target = NULL;
+    if (!parse_type(pos[2], &o.out_type)) {
+        target = gk_quant_target_lookup(pos[2]);
+        if (target == NULL)
+            return cmd_usage_error("convert", "TYPE must be f32, f16, bf16, q8_0 or a llama-quantize type, not '%s'",
+                                   pos[2]);
+        o.out_type = GK_TYPE_F32;   /* the lossless conversion, quantized on the way out */
+    }
     gk_error err;
     gk_convert *c;
     if (gk_convert_plan(pos[0], &o, &c, &err) != GK_OK) return cmd_report(pos[0], &err);
@@ -79,7 +88,29 @@ int cmd_convert(int argc, char **argv) {
     cmd_progress_start(&bar, "convert", 0);
     gk_write_opts wo = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .threads = (int)threads,
                          .progress = cmd_write_progress, .progress_ctx = &bar, .clone = GK_CLONE_NEVER };
-    gk_status st = gk_write_model(pos[1], gk_convert_model(c), gk_convert_steps(c), &wo, &err);
+    gk_status st;
+    if (target == NULL) {
+        st = gk_write_model(pos[1], gk_convert_model(c), gk_convert_steps(c), &wo, &err);
+    } else {
+        /* llama-quantize's plan over the F32 conversion: its steps read the
+         * converted tensors straight from the checkpoint. */
+        gk_quant_opts qo = { .target = target, .output_type = -1, .token_embd_type = -1 };
+        gk_quant_plan plan;
+        st = gk_quant_plan_build(gk_convert_model(c), &qo, &plan, &err);
+        if (st == GK_OK) {
+            const gk_step *cs = gk_convert_steps(c);
+            gk_step *steps = calloc(plan.n_entries + 1, sizeof *steps);
+            if (steps == NULL) {
+                st = gk_error_set(&err, GK_E_NOMEM, -1, "out of memory");
+            } else {
+                for (size_t i = 0; i < plan.n_entries; i++) steps[i] = cs[plan.entries[i].src_tensor];
+                wo.pad_end = true;
+                st = gk_write_model(pos[1], plan.out, steps, &wo, &err);
+                free(steps);
+            }
+            gk_quant_plan_free(&plan);
+        }
+    }
     cmd_progress_finish(&bar);
     gk_convert_free(c);
     if (st != GK_OK) return cmd_report(pos[1], &err);

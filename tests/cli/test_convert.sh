@@ -7,7 +7,7 @@
 #
 # Golden: every convert/NAME-T.gguf (4 checkpoints x f32, f16, bf16, q8_0) equal
 # byte for byte to what convert_hf_to_gguf.py wrote; the same bytes at 1 and 3
-# threads; a chat template from chat_template.jinja (CRLF lines) equal to the one
+# threads; Q4_K_M, IQ4_XS, Q6_K equal `quantize` of the f32 conversion; a chat template from chat_template.jinja (CRLF lines) equal to the one
 # in tokenizer_config.json; --ignore-model-card. Variants: --vocab-only,
 # generation_config.json's sampling keys. Refusals, each exit 1 naming the
 # file (and tensor and offset where there is one) with no output left: an
@@ -40,6 +40,18 @@ done
 for th in 1 3; do
     expect_exit 0 "mixtral q8_0 --threads $th" "$BIN" convert --threads "$th" "$G/mixtral" "$TMP/m$th.gguf" Q8_0
     expect_same_file "mixtral q8_0 at $th threads" "$TMP/m$th.gguf" "$G/mixtral-q8_0.gguf"
+done
+
+# Other types: the f32 conversion quantized on the way out, the same bytes as
+# `quantize` of the f32 output (llama-quantize's parity is cli_quantize's).
+for name in llama-gqa mixtral; do
+    expect_exit 0 "$name f32 for quantize" "$BIN" convert "$G/$name" "$TMP/$name-f32.gguf" f32
+    for t in Q4_K_M IQ4_XS Q6_K; do
+        expect_exit 0 "convert $name $t" "$BIN" convert "$G/$name" "$TMP/c.gguf" "$t"
+        expect_exit 0 "quantize $name f32 $t" "$BIN" quantize "$TMP/$name-f32.gguf" "$TMP/q.gguf" "$t"
+        expect_same_file "convert $name $t = quantize of the f32 conversion" "$TMP/c.gguf" "$TMP/q.gguf"
+        rm -f "$TMP/c.gguf" "$TMP/q.gguf"
+    done
 done
 
 # A fresh writable copy of golden folder $1 at $TMP/$2.
@@ -156,7 +168,7 @@ expect_exit 0 "--force" "$BIN" convert --force "$G/llama-gqa" "$TMP/keep.gguf" f
 expect_same_file "--force: the golden bytes" "$TMP/keep.gguf" "$G/llama-gqa-f16.gguf"
 
 # Usage errors.
-expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_k
+expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_z
 expect_exit 2 "missing TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf"
 expect_exit 2 "unknown option" "$BIN" convert --bogus "$G/llama-gqa" "$TMP/u.gguf" f16
 expect_exit 2 "bad --threads" "$BIN" convert --threads 0 "$G/llama-gqa" "$TMP/u.gguf" f16
