@@ -85,6 +85,21 @@ expect_exit 0 "chat_template.jinja with CRLF" "$BIN" convert "$TMP/jinja/llama-g
 "$BIN" dump "$TMP/jinja2.gguf" > "$TMP/jinja.txt"
 expect_grep "jinja template read with LF lines" "$TMP/jinja.txt" '"line one\nline two\nend"'
 
+# gguf.SpecialVocab over tokenizer.json post-processors (TemplateProcessing,
+# RobertaProcessing, a Sequence of them), normalizers and tokenizer_config.json
+# overrides: the tokenizer keys after token_type, in order, as the reference's
+# SpecialVocab gives them (convert_vocab_variants.expected was checked against
+# that Python code run on the same folders).
+python3 "$HERE/convert_vocab_variants.py" "$TMP/variants" "$G/llama-gqa"
+: > "$TMP/variants.txt"
+for v in llama2 roberta eot sep bert lower notc; do
+    echo "$v" >> "$TMP/variants.txt"
+    expect_exit 0 "vocab variant $v" "$BIN" convert --vocab-only "$TMP/variants/$v/llama-gqa" "$TMP/v.gguf" f16
+    "$BIN" dump "$TMP/v.gguf" | awk '/token_type/ { p = 1; next } p && $2 ~ /tokenizer/ { print $2, $4 }' >> "$TMP/variants.txt"
+    rm -f "$TMP/v.gguf"
+done
+expect_same_file "special vocabularies as SpecialVocab makes them" "$TMP/variants.txt" "$HERE/convert_vocab_variants.expected"
+
 # README.md: front matter refused, read past with --ignore-model-card.
 copy llama-gqa card/llama-gqa
 printf -- '---\nlicense: mit\n---\n# card\n' > "$TMP/card/llama-gqa/README.md"
