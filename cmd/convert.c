@@ -21,14 +21,14 @@ static const char *const usage =
     "memory; OUT appears only when complete.\n"
     "  --vocab-only          write the metadata and vocabulary only, no tensors\n"
     "  --threads N           converting threads (default: all cores)\n"
-    "  --ignore-model-card   convert even though README.md has YAML front matter,\n"
-    "                        leaving its metadata out (the reference reads it)\n"
+    "  --ignore-model-card   leave README.md's front matter (license, tags, base\n"
+    "                        models ...) out; the reference reads it\n"
     "  --force               replace OUT if it exists\n"
     "Any other TYPE llama-quantize knows (Q4_K_M, Q6_K, Q4_0, IQ4_XS ... as in\n"
     "`ggufkit quantize --help`) converts to F32 and quantizes the tensors on their\n"
     "way out, as `llama-quantize` of the f32 output would, in the same single pass.\n"
     "Architectures: %s.\n"
-    "Not yet: tokenizer.json (BPE) vocabularies, model card metadata.\n";
+    "Not yet: tokenizer.json (BPE) vocabularies.\n";
 
 static bool parse_type(const char *s, uint32_t *t) {
     static const struct { const char *name; uint32_t type; } types[] = {

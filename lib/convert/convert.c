@@ -16,7 +16,8 @@
 #include "convert/checkpoint.h"
 #include "convert/convert.h"
 #include "convert/hfjson.h"
-#include "convert/naming.h"
+#include "convert/meta.h"
+#include "convert/modelcard.h"
 #include "convert/source.h"
 #include "convert/vocab.h"
 
@@ -150,6 +151,7 @@ typedef struct planner {
     const gk_conv_arch *arch;
     hparams hp;
     rope rp;
+    cJSON *card;               /* README.md's front matter, or NULL */
     gk_convert *c;
     gk_model *presented;
     int64_t n_head, n_kv_head, n_experts;
@@ -416,31 +418,6 @@ static gk_status plan_tensors(planner *p, gk_error *err) {
 /* Metadata                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* The folder's name as pathlib gives it ("a/b/" -> "b", "." -> ""). */
-static char *dir_name(const char *dir) {
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    size_t b = n;
-    while (b > 0 && dir[b - 1] != '/') b--;
-    char *s = malloc(n - b + 1);
-    if (s == NULL) return NULL;
-    memcpy(s, dir + b, n - b);
-    s[n - b] = '\0';
-    if (strcmp(s, ".") == 0) s[0] = '\0';
-    return s;
-}
-
-/* Fills the unset fields of m from id. */
-static void take_id(gk_conv_id *m, gk_conv_id *id) {
-    char **dst[] = { &m->name, &m->organization, &m->basename, &m->finetune, &m->version, &m->size_label };
-    char **src[] = { &id->name, &id->organization, &id->basename, &id->finetune, &id->version, &id->size_label };
-    for (size_t i = 0; i < 6; i++)
-        if (*dst[i] == NULL) {
-            *dst[i] = *src[i];
-            *src[i] = NULL;
-        }
-}
-
 /* general.sampling.* from generation_config.json (Metadata.load). */
 static gk_status sampling(planner *p, gk_model *m, gk_error *err) {
     cJSON *g = NULL;
@@ -494,43 +471,9 @@ static gk_status general(planner *p, gk_model *m, gk_error *err) {
     if (s == GK_OK) s = gk_kv_set_str(m, "general.type", "model", err);
     if (s == GK_OK) s = sampling(p, m, err);
     if (s != GK_OK) return s;
-    gk_conv_id meta = { 0 }, id;
-    int64_t total = (int64_t)p->total;
-    const cJSON *nop = cJSON_GetObjectItemCaseSensitive(p->hp.root, "_name_or_path");
-    if (cJSON_IsString(nop)) {
-        int slashes = 0;
-        for (const char *c = nop->valuestring; *c; c++) slashes += *c == '/';
-        if (slashes <= 1) {
-            if (gk_conv_parse_id(nop->valuestring, total, &id) != 0) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-            take_id(&meta, &id);
-            gk_conv_id_free(&id);
-        }
-    }
-    char *folder = dir_name(p->dir);
-    if (folder == NULL || gk_conv_parse_id(folder, total, &id) != 0) {
-        free(folder);
-        gk_conv_id_free(&meta);
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
-    take_id(&meta, &id);
-    gk_conv_id_free(&id);
-    if (meta.name == NULL) meta.name = folder, folder = NULL;
-    free(folder);
-    if (meta.size_label == NULL && p->total > 0) {
-        char label[64];
-        uint64_t count = p->n_expert_tensors ? p->expert_sum / p->n_expert_tensors : 0;
-        gk_conv_size_label(p->total, p->shared, p->expert_params, count, label, sizeof label);
-        meta.size_label = strdup(label);
-        if (meta.size_label == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
-    if (s == GK_OK) s = gk_kv_set_str(m, "general.name", meta.name, err);
-    if (s == GK_OK && meta.version) s = gk_kv_set_str(m, "general.version", meta.version, err);
-    if (s == GK_OK && meta.organization) s = gk_kv_set_str(m, "general.organization", meta.organization, err);
-    if (s == GK_OK && meta.finetune) s = gk_kv_set_str(m, "general.finetune", meta.finetune, err);
-    if (s == GK_OK && meta.basename) s = gk_kv_set_str(m, "general.basename", meta.basename, err);
-    if (s == GK_OK && meta.size_label) s = gk_kv_set_str(m, "general.size_label", meta.size_label, err);
-    gk_conv_id_free(&meta);
-    return s;
+    gk_conv_counts counts = { p->total, p->shared, p->expert_params,
+                              p->n_expert_tensors ? p->expert_sum / p->n_expert_tensors : 0 };
+    return gk_conv_general(m, p->dir, p->hp.root, p->card, &counts, err);
 }
 
 static uint32_t file_type(uint32_t out_type) {
@@ -741,23 +684,9 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
         cJSON_Delete(config);
         return GK_E_UNSUPPORTED;
     }
-    if (!o->ignore_model_card && gk_hf_exists(dir, "README.md")) {
-        char *card = NULL;
-        s = gk_hf_text_load(dir, "README.md", true, &card, err);
-        if (s == GK_OK && strncmp(card, "---\n", 4) == 0) {
-            gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                         "its YAML front matter (model card metadata) is not read yet; --ignore-model-card "
-                         "converts without it");
-            char path[4096];
-            snprintf(path, sizeof path, "%s/README.md", dir);
-            gk_error_about(err, path);
-            s = GK_E_UNSUPPORTED;
-        }
-        free(card);
-        if (s != GK_OK) {
-            cJSON_Delete(config);
-            return s;
-        }
+    if (!o->ignore_model_card && (s = gk_conv_model_card(dir, &p.card, err)) != GK_OK) {
+        cJSON_Delete(config);
+        return s;
     }
     /* rope_parameters / rope_scaling */
     const cJSON *rp = cJSON_GetObjectItemCaseSensitive(config, "rope_parameters");
@@ -813,11 +742,13 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
     if (s != GK_OK) goto fail;
     for (size_t i = 0; i < n; i++) c->steps[i] = (gk_step){ c->src, i, NULL };
     free(p.pending);
+    cJSON_Delete(p.card);
     cJSON_Delete(config);
     *out = c;
     return GK_OK;
 fail:
     free(p.pending);
+    cJSON_Delete(p.card);
     gk_model_free(p.presented);
     gk_convert_free(c);
     cJSON_Delete(config);

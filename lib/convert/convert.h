@@ -12,7 +12,7 @@
 typedef struct gk_convert_opts {
     uint32_t out_type;        /* GK_TYPE_F32, F16, BF16 or Q8_0 (the reference's --outtype) */
     bool vocab_only;          /* metadata and vocabulary, no tensors */
-    bool ignore_model_card;   /* leave README.md's front matter unread (else refused) */
+    bool ignore_model_card;   /* leave README.md's front matter unread */
 } gk_convert_opts;
 
 typedef struct gk_convert gk_convert;

@@ -8,14 +8,16 @@
 # Golden: every convert/NAME-T.gguf (4 checkpoints x f32, f16, bf16, q8_0) equal
 # byte for byte to what convert_hf_to_gguf.py wrote; the same bytes at 1 and 3
 # threads; Q4_K_M, IQ4_XS, Q6_K equal `quantize` of the f32 conversion; a chat template from chat_template.jinja (CRLF lines) equal to the one
-# in tokenizer_config.json; --ignore-model-card. Variants: --vocab-only,
+# in tokenizer_config.json; model cards (README.md front matter); --ignore-model-card.
+# Variants: --vocab-only,
 # generation_config.json's sampling keys. Refusals, each exit 1 naming the
 # file (and tensor and offset where there is one) with no output left: an
 # unsupported architecture (the message lists the supported ones), missing
 # config keys, a tokenizer larger than vocab_size, a vocab_size other than the
 # embedding's rows, a missing shard, a safetensors file cut short or with a
-# broken header, a tensor without a GGUF name, an integer tensor, a README.md
-# with front matter, an existing OUT; usage errors exit 2.
+# broken header, a tensor without a GGUF name, an integer tensor, a model card
+# value the reference cannot write or YAML that does not parse, an existing
+# OUT; usage errors exit 2.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -100,12 +102,34 @@ for v in llama2 roberta eot sep bert lower notc; do
 done
 expect_same_file "special vocabularies as SpecialVocab makes them" "$TMP/variants.txt" "$HERE/convert_vocab_variants.expected"
 
-# README.md: front matter refused, read past with --ignore-model-card.
+# README.md: the model card's front matter gives general.* keys as the
+# reference's Metadata.load makes them (convert_card_variants.expected was
+# checked against that Python code run on the same folders); a value written
+# as a string that is not one, and YAML that does not parse, are refused;
+# --ignore-model-card leaves the card out.
+# shellcheck source=convert_card_variants.sh
+. "$HERE/convert_card_variants.sh"
+card_variants "$TMP/cards" "$G/llama-gqa"
+: > "$TMP/cards.txt"
+for v in $CARD_VARIANTS; do
+    echo "$v" >> "$TMP/cards.txt"
+    expect_exit 0 "model card $v" "$BIN" convert "$TMP/cards/$v" "$TMP/card.gguf" f16
+    "$BIN" dump --json --json-array "$TMP/card.gguf" | python3 -c '
+import json, sys
+skip = ("general.architecture", "general.type", "general.file_type", "general.quantization_version")
+for k, v in json.load(sys.stdin)["metadata"].items():
+    if k.startswith("general.") and k not in skip:
+        print(k, json.dumps(v["value"]))' >> "$TMP/cards.txt"
+    rm -f "$TMP/card.gguf"
+done
+expect_same_file "model cards as Metadata.load reads them" "$TMP/cards.txt" "$HERE/convert_card_variants.expected"
 copy llama-gqa card/llama-gqa
-printf -- '---\nlicense: mit\n---\n# card\n' > "$TMP/card/llama-gqa/README.md"
-refuse "model card" "$TMP/card/llama-gqa" "llama-gqa/README.md" "--ignore-model-card"
+printf -- '---\nlicense: mit\nversion: 1.0\n---\n# card\n' > "$TMP/card/llama-gqa/README.md"
+refuse "model card: a version that is not a string" "$TMP/card/llama-gqa" "llama-gqa/README.md" "general.version" "--ignore-model-card"
 expect_exit 0 "--ignore-model-card" "$BIN" convert --ignore-model-card "$TMP/card/llama-gqa" "$TMP/card.gguf" bf16
 expect_same_file "--ignore-model-card: same bytes" "$TMP/card.gguf" "$G/llama-gqa-bf16.gguf"
+printf -- '---\nlicense: [mit\n---\n' > "$TMP/card/llama-gqa/README.md"
+refuse "model card: broken YAML" "$TMP/card/llama-gqa" "llama-gqa/README.md" "line"
 printf '# no front matter\n' > "$TMP/card/llama-gqa/README.md"
 expect_exit 0 "README.md without front matter" "$BIN" convert "$TMP/card/llama-gqa" "$TMP/card2.gguf" bf16
 expect_same_file "README.md without front matter: same bytes" "$TMP/card2.gguf" "$G/llama-gqa-bf16.gguf"
