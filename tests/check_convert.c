@@ -290,7 +290,8 @@ START_TEST(spm_refuses_garbage) {
     make_tmpdir("check_convert");
     gk_spm *m;
     gk_error err;
-    write_file(tmp_path("t.model"), "\xff\xff\xff\xff not a protobuf", 22);
+    static const char garbage[] = "\xff\xff\xff\xff not a protobuf";
+    write_file(tmp_path("t.model"), garbage, sizeof garbage - 1);
     ck_assert_int_eq(gk_spm_load(tmp_path("t.model"), &m, &err), GK_E_CORRUPT);
     ck_assert_ptr_nonnull(strstr(err.file, "t.model"));
     const uint8_t empty[1] = { 0 };
