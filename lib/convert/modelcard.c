@@ -4,6 +4,7 @@
  * (modelcard.h). Aliases are resolved by libyaml (the node is shared).
  */
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -135,20 +136,11 @@ static char *front_matter(const char *text) {
     return fixed;
 }
 
-gk_status gk_conv_model_card(const char *dir, cJSON **card, gk_error *err) {
+gk_status gk_conv_model_card_text(const char *text, const char *path, cJSON **card, gk_error *err) {
     *card = NULL;
-    char *text = NULL;
-    gk_status s = gk_hf_text_load(dir, "README.md", false, &text, err);
-    if (s != GK_OK || text == NULL) return s;
     char *yaml = front_matter(text);
-    free(text);
     if (yaml == NULL) return GK_OK;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/README.md", dir);
-    if (strspn(yaml, " \n") == strlen(yaml) && strlen(yaml) <= 1) {   /* "" + "\n": nothing */
-        free(yaml);
-        return GK_OK;
-    }
+    gk_status s = GK_OK;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {
@@ -175,5 +167,17 @@ gk_status gk_conv_model_card(const char *dir, cJSON **card, gk_error *err) {
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     free(yaml);
+    return s;
+}
+
+gk_status gk_conv_model_card(const char *dir, cJSON **card, gk_error *err) {
+    *card = NULL;
+    char *text = NULL;
+    gk_status s = gk_hf_text_load(dir, "README.md", false, &text, err);
+    if (s != GK_OK || text == NULL) return s;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/README.md", dir);
+    s = gk_conv_model_card_text(text, path, card, err);
+    free(text);
     return s;
 }

@@ -21,4 +21,8 @@
  *  named), GK_E_UNSUPPORTED for what is not read (non-scalar keys), GK_E_IO. */
 gk_status gk_conv_model_card(const char *dir, cJSON **card, gk_error *err);
 
+/** gk_conv_model_card_text() : the same for README.md's text (Python's text
+ *  mode line ends already), path naming it in errors. */
+gk_status gk_conv_model_card_text(const char *text, const char *path, cJSON **card, gk_error *err);
+
 #endif
