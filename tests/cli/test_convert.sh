@@ -206,6 +206,14 @@ if [ "$(cat "$TMP/keep.gguf")" = keep ]; then ok; else bad "existing OUT was cha
 expect_exit 0 "--force" "$BIN" convert --force "$G/llama-gqa" "$TMP/keep.gguf" f16
 expect_same_file "--force: the golden bytes" "$TMP/keep.gguf" "$G/llama-gqa-f16.gguf"
 
+# An input is never the output, even with --force.
+copy llama-gqa self
+for f in model.safetensors config.json tokenizer.model; do
+    expect_exit 1 "OUT = $f refused" "$BIN" convert --force "$TMP/self" "$TMP/self/$f" f16
+    expect_grep "OUT = $f: message" "$TMP/err" "overwrite an input"
+    expect_same_file "OUT = $f: input unchanged" "$TMP/self/$f" "$G/llama-gqa/$f"
+done
+
 # Usage errors.
 expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_z
 expect_exit 2 "missing TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf"
