@@ -162,7 +162,17 @@ typedef struct planner {
     uint64_t total, shared, expert_params, expert_sum, n_expert_tensors;
 } planner;
 
-/* The type the reference writes a tensor in. */
+/* The type the reference writes a tensor in.
+ *
+ * Its values are then rounded by the pipeline's own converters, which give the
+ * reference's bytes: numpy's astype(float16) and gguf-py's BF16 are round to
+ * nearest even (BF16 quieting NaNs as ggml does), and gguf-py's Q8_0 (quants.py)
+ * takes d = max|x| / 127, id = 1/d (0 for d = 0) in float32, rounds x * id half
+ * away from zero (np_roundf: floor(a) + floor(2 (a - floor(a))), signed) and
+ * stores d as float16 to nearest even: the operations and rounding of ggml's
+ * quantize_row_q8_0_ref, value for value, for finite input (golden q8_0 files
+ * match). They part only on NaN: numpy keeps a NaN's payload in float16 where
+ * ggml's conversion gives 0x7E00, and a block holding NaN or infinity. */
 static uint32_t tensor_type(const planner *p, const char *name, uint32_t n_dims, uint64_t ne0) {
     if (gk_conv_stays_f32(name, n_dims)) return GK_TYPE_F32;
     uint32_t t = p->o->out_type;
