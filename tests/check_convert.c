@@ -393,6 +393,16 @@ START_TEST(names_and_f32_rules) {
     ck_assert(!gk_conv_map_name(a, "model.layers.0.mlp.w9.weight", &n));
     ck_assert(!gk_conv_map_name(a, "model.layers.x.mlp.up_proj.weight", &n));
     ck_assert(!gk_conv_map_name(a, "model.layers.0.block_sparse_moe.experts.1.w4.weight", &n));
+    const gk_conv_arch *q3 = gk_conv_arch_find("Qwen3ForCausalLM"), *q2 = gk_conv_arch_find("Qwen2ForCausalLM");
+    ck_assert(q3 && q2 && !q3->llama && q3->qk_norm && !q2->qk_norm);
+    ck_assert(gk_conv_map_name(q3, "model.layers.1.self_attn.q_norm.weight", &n));
+    ck_assert_str_eq(n.gguf, "blk.1.attn_q_norm.weight");
+    ck_assert(gk_conv_map_name(q3, "model.layers.1.self_attn.q_proj.weight", &n));
+    ck_assert_int_eq(n.permute, 0);   /* no rope permutation outside LlamaModel */
+    ck_assert(!gk_conv_map_name(a, "model.layers.1.self_attn.q_norm.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.self_attn.k_norm.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.block_sparse_moe.gate.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.block_sparse_moe.experts.0.w1.weight", &n));
     ck_assert(gk_conv_stays_f32("blk.0.attn_norm.weight", 1));
     ck_assert(gk_conv_stays_f32("blk.0.ffn_gate_inp.weight", 2));
     ck_assert(gk_conv_stays_f32("blk.0.attn_q.bias", 2));

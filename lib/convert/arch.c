@@ -12,10 +12,14 @@
 /* The Llama family shares one class in the reference (LlamaModel): experts
  * are merged for any of them that has block_sparse_moe tensors. */
 static const gk_conv_arch archs[] = {
-    { "LlamaForCausalLM", "llama", true, true, false },
-    { "LLaMAForCausalLM", "llama", true, true, false },
-    { "MistralForCausalLM", "llama", true, true, false },
-    { "MixtralForCausalLM", "llama", true, true, false },
+    { "LlamaForCausalLM", "llama", true, true, false, true },
+    { "LLaMAForCausalLM", "llama", true, true, false, true },
+    { "MistralForCausalLM", "llama", true, true, false, true },
+    { "MixtralForCausalLM", "llama", true, true, false, true },
+    /* Qwen2Model / Qwen3Model (TextModel's rules, no permutation); checked by
+     * reading conversion/qwen.py, no golden output yet. */
+    { "Qwen2ForCausalLM", "qwen2", false, false, false, false },
+    { "Qwen3ForCausalLM", "qwen3", false, false, true, false },
 };
 
 const gk_conv_arch *gk_conv_arch_find(const char *hf_name) {
@@ -25,7 +29,8 @@ const gk_conv_arch *gk_conv_arch_find(const char *hf_name) {
 }
 
 const char *gk_conv_arch_list(void) {
-    return "LlamaForCausalLM, LLaMAForCausalLM, MistralForCausalLM, MixtralForCausalLM";
+    return "LlamaForCausalLM, LLaMAForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
+           "Qwen3ForCausalLM";
 }
 
 /* Names outside the blocks. */
@@ -35,18 +40,21 @@ static const struct { const char *hf, *gguf; } globals[] = {
     { "model.norm", "output_norm" },
 };
 
-/* Names inside block N, after "model.layers.N.". permute: 1 Q, 2 K. */
-static const struct { const char *hf, *gguf; int permute; } blocks[] = {
-    { "input_layernorm", "attn_norm", 0 },
-    { "self_attn.q_proj", "attn_q", 1 },
-    { "self_attn.k_proj", "attn_k", 2 },
-    { "self_attn.v_proj", "attn_v", 0 },
-    { "self_attn.o_proj", "attn_output", 0 },
-    { "post_attention_layernorm", "ffn_norm", 0 },
-    { "mlp.gate_proj", "ffn_gate", 0 },
-    { "mlp.up_proj", "ffn_up", 0 },
-    { "mlp.down_proj", "ffn_down", 0 },
-    { "block_sparse_moe.gate", "ffn_gate_inp", 0 },
+/* Names inside block N, after "model.layers.N.". permute: 1 Q, 2 K; only:
+ * 1 for the Llama family (experts' router), 2 with q/k norms (Qwen3). */
+static const struct { const char *hf, *gguf; int permute, only; } blocks[] = {
+    { "input_layernorm", "attn_norm", 0, 0 },
+    { "self_attn.q_proj", "attn_q", 1, 0 },
+    { "self_attn.k_proj", "attn_k", 2, 0 },
+    { "self_attn.v_proj", "attn_v", 0, 0 },
+    { "self_attn.o_proj", "attn_output", 0, 0 },
+    { "post_attention_layernorm", "ffn_norm", 0, 0 },
+    { "mlp.gate_proj", "ffn_gate", 0, 0 },
+    { "mlp.up_proj", "ffn_up", 0, 0 },
+    { "mlp.down_proj", "ffn_down", 0, 0 },
+    { "block_sparse_moe.gate", "ffn_gate_inp", 0, 1 },
+    { "self_attn.q_norm", "attn_q_norm", 0, 2 },
+    { "self_attn.k_norm", "attn_k_norm", 0, 2 },
 };
 
 /* Merged expert tensors, by wN - 1. */
@@ -110,6 +118,7 @@ bool gk_conv_map_name(const gk_conv_arch *a, const char *name, gk_conv_name *out
     }
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
         if (strcmp(p, blocks[i].hf) == 0) {
+            if ((blocks[i].only == 1 && !a->moe_experts) || (blocks[i].only == 2 && !a->qk_norm)) return false;
             snprintf(out->gguf, sizeof out->gguf, "blk.%lld.%s%s", (long long)out->bid, blocks[i].gguf, suffix);
             out->permute = a->permute_qk ? blocks[i].permute : 0;
             return true;

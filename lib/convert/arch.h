@@ -20,6 +20,8 @@ typedef struct gk_conv_arch {
     bool permute_qk;           /* Q/K rows regrouped for ggml's rope (LlamaModel.undo_permute) */
     bool moe_experts;          /* block_sparse_moe.experts.E.wN merged into 3-D tensors */
     bool qk_norm;              /* q_norm / k_norm per layer (Qwen3) */
+    bool llama;                /* LlamaModel: {arch}.vocab_size, rope.dimension_count,
+                                * llama3 rope_freqs, tokenizer_config's add_prefix_space */
 } gk_conv_arch;
 
 /** gk_conv_arch_find() : @return : the entry for hf_name, or NULL. */

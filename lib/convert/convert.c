@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "convert/arch.h"
 #include "convert/checkpoint.h"
@@ -221,6 +222,7 @@ static gk_status tensor_error(gk_error *err, const gk_ckpt_tensor *ct, gk_status
  * in float32 as torch computes them: a Python number divided by a tensor is
  * the tensor's reciprocal times the number. */
 static gk_status rope_freqs(planner *p, gk_error *err) {
+    if (!p->arch->llama) return GK_OK;
     const cJSON *type = rope_get(&p->rp, "rope_type");
     if (!cJSON_IsString(type) || strcasecmp(type->valuestring, "llama3") != 0) return GK_OK;
     const cJSON *b = rope_get(&p->rp, "rope_theta");
@@ -603,6 +605,17 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
         if (s == GK_OK) s = put_u32(m, a, "%s.attention.value_length", head_dim, err);
     }
     if (s == GK_OK) s = gk_kv_set_u32(m, "general.file_type", file_type(p->o->out_type), err);
+    if (s == GK_OK && !p->arch->llama) {
+        /* Qwen2Model: _try_set_pooling_type (a sentence-transformers folder) */
+        if (gk_hf_exists(p->dir, "modules.json")) {
+            gk_error_set(err, GK_E_UNSUPPORTED, -1, "sentence-transformers pooling (modules.json) is not supported yet");
+            char path[4096];
+            snprintf(path, sizeof path, "%s/modules.json", p->dir);
+            gk_error_about(err, path);
+            return GK_E_UNSUPPORTED;
+        }
+        return gk_kv_set_u32(m, "general.quantization_version", 2, err);
+    }
     /* LlamaModel */
     if (s == GK_OK) s = hp_int(h, p->dir, k_vocab, true, &v, err);
     if (s == GK_OK) s = put_u32(m, a, "%s.vocab_size", v, err);
@@ -619,12 +632,14 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
     return s;
 }
 
-/* LlamaModel.set_vocab, the SentencePiece route. */
+/* LlamaModel.set_vocab (Qwen2Model.set_vocab: the SentencePiece route
+ * alone), the SentencePiece route. */
 static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     cJSON *tc = NULL;
-    gk_status s = gk_hf_json_load(p->dir, "tokenizer_config.json", false, &tc, err);
+    gk_status s = p->arch->llama ? gk_hf_json_load(p->dir, "tokenizer_config.json", false, &tc, err) : GK_OK;
     if (s != GK_OK) return s;
-    if (gk_hf_exists(p->dir, "tekken.json") && !gk_hf_exists(p->dir, "tokenizer.json")) s = GK_E_UNSUPPORTED;
+    if (p->arch->llama && gk_hf_exists(p->dir, "tekken.json") && !gk_hf_exists(p->dir, "tokenizer.json"))
+        s = GK_E_UNSUPPORTED;
     const cJSON *cls = tc ? cJSON_GetObjectItemCaseSensitive(tc, "tokenizer_class") : NULL;
     if (cJSON_IsString(cls) && strcmp(cls->valuestring, "HybridDNATokenizer") == 0) s = GK_E_UNSUPPORTED;
     if (s != GK_OK) {
@@ -664,6 +679,34 @@ static gk_status check_embedding(planner *p, gk_error *err) {
     snprintf(path, sizeof path, "%s/config.json", p->dir);
     gk_error_about(err, path);
     return GK_E_CORRUPT;
+}
+
+/* True when a string holds needle, ignoring ASCII case. */
+static bool has_lower(const char *s, const char *needle) {
+    for (size_t n = strlen(needle); *s; s++)
+        if (strncasecmp(s, needle, n) == 0) return true;
+    return false;
+}
+
+/* Qwen3Model._is_qwen3_reranker: the README's title or a name says so. */
+static bool is_reranker(const char *dir, const cJSON *config) {
+    char *readme = NULL;
+    gk_error ignored;
+    bool yes = false;
+    if (gk_hf_text_load(dir, "README.md", false, &readme, &ignored) == GK_OK && readme)
+        yes = has_lower(readme, "# qwen3-reranker") || has_lower(readme, "# qwen3-vl-reranker");
+    free(readme);
+    const char *hints[4] = { dir, NULL, NULL, NULL };
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(config, "_name_or_path");
+    hints[1] = cJSON_IsString(j) ? j->valuestring : NULL;
+    j = cJSON_GetObjectItemCaseSensitive(config, "model_type");
+    hints[2] = cJSON_IsString(j) ? j->valuestring : NULL;
+    j = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(config, "architectures"), 0);
+    hints[3] = cJSON_IsString(j) ? j->valuestring : NULL;
+    for (int i = 0; i < 4; i++)
+        if (hints[i] && (has_lower(hints[i], "qwen3-reranker") || has_lower(hints[i], "qwen3-vl-reranker"))) yes = true;
+    if (hints[3] && has_lower(hints[3], "sequenceclassification")) yes = true;
+    return yes;
 }
 
 gk_status gk_convert_check_output(const gk_convert *c, const char *dir, const char *path, gk_error *err) {
@@ -707,6 +750,12 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
         char path[4096];
         snprintf(path, sizeof path, "%s/config.json", dir);
         gk_error_about(err, path);
+        cJSON_Delete(config);
+        return GK_E_UNSUPPORTED;
+    }
+    if (p.arch->qk_norm && is_reranker(dir, config)) {
+        gk_error_set(err, GK_E_UNSUPPORTED, -1, "a Qwen3 reranker (its yes/no classifier head) is not supported yet");
+        gk_error_about(err, dir);
         cJSON_Delete(config);
         return GK_E_UNSUPPORTED;
     }

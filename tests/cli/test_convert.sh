@@ -151,6 +151,45 @@ if awk '$2 ~ /^general\./ { print $2 }' "$TMP/gen.txt" | head -5 | tr '\n' ' ' |
     grep -q "general.architecture general.type general.sampling.top_k general.sampling.top_p general.sampling.temp"; then
     ok; else bad "sampling keys not in the reference's order"; fi
 
+# Qwen2 and Qwen3 (no golden output: the rules of conversion/qwen.py, read):
+# TextModel's keys only (no {arch}.vocab_size nor rope.dimension_count), head_dim
+# as key/value lengths, Q/K not permuted, q/k norms and biases F32, yarn
+# scaling from rope_scaling's "type"; a Qwen3 reranker is refused.
+mkdir -p "$TMP/qwen/qwen3-tiny" "$TMP/qwen/qwen2-tiny"
+for d in qwen3-tiny qwen2-tiny; do cp "$G/llama-gqa/tokenizer.model" "$G/llama-gqa/tokenizer_config.json" "$TMP/qwen/$d/"; done
+python3 - "$G/llama-gqa" "$TMP/qwen" <<'PY'
+import json, sys
+g, t = sys.argv[1:3]
+c = json.load(open(g + "/config.json"))
+json.dump(dict(c, architectures=["Qwen3ForCausalLM"], model_type="qwen3", head_dim=16),
+          open(t + "/qwen3-tiny/config.json", "w"))
+json.dump(dict(c, architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+               rope_scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128}),
+          open(t + "/qwen2-tiny/config.json", "w"))
+PY
+python3 "$HERE/st_edit.py" "$G/llama-gqa/model.safetensors" "$TMP/qwen/a.st" model.layers.0.self_attn.q_norm.weight BF16 16
+python3 "$HERE/st_edit.py" "$TMP/qwen/a.st" "$TMP/qwen/qwen3-tiny/model.safetensors" model.layers.0.self_attn.k_norm.weight BF16 16
+python3 "$HERE/st_edit.py" "$G/llama-gqa/model.safetensors" "$TMP/qwen/b.st" model.layers.0.self_attn.q_proj.bias BF16 64
+python3 "$HERE/st_edit.py" "$TMP/qwen/b.st" "$TMP/qwen/qwen2-tiny/model.safetensors" model.layers.0.self_attn.k_proj.bias BF16 32
+for d in qwen3-tiny qwen2-tiny; do
+    arch=${d%-tiny}
+    expect_exit 0 "$d f32" "$BIN" convert "$TMP/qwen/$d" "$TMP/$d.gguf" f32
+    for w in q k; do
+        if python3 "$HERE/convert_check_tensor.py" "$BIN" "$TMP/$d.gguf" "blk.0.attn_$w.weight" \
+            "$TMP/qwen/$d/model.safetensors" "model.layers.0.self_attn.${w}_proj.weight"; then ok; else bad "$d: attn_$w permuted"; fi
+    done
+    expect_exit 0 "$d q8_0" "$BIN" convert "$TMP/qwen/$d" "$TMP/$d-q8.gguf" q8_0
+    "$BIN" dump "$TMP/$d-q8.gguf" > "$TMP/$d.txt"
+    expect_grep "$d: architecture" "$TMP/$d.txt" "\"$arch\""
+    if grep -qE "vocab_size|rope.dimension_count" "$TMP/$d.txt"; then bad "$d: LlamaModel keys written"; else ok; fi
+done
+expect_grep "qwen3: key length" "$TMP/qwen3-tiny.txt" "qwen3.attention.key_length              UINT32     16"
+expect_grep "qwen3: q norm F32" "$TMP/qwen3-tiny.txt" "blk.0.attn_q_norm.weight  F32"
+expect_grep "qwen2: yarn" "$TMP/qwen2-tiny.txt" "qwen2.rope.scaling.original_context_length  UINT32     128"
+expect_grep "qwen2: q bias F32" "$TMP/qwen2-tiny.txt" "blk.0.attn_q.bias         F32"
+sed -i 's|^{|{"_name_or_path": "Qwen/Qwen3-Reranker-0.6B", |' "$TMP/qwen/qwen3-tiny/config.json"
+refuse "Qwen3 reranker" "$TMP/qwen/qwen3-tiny" "reranker"
+
 # ------------------------------------------------------------ refusals
 copy llama-gqa arch
 sed -i 's/"LlamaForCausalLM"/"GPT2LMHeadModel"/' "$TMP/arch/config.json"
