@@ -78,6 +78,7 @@ int cmd_convert(int argc, char **argv) {
         if (target == NULL)
             return cmd_usage_error("convert", "TYPE must be f32, f16, bf16, q8_0 or a llama-quantize type, not '%s'",
                                    pos[2]);
+        if (o.vocab_only) return cmd_usage_error("convert", "--vocab-only takes f32, f16, bf16 or q8_0 (there are no tensors to quantize)");
         o.out_type = GK_TYPE_F32;   /* the lossless conversion, quantized on the way out */
     }
     gk_error err;

@@ -255,6 +255,7 @@ done
 
 # Usage errors.
 expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_z
+expect_exit 2 "--vocab-only with a quantized TYPE" "$BIN" convert --vocab-only "$G/llama-gqa" "$TMP/u.gguf" Q4_K_M
 expect_exit 2 "missing TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf"
 expect_exit 2 "unknown option" "$BIN" convert --bogus "$G/llama-gqa" "$TMP/u.gguf" f16
 expect_exit 2 "bad --threads" "$BIN" convert --threads 0 "$G/llama-gqa" "$TMP/u.gguf" f16
