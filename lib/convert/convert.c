@@ -659,7 +659,15 @@ static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
     const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);
     int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble > 0 ? (int64_t)vs->valuedouble : -1;
-    return gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
+    s = gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
+    if (s != GK_OK || !p->arch->llama) return s;
+    /* LlamaModel.set_vocab's two special cases of config.json's vocab_size */
+    static const char *const k_size[] = { "vocab_size", NULL };
+    const cJSON *cv = hp_find(&p->hp, k_size, NULL);
+    double size = cv == NULL ? 32000 : cJSON_IsNumber(cv) ? cv->valuedouble : -1;
+    if (size == 32016) s = gk_conv_vocab_codellama(m, p->dir, p->hp.root, err);
+    if (size == 49152) s = put_bool(m, "tokenizer.ggml.add_bos_token", false, err);
+    return s;
 }
 
 /* The output's vocabulary and its embedding must agree (llama.cpp refuses the

@@ -3,6 +3,7 @@
  * model, in the reference's key order (vocab.h).
  */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,10 +459,14 @@ static gk_status chat_template(const char *dir, const cJSON *tc, char **template
     return GK_OK;
 }
 
+/* One gguf.SpecialVocab and its add_to_gguf. codellama: the second one
+ * LlamaModel.set_vocab makes for a vocab_size of 32016, of the types prefix,
+ * suffix, middle and eot (only eot has a key), with eot 32010 unless set. */
 static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc, size_t n_vocab,
-                               gk_error *err) {
+                               bool codellama, gk_error *err) {
     special sp = { .lower = -1, .strip = -1 };
-    for (int i = 0; i < N_SPECIAL; i++) sp.id[i] = -1, sp.add[i] = -1, sp.has_type[i] = i < ST_EOT;
+    for (int i = 0; i < N_SPECIAL; i++)
+        sp.id[i] = -1, sp.add[i] = -1, sp.has_type[i] = codellama ? i == ST_EOT : i < ST_EOT;
     tconf tcf = { .tc = tc };
     cJSON *tok = NULL;
     gk_status s = gk_hf_json_load(dir, "tokenizer.json", false, &tok, err);
@@ -514,6 +519,10 @@ static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config
         s = set_special(&sp, t, id, n_vocab, err);
     }
     if (s != GK_OK) gk_error_about(err, "config.json");
+    if (s == GK_OK && codellama && sp.id[ST_EOT] < 0) {
+        sp.id[ST_EOT] = 32010;
+        sp.order[sp.n_set++] = ST_EOT;
+    }
     for (int i = 0; i < sp.n_set && s == GK_OK; i++) {
         int t = sp.order[i];
         if (special_keys[t]) s = gk_kv_set_u32(m, special_keys[t], (uint32_t)sp.id[t], err);
@@ -548,8 +557,16 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
     if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
     if (s == GK_OK && tc) s = apply_decoder(&v, tc, dir, err);
     if (s == GK_OK) s = put_arrays(m, &v, err);
-    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, false, err);
     cJSON_Delete(tc);
     vocab_free(&v);
+    return s;
+}
+
+gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err) {
+    cJSON *tc = NULL;
+    gk_status s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, SIZE_MAX, true, err);
+    cJSON_Delete(tc);
     return s;
 }

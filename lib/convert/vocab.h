@@ -22,4 +22,10 @@
 gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, int64_t vocab_size,
                             gk_error *err);
 
+/** gk_conv_vocab_codellama() : LlamaModel.set_vocab's second SpecialVocab for
+ *  a vocab_size of 32016 (CodeLlama): eot from tokenizer_config.json,
+ *  tokenizer.json or config.json, else 32010; add_* and the chat template
+ *  written again (in place) as that SpecialVocab finds them. @return : as above. */
+gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err);
+
 #endif

@@ -101,6 +101,19 @@ for v in llama2 roberta eot sep bert lower notc; do
     rm -f "$TMP/v.gguf"
 done
 expect_same_file "special vocabularies as SpecialVocab makes them" "$TMP/variants.txt" "$HERE/convert_vocab_variants.expected"
+# A vocab_size of 32016 (CodeLlama): LlamaModel's second SpecialVocab (eot
+# 32010 unless the files say otherwise, add_* again from the post-processor).
+: > "$TMP/variants32016.txt"
+for v in llama2 roberta eot notc; do
+    echo "$v" >> "$TMP/variants32016.txt"
+    sed -i 's/"vocab_size": 320,/"vocab_size": 32016,/' "$TMP/variants/$v/llama-gqa/config.json" 2>/dev/null ||
+        { rm "$TMP/variants/$v/llama-gqa/config.json"
+          sed 's/"vocab_size": 320,/"vocab_size": 32016,/' "$G/llama-gqa/config.json" > "$TMP/variants/$v/llama-gqa/config.json"; }
+    expect_exit 0 "vocab variant $v, 32016" "$BIN" convert --vocab-only "$TMP/variants/$v/llama-gqa" "$TMP/v.gguf" f16
+    "$BIN" dump "$TMP/v.gguf" | awk '/token_type/ { p = 1; next } p && $2 ~ /tokenizer/ { print $2, $4 }' >> "$TMP/variants32016.txt"
+    rm -f "$TMP/v.gguf"
+done
+expect_same_file "CodeLlama's second SpecialVocab" "$TMP/variants32016.txt" "$HERE/convert_vocab_variants_32016.expected"
 
 # README.md: the model card's front matter gives general.* keys as the
 # reference's Metadata.load makes them (convert_card_variants.expected was
