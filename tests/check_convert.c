@@ -14,9 +14,13 @@
 #include <sys/stat.h>
 
 #include "check_util.h"
+#include "convert/arch.h"
 #include "convert/checkpoint.h"
+#include "convert/naming.h"
+#include "convert/source.h"
 #include "convert/safetensors.h"
 #include "convert/spm.h"
+#include "format/file.h"
 
 /* Writes a safetensors file: the JSON header (padded with spaces to a multiple
  * of 8, as the reference writer does, when pad) and data_len bytes 0, 1, 2 ... */
@@ -286,7 +290,8 @@ START_TEST(spm_refuses_garbage) {
     make_tmpdir("check_convert");
     gk_spm *m;
     gk_error err;
-    write_file(tmp_path("t.model"), "\xff\xff\xff\xff not a protobuf", 22);
+    static const char garbage[] = "\xff\xff\xff\xff not a protobuf";
+    write_file(tmp_path("t.model"), garbage, sizeof garbage - 1);
     ck_assert_int_eq(gk_spm_load(tmp_path("t.model"), &m, &err), GK_E_CORRUPT);
     ck_assert_ptr_nonnull(strstr(err.file, "t.model"));
     const uint8_t empty[1] = { 0 };
@@ -297,6 +302,179 @@ START_TEST(spm_refuses_garbage) {
     write_file(tmp_path("k.model"), bad_kind, sizeof bad_kind);
     ck_assert_int_eq(gk_spm_load(tmp_path("k.model"), &m, &err), GK_E_CORRUPT);
     ck_assert_int_eq(gk_spm_load(tmp_path("missing.model"), &m, &err), GK_E_NOT_FOUND);
+    remove_tmpdir();
+}
+END_TEST
+
+
+/* Model ids as the reference's Metadata.get_model_id_components and
+ * id_to_title split them (expected values printed by that Python code). */
+static const struct {
+    const char *id;
+    int64_t params;
+    const char *name, *org, *basename, *finetune, *version, *size;
+} ids[] = {
+    { "llama-gqa", 115008, "Llama Gqa", NULL, NULL, NULL, NULL, NULL },
+    { "mistral-l3", 409608, "Mistral L3", NULL, NULL, NULL, NULL, NULL },
+    { "meta-llama/Llama-2-7b-hf", 6738415616, "Llama 2 7b Hf", "Meta Llama", "Llama-2", "hf", NULL, "7B" },
+    { "mistralai/Mistral-7B-Instruct-v0.3", 7248023552, "Mistral 7B Instruct v0.3", "Mistralai", "Mistral",
+      "Instruct", "v0.3", "7B" },
+    { "Qwen2.5-0.5B-Instruct", 494032768, "Qwen2.5 0.5B Instruct", NULL, "Qwen2.5", "Instruct", NULL, "0.5B" },
+    { "bloom-7b1", 7069016064, "Bloom 7b1", NULL, "bloom", NULL, NULL, "7.1B" },
+    { "Mixtral-8x7B-v0.1", 46702792704, "Mixtral 8x7B v0.1", NULL, "Mixtral", NULL, "v0.1", "8x7B" },
+    { "TinyLlama-1.1B-Chat-v1.0", 1100048384, "TinyLlama 1.1B Chat v1.0", NULL, "TinyLlama", "Chat", "v1.0", "1.1B" },
+    { "./local-model-q4_0", 0, "Local Model Q4_0", NULL, NULL, NULL, NULL, NULL },
+    { "Phi-3-mini-128k-instruct", 3821079552, "Phi 3 Mini 128k Instruct", NULL, "Phi-3", "128k-instruct", NULL, "mini" },
+    { "gpt2-small-xl", 124000000, "Gpt2 Small Xl", NULL, "gpt2", NULL, NULL, "small-xl" },
+    { "My Model Name", 0, "My Model Name", NULL, NULL, NULL, NULL, NULL },
+    { "my model-x v2", 0, "My Model X v2", NULL, NULL, NULL, NULL, NULL },
+    { "/abs-13B", 13000000000, "Abs 13B", "", "abs", NULL, NULL, "13B" },
+    { "Llama-3.1-8B-lora", -8000000000, "Llama 3.1 8B Lora", NULL, "Llama-3.1", NULL, NULL, "8B" },
+    { "a--b--7B", 7000000000, "A B 7B", NULL, "a-b", NULL, NULL, "7B" },
+};
+
+static void same_or_null(const char *got, const char *want, const char *what, const char *id) {
+    if (want == NULL) ck_assert_msg(got == NULL, "%s of %s: got '%s', want none", what, id, got);
+    else ck_assert_msg(got && strcmp(got, want) == 0, "%s of %s: got '%s', want '%s'", what, id, got ? got : "(none)", want);
+}
+
+START_TEST(model_id_heuristics) {
+    gk_conv_id id;
+    ck_assert_int_eq(gk_conv_parse_id(ids[_i].id, ids[_i].params, &id), 0);
+    /* The name is the title of the part after the organization, or of the sentence. */
+    same_or_null(id.name, ids[_i].name, "name", ids[_i].id);
+    same_or_null(id.organization, ids[_i].org, "organization", ids[_i].id);
+    same_or_null(id.basename, ids[_i].basename, "basename", ids[_i].id);
+    same_or_null(id.finetune, ids[_i].finetune, "finetune", ids[_i].id);
+    same_or_null(id.version, ids[_i].version, "version", ids[_i].id);
+    same_or_null(id.size_label, ids[_i].size, "size label", ids[_i].id);
+    gk_conv_id_free(&id);
+}
+END_TEST
+
+START_TEST(size_labels) {
+    char b[32];
+    gk_conv_size_label(115008, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "115K");
+    gk_conv_size_label(409608, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "410K");
+    gk_conv_size_label(6738415616, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "6.7B");
+    gk_conv_size_label(494032768, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "494M");
+    gk_conv_size_label(1500, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "1.5K");
+    gk_conv_size_label(400, 0, 0, 0, b, sizeof b);
+    ck_assert_str_eq(b, "0.40K");
+    gk_conv_size_label(0, 33344, 82944, 4, b, sizeof b);   /* golden mixtral: 4x116K */
+    ck_assert_str_eq(b, "4x116K");
+}
+END_TEST
+
+START_TEST(names_and_f32_rules) {
+    const gk_conv_arch *a = gk_conv_arch_find("MixtralForCausalLM");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_null(gk_conv_arch_find("GPT2LMHeadModel"));
+    gk_conv_name n;
+    ck_assert(gk_conv_map_name(a, "model.layers.12.self_attn.k_proj.weight", &n));
+    ck_assert_str_eq(n.gguf, "blk.12.attn_k.weight");
+    ck_assert_int_eq(n.permute, 2);
+    ck_assert(gk_conv_map_name(a, "model.layers.0.self_attn.q_proj.bias", &n));
+    ck_assert_str_eq(n.gguf, "blk.0.attn_q.bias");
+    ck_assert_int_eq(n.permute, 1);
+    ck_assert(gk_conv_map_name(a, "model.layers.3.block_sparse_moe.experts.7.w2.weight", &n));
+    ck_assert_int_eq(n.role, GK_ROLE_EXPERT);
+    ck_assert_str_eq(n.gguf, "blk.3.ffn_down_exps.weight");
+    ck_assert_int_eq(n.expert, 7);
+    ck_assert(gk_conv_map_name(a, "model.layers.3.self_attn.rotary_emb.inv_freq", &n));
+    ck_assert_int_eq(n.role, GK_ROLE_SKIP);
+    ck_assert(gk_conv_map_name(a, "lm_head.weight", &n));
+    ck_assert_str_eq(n.gguf, "output.weight");
+    ck_assert(!gk_conv_map_name(a, "model.layers.0.mlp.w9.weight", &n));
+    ck_assert(!gk_conv_map_name(a, "model.layers.x.mlp.up_proj.weight", &n));
+    ck_assert(!gk_conv_map_name(a, "model.layers.0.block_sparse_moe.experts.1.w4.weight", &n));
+    const gk_conv_arch *q3 = gk_conv_arch_find("Qwen3ForCausalLM"), *q2 = gk_conv_arch_find("Qwen2ForCausalLM");
+    ck_assert(q3 && q2 && !q3->llama && q3->qk_norm && !q2->qk_norm);
+    ck_assert(gk_conv_map_name(q3, "model.layers.1.self_attn.q_norm.weight", &n));
+    ck_assert_str_eq(n.gguf, "blk.1.attn_q_norm.weight");
+    ck_assert(gk_conv_map_name(q3, "model.layers.1.self_attn.q_proj.weight", &n));
+    ck_assert_int_eq(n.permute, 0);   /* no rope permutation outside LlamaModel */
+    ck_assert(!gk_conv_map_name(a, "model.layers.1.self_attn.q_norm.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.self_attn.k_norm.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.block_sparse_moe.gate.weight", &n));
+    ck_assert(!gk_conv_map_name(q2, "model.layers.1.block_sparse_moe.experts.0.w1.weight", &n));
+    ck_assert(gk_conv_stays_f32("blk.0.attn_norm.weight", 1));
+    ck_assert(gk_conv_stays_f32("blk.0.ffn_gate_inp.weight", 2));
+    ck_assert(gk_conv_stays_f32("blk.0.attn_q.bias", 2));
+    ck_assert(gk_conv_stays_f32("rope_freqs.weight", 1));
+    ck_assert(!gk_conv_stays_f32("blk.0.attn_q.weight", 2));
+    ck_assert(!gk_conv_stays_f32("blk.0.ffn_up_exps.weight", 3));
+}
+END_TEST
+
+/* Reads presented tensor ti of file whole, and again in pieces of step bytes. */
+static void read_both_ways(gk_file *f, size_t ti, uint8_t *whole, size_t len, size_t step) {
+    gk_error err;
+    ck_assert_msg(gk_file_tensor_read(f, ti, 0, whole, len, &err) == GK_OK, "%s", err.message);
+    uint8_t *pieces = malloc(len);
+    for (size_t at = 0; at < len; at += step) {
+        size_t n = len - at < step ? len - at : step;
+        ck_assert_msg(gk_file_tensor_read(f, ti, at, pieces + at, n, &err) == GK_OK, "%s", err.message);
+    }
+    ck_assert_mem_eq(whole, pieces, len);
+    free(pieces);
+}
+
+/* The virtual source: the Q/K permutation (rows of each head group
+ * interleaved from its two halves), BF16 widened, expert parts stacked, and
+ * reads that start and end inside rows give the same bytes. */
+START_TEST(source_permutes_and_stacks) {
+    make_tmpdir("check_convert_source");
+    char *d = tmp_path("");
+    /* q: F32 [8 rows, 2]: 64 bytes; e0, e1: BF16 [2, 3]: 12 bytes each */
+    put(d, "model.safetensors",
+        "{\"q\":{\"dtype\":\"F32\",\"shape\":[8,2],\"data_offsets\":[0,64]},"
+        "\"e0\":{\"dtype\":\"BF16\",\"shape\":[2,3],\"data_offsets\":[64,76]},"
+        "\"e1\":{\"dtype\":\"BF16\",\"shape\":[2,3],\"data_offsets\":[76,88]}}",
+        88);
+    gk_ckpt *c;
+    gk_error err;
+    ck_assert_msg(gk_ckpt_open(d, &c, &err) == GK_OK, "%s", err.message);
+    gk_conv_source *src = gk_conv_source_new();
+    gk_model *m = gk_model_new();
+    gk_conv_feed q = { .parts = malloc(sizeof *q.parts), .n_parts = 1, .rows = 8, .width = 2, .perm_groups = 2,
+                       .type = GK_TYPE_F32 };
+    q.parts[0] = gk_ckpt_find(c, "q");
+    ck_assert_int_eq(gk_conv_source_add(src, &q, &err), GK_OK);
+    uint64_t ne_q[2] = { 2, 8 };
+    ck_assert_int_eq(gk_tensor_add(m, "q", GK_TYPE_F32, 2, ne_q, &err), GK_OK);
+    gk_conv_feed e = { .parts = malloc(2 * sizeof *e.parts), .n_parts = 2, .rows = 2, .width = 3, .type = GK_TYPE_F32 };
+    e.parts[0] = gk_ckpt_find(c, "e0");
+    e.parts[1] = gk_ckpt_find(c, "e1");
+    ck_assert_int_eq(gk_conv_source_add(src, &e, &err), GK_OK);
+    uint64_t ne_e[3] = { 3, 2, 2 };
+    ck_assert_int_eq(gk_tensor_add(m, "e", GK_TYPE_F32, 3, ne_e, &err), GK_OK);
+    gk_file *f;
+    ck_assert_int_eq(gk_conv_source_file(src, "virtual", m, &f, &err), GK_OK);
+
+    uint8_t got[64];
+    read_both_ways(f, 0, got, 64, 12);
+    /* groups of 4 rows: presented rows 0 1 2 3 come from 0 2 1 3 */
+    const int from[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
+    for (int r = 0; r < 8; r++)
+        for (int b = 0; b < 8; b++) ck_assert_uint_eq(got[r * 8 + b], (uint8_t)(from[r] * 8 + b));
+    uint8_t ex[48];
+    read_both_ways(f, 1, ex, 48, 8);
+    for (int i = 0; i < 12; i++) {   /* value i of the stack: BF16 bytes 64+2i, 65+2i in the high half */
+        ck_assert_uint_eq(ex[4 * i], 0);
+        ck_assert_uint_eq(ex[4 * i + 1], 0);
+        ck_assert_uint_eq(ex[4 * i + 2], (uint8_t)(64 + 2 * i));
+        ck_assert_uint_eq(ex[4 * i + 3], (uint8_t)(65 + 2 * i));
+    }
+    ck_assert_int_eq(gk_file_tensor_read(f, 0, 2, got, 4, &err), GK_E_ARG);   /* not on an element */
+    gk_close(f);
+    gk_conv_source_free(src);
+    gk_ckpt_close(c);
     remove_tmpdir();
 }
 END_TEST
@@ -317,6 +495,12 @@ static Suite *suite(void) {
     tc = tcase_create("spm");
     tcase_add_test(tc, spm_matches_reference_vocab);
     tcase_add_test(tc, spm_refuses_garbage);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("plan");
+    tcase_add_loop_test(tc, model_id_heuristics, 0, (int)(sizeof ids / sizeof ids[0]));
+    tcase_add_test(tc, size_labels);
+    tcase_add_test(tc, names_and_f32_rules);
+    tcase_add_test(tc, source_permutes_and_stacks);
     suite_add_tcase(s, tc);
     return s;
 }

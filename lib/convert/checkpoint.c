@@ -96,6 +96,7 @@ static bool names_add(names *l, const char *s) {
 }
 
 static void names_sort_unique(names *l) {
+    if (l->n == 0) return;   /* qsort of NULL, even of nothing, is undefined */
     qsort(l->v, l->n, sizeof *l->v, by_string);
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {

@@ -64,12 +64,34 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
     if (start > t->nbytes || len > t->nbytes - start)
         return gk_error_set(err, GK_E_ARG, -1, "%s: read past the tensor's %llu bytes",
                             t->name.ptr, (unsigned long long)t->nbytes);
+    if (f->tensor_read) return f->tensor_read(f->tensor_read_ctx, i, start, buf, len, err);
     return gk_file_read(f, f->data_offset + t->offset + start, buf, len, err);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Handles                                                                  */
 /* ------------------------------------------------------------------------ */
+
+gk_status gk_file_virtual(const char *path, gk_model *model, gk_tensor_read_fn read, void *ctx,
+                          gk_file **out, gk_error *err) {
+    *out = NULL;
+    gk_file *f = calloc(1, sizeof *f);
+    char *p = strdup(path ? path : "");
+    if (f == NULL || p == NULL) {
+        free(f);
+        free(p);
+        gk_model_free(model);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    }
+    f->path = p;
+    f->fd = -1;
+    f->lock_fd = -1;
+    f->model = model;
+    f->tensor_read = read;
+    f->tensor_read_ctx = ctx;
+    *out = f;
+    return GK_OK;
+}
 
 void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...) {
     if (f->n_warnings == f->cap_warnings) {

@@ -8,6 +8,11 @@
 #include "ggufkit.h"
 #include "meta/model.h"
 
+/* A reader of a virtual source's tensor bytes (gk_file_virtual): len bytes of
+ * tensor i from byte start of it, made on demand. */
+typedef gk_status (*gk_tensor_read_fn)(void *ctx, size_t i, uint64_t start, void *buf, size_t len,
+                                       gk_error *err);
+
 struct gk_file {
     char *path;
     int fd;                    /* -1 for memory sources */
@@ -22,7 +27,17 @@ struct gk_file {
     bool bad_utf8;             /* a string value or array element is not UTF-8 */
     bool edit_locked;          /* the edit lock is held (gk_open_exclusive): by fd, or by */
     int lock_fd;               /* this fd when fd is not the file's own (a .zst), else -1 */
+    gk_tensor_read_fn tensor_read;   /* a virtual source's tensors (no bytes of its own), or NULL */
+    void *tensor_read_ctx;
 };
+
+/** gk_file_virtual() : a source without a file: model's tensors (taken over,
+ *  freed by gk_close) whose bytes read() makes on demand (ctx stays the
+ *  caller's, alive until gk_close). The pipeline reads it as it reads a stream,
+ *  in bounded chunks: a converter's transforms stay out of the writer.
+ *  path only names it in messages. @return : GK_OK or GK_E_NOMEM (model freed). */
+gk_status gk_file_virtual(const char *path, gk_model *model, gk_tensor_read_fn read, void *ctx,
+                          gk_file **out, gk_error *err);
 
 /** gk_file_open_fd() : gk_open for the plain file open at fd (taken over: closed by
  *  gk_close, or at once on failure): the header is read under the shared header

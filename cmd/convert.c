@@ -1,0 +1,123 @@
+/*
+ * convert.c - `ggufkit convert HF_DIR OUT TYPE`: a Hugging Face checkpoint
+ * (safetensors, SentencePiece tokenizer) to GGUF, byte for byte what
+ * llama.cpp's convert_hf_to_gguf.py --outtype TYPE writes, in one streaming
+ * pass (lib/convert plans it, the pipeline writes it).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd.h"
+#include "convert/convert.h"
+
+static const char *const usage =
+    "usage: ggufkit convert [--vocab-only] [--threads N] [--ignore-model-card] [--force] HF_DIR OUT TYPE\n\n"
+    "Converts the Hugging Face checkpoint in HF_DIR (config.json, model*.safetensors,\n"
+    "tokenizer.model) to the GGUF file OUT, as llama.cpp's convert_hf_to_gguf.py\n"
+    "--outtype TYPE writes it, byte for byte. TYPE: f32, f16, bf16 or q8_0 (as the\n"
+    "reference: norms, 1-D tensors and expert routers stay F32; Q8_0 rows that are\n"
+    "not whole blocks fall back to F16). The tensors stream through in bounded\n"
+    "memory; OUT appears only when complete.\n"
+    "  --vocab-only          write the metadata and vocabulary only, no tensors\n"
+    "  --threads N           converting threads (default: all cores)\n"
+    "  --ignore-model-card   leave README.md's front matter (license, tags, base\n"
+    "                        models ...) out; the reference reads it\n"
+    "  --force               replace OUT if it exists\n"
+    "Any other TYPE llama-quantize knows (Q4_K_M, Q6_K, Q4_0, IQ4_XS ... as in\n"
+    "`ggufkit quantize --help`) converts to F32 and quantizes the tensors on their\n"
+    "way out, as `llama-quantize` of the f32 output would, in the same single pass.\n"
+    "Architectures: %s.\n"
+    "Not yet: tokenizer.json (BPE) vocabularies.\n";
+
+static bool parse_type(const char *s, uint32_t *t) {
+    static const struct { const char *name; uint32_t type; } types[] = {
+        { "f32", GK_TYPE_F32 }, { "f16", GK_TYPE_F16 }, { "bf16", GK_TYPE_BF16 }, { "q8_0", GK_TYPE_Q8_0 },
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcasecmp(s, types[i].name) == 0) {
+            *t = types[i].type;
+            return true;
+        }
+    return false;
+}
+
+int cmd_convert(int argc, char **argv) {
+    gk_convert_opts o = { 0 };
+    bool force = false;
+    uint64_t threads = 0;
+    const char *pos[3];
+    int n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cmd_is_help(a)) {
+            printf(usage, gk_convert_supported());
+            return GK_EXIT_OK;
+        }
+        if (strcmp(a, "--vocab-only") == 0) {
+            o.vocab_only = true;
+        } else if (strcmp(a, "--ignore-model-card") == 0) {
+            o.ignore_model_card = true;
+        } else if (strcmp(a, "--force") == 0) {
+            force = true;
+        } else if (strcmp(a, "--threads") == 0 || strcmp(a, "-t") == 0) {
+            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &threads) || threads == 0 || threads > 64)
+                return cmd_usage_error("convert", "--threads needs a number from 1 to 64");
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cmd_usage_error("convert", "unknown option '%s'", a);
+        } else if (n_pos < 3) {
+            pos[n_pos++] = a;
+        } else {
+            return cmd_usage_error("convert", "too many arguments");
+        }
+    }
+    if (n_pos != 3) return cmd_usage_error("convert", "need HF_DIR, OUT and TYPE");
+    const gk_quant_target *target = NULL;
+    if (!parse_type(pos[2], &o.out_type)) {
+        target = gk_quant_target_lookup(pos[2]);
+        if (target == NULL)
+            return cmd_usage_error("convert", "TYPE must be f32, f16, bf16, q8_0 or a llama-quantize type, not '%s'",
+                                   pos[2]);
+        if (o.vocab_only) return cmd_usage_error("convert", "--vocab-only takes f32, f16, bf16 or q8_0 (there are no tensors to quantize)");
+        o.out_type = GK_TYPE_F32;   /* the lossless conversion, quantized on the way out */
+    }
+    gk_error err;
+    gk_convert *c;
+    if (gk_convert_plan(pos[0], &o, &c, &err) != GK_OK) return cmd_report(pos[0], &err);
+    if (gk_convert_check_output(c, pos[0], pos[1], &err) != GK_OK) {
+        gk_convert_free(c);
+        return cmd_report(pos[1], &err);
+    }
+    cmd_catch_interrupts();
+    cmd_progress bar;
+    cmd_progress_start(&bar, "convert", 0);
+    gk_write_opts wo = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .threads = (int)threads,
+                         .progress = cmd_write_progress, .progress_ctx = &bar, .clone = GK_CLONE_NEVER };
+    gk_status st;
+    if (target == NULL) {
+        st = gk_write_model(pos[1], gk_convert_model(c), gk_convert_steps(c), &wo, &err);
+    } else {
+        /* llama-quantize's plan over the F32 conversion: its steps read the
+         * converted tensors straight from the checkpoint. */
+        gk_quant_opts qo = { .target = target, .output_type = -1, .token_embd_type = -1 };
+        gk_quant_plan plan;
+        st = gk_quant_plan_build(gk_convert_model(c), &qo, &plan, &err);
+        if (st == GK_OK) {
+            const gk_step *cs = gk_convert_steps(c);
+            gk_step *steps = calloc(plan.n_entries + 1, sizeof *steps);
+            if (steps == NULL) {
+                st = gk_error_set(&err, GK_E_NOMEM, -1, "out of memory");
+            } else {
+                for (size_t i = 0; i < plan.n_entries; i++) steps[i] = cs[plan.entries[i].src_tensor];
+                wo.pad_end = true;
+                st = gk_write_model(pos[1], plan.out, steps, &wo, &err);
+                free(steps);
+            }
+            gk_quant_plan_free(&plan);
+        }
+    }
+    cmd_progress_finish(&bar);
+    gk_convert_free(c);
+    if (st != GK_OK) return cmd_report(pos[1], &err);
+    return GK_EXIT_OK;
+}

@@ -1,0 +1,135 @@
+/*
+ * arch.c - the architecture table and the checkpoint-to-GGUF tensor names of
+ * the Llama family (Llama, Mistral, Mixtral) and Qwen2/Qwen3, with the rules of
+ * which tensors stay F32. See arch.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/arch.h"
+
+/* The Llama family shares one class in the reference (LlamaModel): experts
+ * are merged for any of them that has block_sparse_moe tensors. */
+static const gk_conv_arch archs[] = {
+    { "LlamaForCausalLM", "llama", true, true, false, true },
+    { "LLaMAForCausalLM", "llama", true, true, false, true },
+    { "MistralForCausalLM", "llama", true, true, false, true },
+    { "MixtralForCausalLM", "llama", true, true, false, true },
+    /* Qwen2Model / Qwen3Model (TextModel's rules, no permutation); checked by
+     * reading conversion/qwen.py, no golden output yet. */
+    { "Qwen2ForCausalLM", "qwen2", false, false, false, false },
+    { "Qwen3ForCausalLM", "qwen3", false, false, true, false },
+};
+
+const gk_conv_arch *gk_conv_arch_find(const char *hf_name) {
+    for (size_t i = 0; hf_name && i < sizeof archs / sizeof archs[0]; i++)
+        if (strcmp(archs[i].hf_name, hf_name) == 0) return &archs[i];
+    return NULL;
+}
+
+const char *gk_conv_arch_list(void) {
+    return "LlamaForCausalLM, LLaMAForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
+           "Qwen3ForCausalLM";
+}
+
+/* Names outside the blocks. */
+static const struct { const char *hf, *gguf; } globals[] = {
+    { "model.embed_tokens", "token_embd" },
+    { "lm_head", "output" },
+    { "model.norm", "output_norm" },
+};
+
+/* Names inside block N, after "model.layers.N.". permute: 1 Q, 2 K; only:
+ * 1 for the Llama family (experts' router), 2 with q/k norms (Qwen3). */
+static const struct { const char *hf, *gguf; int permute, only; } blocks[] = {
+    { "input_layernorm", "attn_norm", 0, 0 },
+    { "self_attn.q_proj", "attn_q", 1, 0 },
+    { "self_attn.k_proj", "attn_k", 2, 0 },
+    { "self_attn.v_proj", "attn_v", 0, 0 },
+    { "self_attn.o_proj", "attn_output", 0, 0 },
+    { "post_attention_layernorm", "ffn_norm", 0, 0 },
+    { "mlp.gate_proj", "ffn_gate", 0, 0 },
+    { "mlp.up_proj", "ffn_up", 0, 0 },
+    { "mlp.down_proj", "ffn_down", 0, 0 },
+    { "block_sparse_moe.gate", "ffn_gate_inp", 0, 1 },
+    { "self_attn.q_norm", "attn_q_norm", 0, 2 },
+    { "self_attn.k_norm", "attn_k_norm", 0, 2 },
+};
+
+/* Merged expert tensors, by wN - 1. */
+static const char *const expert_names[3] = { "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps" };
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+/* Reads a decimal number at *p (digits only), advancing past it. */
+static bool read_number(const char **p, int64_t *out) {
+    const char *s = *p;
+    if (*s < '0' || *s > '9') return false;
+    int64_t v = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (v > 100000000) return false;
+        v = v * 10 + (*s++ - '0');
+    }
+    *p = s;
+    *out = v;
+    return true;
+}
+
+bool gk_conv_map_name(const gk_conv_arch *a, const char *name, gk_conv_name *out) {
+    memset(out, 0, sizeof *out);
+    out->bid = out->expert = -1;
+    if (ends_with(name, ".attention.masked_bias") || ends_with(name, ".attention.bias") ||
+        ends_with(name, ".rotary_emb.inv_freq")) {
+        out->role = GK_ROLE_SKIP;
+        return true;
+    }
+    /* The suffix the reference tries: ".weight", then ".bias". */
+    const char *suffix = ends_with(name, ".weight") ? ".weight" : ends_with(name, ".bias") ? ".bias" : NULL;
+    if (suffix == NULL) return false;
+    size_t base_len = strlen(name) - strlen(suffix);
+    char base[160];
+    if (base_len >= sizeof base) return false;
+    memcpy(base, name, base_len);
+    base[base_len] = '\0';
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+        if (strcmp(base, globals[i].hf) == 0) {
+            snprintf(out->gguf, sizeof out->gguf, "%s%s", globals[i].gguf, suffix);
+            return true;
+        }
+    const char *p = base;
+    if (strncmp(p, "model.layers.", 13) != 0) return false;
+    p += 13;
+    if (!read_number(&p, &out->bid) || *p != '.') return false;
+    p++;
+    if (a->moe_experts && strncmp(p, "block_sparse_moe.experts.", 25) == 0 && strcmp(suffix, ".weight") == 0) {
+        p += 25;
+        if (!read_number(&p, &out->expert) || p[0] != '.' || p[1] != 'w' || p[2] < '1' || p[2] > '3' ||
+            p[3] != '\0')
+            return false;
+        out->role = GK_ROLE_EXPERT;
+        out->which = p[2] - '1';
+        snprintf(out->gguf, sizeof out->gguf, "blk.%lld.%s.weight", (long long)out->bid,
+                 expert_names[out->which]);
+        return true;
+    }
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        if (strcmp(p, blocks[i].hf) == 0) {
+            if ((blocks[i].only == 1 && !a->moe_experts) || (blocks[i].only == 2 && !a->qk_norm)) return false;
+            snprintf(out->gguf, sizeof out->gguf, "blk.%lld.%s%s", (long long)out->bid, blocks[i].gguf, suffix);
+            out->permute = a->permute_qk ? blocks[i].permute : 0;
+            return true;
+        }
+    return false;
+}
+
+bool gk_conv_stays_f32(const char *gguf_name, uint32_t n_dims) {
+    if (n_dims <= 1 || ends_with(gguf_name, "_norm.weight")) return true;
+    if (ends_with(gguf_name, ".ffn_gate_inp.weight")) return true;
+    size_t n = strlen(gguf_name);
+    const char *tail = n >= 7 ? gguf_name + n - 7 : gguf_name;
+    return strcmp(tail, ".weight") != 0 && strcmp(tail, ".lora_a") != 0 && strcmp(tail, ".lora_b") != 0;
+}

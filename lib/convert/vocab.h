@@ -1,0 +1,31 @@
+/*
+ * vocab.h - a SentencePiece vocabulary as the reference converter writes it
+ * (TextModel._set_vocab_sentencepiece): the pieces of tokenizer.model padded or
+ * cut to the model's vocab_size, added_tokens.json and tokenizer_config.json's
+ * added_tokens_decoder laid over them, then gguf.SpecialVocab: special token
+ * ids from config.json (and tokenizer.json's added tokens), add_bos/add_eos,
+ * the chat template.
+ */
+#ifndef GK_CONVERT_VOCAB_H
+#define GK_CONVERT_VOCAB_H
+
+#include <cjson/cJSON.h>
+
+#include "ggufkit.h"
+
+/** gk_conv_vocab_spm() : appends the tokenizer.* pairs of dir's SentencePiece
+ *  vocabulary to m. vocab_size is config.json's (or -1 when it has none: the
+ *  tokenizer's own size then). A tokenizer with more pieces than vocab_size is
+ *  refused (the reference drops the rest with a warning: a broken model).
+ *  @return : GK_OK; GK_E_NOT_FOUND (no tokenizer.model); GK_E_CORRUPT /
+ *  GK_E_UNSUPPORTED naming the file and what is wrong in it. */
+gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, int64_t vocab_size,
+                            gk_error *err);
+
+/** gk_conv_vocab_codellama() : LlamaModel.set_vocab's second SpecialVocab for
+ *  a vocab_size of 32016 (CodeLlama): eot from tokenizer_config.json,
+ *  tokenizer.json or config.json, else 32010; add_* and the chat template
+ *  written again (in place) as that SpecialVocab finds them. @return : as above. */
+gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err);
+
+#endif
