@@ -84,9 +84,10 @@ int cmd_convert(int argc, char **argv) {
     gk_error err;
     gk_convert *c;
     if (gk_convert_plan(pos[0], &o, &c, &err) != GK_OK) return cmd_report(pos[0], &err);
-    if (gk_convert_check_output(c, pos[0], pos[1], &err) != GK_OK) {
+    /* every file the plan read is a recorded input: OUT may be none of them */
+    if (gk_inputs_check_output(pos[1], &err) != GK_OK) {
         gk_convert_free(c);
-        return cmd_report(pos[1], &err);
+        return cmd_report(NULL, &err);   /* the message names OUT and the input */
     }
     cmd_catch_interrupts();
     cmd_progress bar;

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "convert/checkpoint.h"
+#include "io/inputs.h"
 
 #define INDEX_NAME "model.safetensors.index.json"
 #define INDEX_MAX (256u << 20)
@@ -44,30 +45,6 @@ static gk_status about(gk_error *err, gk_status code, const char *path) {
 }
 
 static int by_string(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Reads a whole small file (the index) into a NUL-terminated buffer. */
-static gk_status read_small(const char *path, char **out, size_t *len, gk_error *err) {
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return about(err, gk_error_set(err, GK_E_IO, -1, "cannot open: %s", strerror(errno)), path);
-    struct stat sb;
-    gk_status s = GK_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > INDEX_MAX)
-        s = about(err, gk_error_set(err, GK_E_CORRUPT, -1, "not a regular file of at most %u bytes", INDEX_MAX), path);
-    else if ((*out = malloc((size_t)sb.st_size + 1)) == NULL)
-        s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    else if (pread(fd, *out, (size_t)sb.st_size, 0) != sb.st_size)
-        s = about(err, gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(errno)), path);
-    close(fd);
-    if (s != GK_OK) {
-        free(*out);
-        *out = NULL;
-        return s;
-    }
-    (*out)[sb.st_size] = '\0';
-    *len = (size_t)sb.st_size;
-    return GK_OK;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Which parts                                                              */
@@ -128,7 +105,7 @@ static gk_status list_parts(const char *dir, names *parts, gk_error *err) {
 static gk_status read_index(const char *path, names *parts, names *tensors, names *owner, gk_error *err) {
     char *text;
     size_t len = 0;
-    gk_status s = read_small(path, &text, &len, err);
+    gk_status s = input_read_whole(path, INDEX_MAX, &text, &len, err);
     if (s != GK_OK) return s;
     cJSON *root = cJSON_ParseWithLength(text, len);
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");

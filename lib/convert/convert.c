@@ -717,22 +717,6 @@ static bool is_reranker(const char *dir, const cJSON *config) {
     return yes;
 }
 
-gk_status gk_convert_check_output(const gk_convert *c, const char *dir, const char *path, gk_error *err) {
-    static const char *const read[] = { "config.json", "tokenizer.model", "tokenizer.json", "tokenizer_config.json",
-                                        "added_tokens.json", "generation_config.json", "chat_template.jinja",
-                                        "chat_template.json", "README.md", "model.safetensors.index.json" };
-    char p[4096];
-    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, read[i]);
-        if (gk_same_file(p, path)) return gk_error_set(err, GK_E_SAME_FILE, -1, "refusing to overwrite an input (%s)", read[i]);
-    }
-    for (size_t i = 0; c->ckpt && i < gk_ckpt_part_count(c->ckpt); i++) {
-        const char *part = gk_st_path(gk_ckpt_part(c->ckpt, i));
-        if (gk_same_file(part, path)) return gk_error_set(err, GK_E_SAME_FILE, -1, "refusing to overwrite an input (%s)", part);
-    }
-    return GK_OK;
-}
-
 gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert **out, gk_error *err) {
     *out = NULL;
     if (o->out_type != GK_TYPE_F32 && o->out_type != GK_TYPE_F16 && o->out_type != GK_TYPE_BF16 &&

@@ -27,11 +27,6 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
 gk_model *gk_convert_model(gk_convert *c);
 const gk_step *gk_convert_steps(const gk_convert *c);
 
-/** gk_convert_check_output() : refuses an output path that is one of the
- *  files the conversion reads (a safetensors part, config.json, the tokenizer
- *  files, README.md ...): replacing it would destroy the input.
- *  @return : GK_OK or GK_E_SAME_FILE naming the file. */
-gk_status gk_convert_check_output(const gk_convert *c, const char *dir, const char *path, gk_error *err);
 
 /** gk_convert_free() : frees the plan and closes its inputs (NULL accepted). */
 void gk_convert_free(gk_convert *c);

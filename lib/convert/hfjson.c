@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "convert/hfjson.h"
+#include "io/inputs.h"
 
 #define TEXT_MAX (64u << 20)
 
@@ -27,40 +28,20 @@ bool gk_hf_exists(const char *dir, const char *name) {
     return ok;
 }
 
+/* name in dir read whole (an input); a missing file that is not required
+ * gives *out NULL and GK_OK. */
 static gk_status read_all(const char *dir, const char *name, bool required, char **out, size_t *len,
                           gk_error *err) {
     *out = NULL;
     char *path = join_path(dir, name);
     if (path == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    gk_status s = GK_OK;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        if (errno == ENOENT && !required) {
-            free(path);
-            return GK_OK;
-        }
-        s = gk_error_set(err, errno == ENOENT ? GK_E_NOT_FOUND : GK_E_IO, -1, "cannot open: %s", strerror(errno));
-        gk_error_about(err, path);
-        free(path);
-        return s;
-    }
-    char *buf = malloc(TEXT_MAX + 1);
-    size_t n = buf ? fread(buf, 1, TEXT_MAX + 1, f) : 0;
-    if (buf == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    else if (ferror(f)) s = gk_error_set(err, GK_E_IO, -1, "read failed");
-    else if (n > TEXT_MAX) s = gk_error_set(err, GK_E_UNSUPPORTED, -1, "larger than %u bytes", TEXT_MAX);
-    fclose(f);
-    if (s != GK_OK) {
-        free(buf);
-        gk_error_about(err, path);
-        free(path);
-        return s;
-    }
-    buf[n] = '\0';
+    gk_status s = input_read_whole(path, TEXT_MAX, out, len, err);
     free(path);
-    *out = buf;
-    *len = n;
-    return GK_OK;
+    if (s == GK_E_NOT_FOUND && !required) {
+        gk_error_clear(err);
+        return GK_OK;
+    }
+    return s;
 }
 
 gk_status gk_hf_json_load(const char *dir, const char *name, bool required, cJSON **out, gk_error *err) {

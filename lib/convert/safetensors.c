@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "convert/safetensors.h"
+#include "io/inputs.h"
 
 struct gk_st_file {
     char *path;
@@ -269,11 +270,16 @@ gk_status gk_st_open(const char *path, gk_st_file **out, gk_error *err) {
     if (err == NULL) err = &local;
     gk_error_clear(err);
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        gk_error_set(err, errno == ENOENT ? GK_E_NOT_FOUND : GK_E_IO, -1, "cannot open: %s", strerror(errno));
+    int fd;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        gk_error_set(err, GK_E_NOT_FOUND, -1, "cannot open: %s", strerror(ENOENT));
         gk_error_about(err, path);
-        return err->code;
+        return GK_E_NOT_FOUND;
+    }
+    gk_status os = input_open(path, &fd, err);   /* recorded: no output may replace it */
+    if (os != GK_OK) {
+        gk_error_about(err, path);
+        return os;
     }
     struct stat sb;
     uint8_t lenbuf[8];

@@ -1,6 +1,6 @@
 /*
  * spm.c - SentencePiece model files (spm.h): the bytes read whole (they are
- * small), unpacked by protobuf-c with the generated spm_model.pb-c decoder, and
+ * small; the file recorded as an input), unpacked by protobuf-c with the generated spm_model.pb-c decoder, and
  * every piece checked (text present, a kind the format defines).
  */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "convert/spm.h"
+#include "io/inputs.h"
 #include "spm_model.pb-c.h"
 
 struct gk_spm {
@@ -22,41 +23,16 @@ static gk_status about(gk_error *err, gk_status code, const char *path) {
     return code;
 }
 
-/* Reads the whole file at path (at most GK_SPM_MAX_BYTES). */
-static gk_status read_whole(const char *path, uint8_t **out, size_t *len, gk_error *err) {
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return about(err, gk_error_set(err, errno == ENOENT ? GK_E_NOT_FOUND : GK_E_IO, -1, "cannot open: %s",
-                                       strerror(errno)), path);
-    struct stat sb;
-    gk_status s = GK_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > GK_SPM_MAX_BYTES)
-        s = about(err, gk_error_set(err, GK_E_CORRUPT, -1, "not a regular file of at most %u bytes", GK_SPM_MAX_BYTES),
-                  path);
-    else if ((*out = malloc(sb.st_size ? (size_t)sb.st_size : 1)) == NULL)
-        s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    else if (pread(fd, *out, (size_t)sb.st_size, 0) != sb.st_size)
-        s = about(err, gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(errno)), path);
-    close(fd);
-    if (s != GK_OK) {
-        free(*out);
-        *out = NULL;
-    }
-    *len = (size_t)sb.st_size;
-    return s;
-}
-
 gk_status gk_spm_load(const char *path, gk_spm **out, gk_error *err) {
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
     *out = NULL;
-    uint8_t *bytes;
+    char *bytes;
     size_t len = 0;
-    gk_status s = read_whole(path, &bytes, &len, err);
+    gk_status s = input_read_whole(path, GK_SPM_MAX_BYTES, &bytes, &len, err);
     if (s != GK_OK) return s;
-    Gkspm__Model *m = gkspm__model__unpack(NULL, len, bytes);
+    Gkspm__Model *m = gkspm__model__unpack(NULL, len, (const uint8_t *)bytes);
     free(bytes);
     if (m == NULL) return about(err, gk_error_set(err, GK_E_CORRUPT, -1, "not a SentencePiece model (protobuf)"), path);
     if (m->n_pieces == 0) s = about(err, gk_error_set(err, GK_E_CORRUPT, -1, "a SentencePiece model without pieces"), path);

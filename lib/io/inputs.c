@@ -216,3 +216,55 @@ int input_open_whole(const char *path) {
     if (S_ISREG(sb.st_mode)) add_stat(&sb, path);
     return fd;
 }
+
+gk_status input_read_whole(const char *path, size_t max, char **out, size_t *len, gk_error *err) {
+    *out = NULL;
+    *len = 0;
+    int fd = input_open_whole(path);
+    if (fd < 0) {
+        gk_status code = gk_error_set(err, errno == ENOENT ? GK_E_NOT_FOUND : GK_E_IO, -1, "cannot open: %s",
+                                      strerror(errno));
+        gk_error_about(err, path);
+        return code;
+    }
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    gk_status st = GK_OK;
+    for (;;) {
+        if (n == cap) {
+            size_t want = cap ? cap * 2 : 64 * 1024;
+            if (want > max + 1) want = max + 1;
+            char *b = want > cap ? realloc(buf, want + 1) : NULL;
+            if (b == NULL) {
+                st = want > cap ? gk_error_set(err, GK_E_NOMEM, -1, "out of memory")
+                                : gk_error_set(err, GK_E_UNSUPPORTED, -1, "larger than %zu bytes", max);
+                break;
+            }
+            buf = b;
+            cap = want;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            st = gk_error_set(err, GK_E_IO, -1, "cannot read: %s", strerror(errno));
+            break;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        if (n > max) {
+            st = gk_error_set(err, GK_E_UNSUPPORTED, -1, "larger than %zu bytes", max);
+            break;
+        }
+    }
+    close(fd);
+    if (st != GK_OK) {
+        free(buf);
+        gk_error_about(err, path);
+        return st;
+    }
+    if (buf == NULL && (buf = malloc(1)) == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return GK_OK;
+}

@@ -26,4 +26,11 @@ gk_status input_open(const char *path, int *fd, gk_error *err);
  *  @return : the fd, or -1 with errno set. */
 int input_open_whole(const char *path);
 
+/** input_read_whole() : reads the small file at path whole (at most max bytes)
+ *  into *out, NUL-terminated (*len without the NUL), through input_open_whole, so
+ *  the file is recorded as an input. The caller frees *out.
+ *  @return : GK_OK; GK_E_NOT_FOUND (no such file); GK_E_UNSUPPORTED (larger than
+ *            max); GK_E_IO; GK_E_NOMEM. err names path. */
+gk_status input_read_whole(const char *path, size_t max, char **out, size_t *len, gk_error *err);
+
 #endif

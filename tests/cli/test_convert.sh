@@ -262,7 +262,7 @@ expect_same_file "--force: the golden bytes" "$TMP/keep.gguf" "$G/llama-gqa-f16.
 copy llama-gqa self
 for f in model.safetensors config.json tokenizer.model; do
     expect_exit 1 "OUT = $f refused" "$BIN" convert --force "$TMP/self" "$TMP/self/$f" f16
-    expect_grep "OUT = $f: message" "$TMP/err" "overwrite an input"
+    expect_grep "OUT = $f: message" "$TMP/err" "is an input of this command: refusing to overwrite it"
     expect_same_file "OUT = $f: input unchanged" "$TMP/self/$f" "$G/llama-gqa/$f"
 done
 
