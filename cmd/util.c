@@ -18,6 +18,9 @@
 
 int cmd_report(const char *path, const gk_error *err) {
     if (err->file[0]) path = err->file;   /* the library knows better which file */
+    /* a message that already starts with the path ("OUT: exists ...") names it once */
+    size_t lp = path ? strlen(path) : 0;
+    if (lp && strncmp(err->message, path, lp) == 0 && err->message[lp] == ':') path = NULL;
     fprintf(stderr, "ggufkit: ");
     if (path && *path) fprintf(stderr, "%s: ", path);
     if (err->offset >= 0) fprintf(stderr, "offset %lld: ", (long long)err->offset);
