@@ -39,6 +39,20 @@ for name in llama-gqa llama-shards mistral-l3 mixtral; do
         rm -f "$TMP/$name-$t.gguf"
     done
 done
+# the same bytes at the lower kernel levels (the F16, BF16 and Q8_0 conversions
+# have vector kernels; the best level ran above)
+for level in scalar avx2; do
+    if [[ $(GGUFKIT_KERNELS=$level "$BIN" --version) != *"kernels: $level"* ]]; then
+        skip "convert parity at $level (this processor has no $level)"; continue
+    fi
+    for name in llama-gqa mixtral; do
+        for t in f16 bf16 q8_0; do
+            GGUFKIT_KERNELS=$level "$BIN" convert "$G/$name" "$TMP/lv.gguf" "$t" >/dev/null 2>&1
+            expect_same_file "$name-$t.gguf at $level" "$TMP/lv.gguf" "$G/$name-$t.gguf"
+            rm -f "$TMP/lv.gguf"
+        done
+    done
+done
 for th in 1 3; do
     expect_exit 0 "mixtral q8_0 --threads $th" "$BIN" convert --threads "$th" "$G/mixtral" "$TMP/m$th.gguf" Q8_0
     expect_same_file "mixtral q8_0 at $th threads" "$TMP/m$th.gguf" "$G/mixtral-q8_0.gguf"

@@ -116,6 +116,27 @@ if $have_golden; then
     for i in "${!words[@]}"; do [[ ${words[$i]} == syn1-f32.gguf ]] && words[$i]=../syn1/syn1-f32.gguf; done
     golden_case "$GOLDEN/options" "$GOLDEN/options/$want" "${words[@]}"
   done <"$GOLDEN/options/COMMANDS"
+  # odd/, moe/ and options/ again at the lower kernel levels (syn1's tensors are
+  # compared at every level by check_kernels_golden; the best level ran above)
+  for level in scalar avx2; do
+    if [[ $(GGUFKIT_KERNELS=$level "$BIN" --version) != *"kernels: $level"* ]]; then
+      echo "SKIPPED: odd/moe/options parity at $level (this processor has no $level)"; continue
+    fi
+    export GGUFKIT_KERNELS=$level
+    for g in "$GOLDEN"/odd/odd-preset-*.gguf; do
+      p=${g##*/odd-preset-}; p=${p%.gguf}; golden_case "$GOLDEN/odd" "$g" odd-f16.gguf OUT "$p"
+    done
+    for g in "$GOLDEN"/moe/moe-preset-*.gguf; do
+      p=${g##*/moe-preset-}; p=${p%.gguf}; golden_case "$GOLDEN/moe" "$g" moe-f16.gguf OUT "$p"
+    done
+    while read -r want rest; do
+      [[ -z $want ]] && continue
+      read -r -a words <<<"$rest"
+      for i in "${!words[@]}"; do [[ ${words[$i]} == syn1-f32.gguf ]] && words[$i]=../syn1/syn1-f32.gguf; done
+      golden_case "$GOLDEN/options" "$GOLDEN/options/$want" "${words[@]}"
+    done <"$GOLDEN/options/COMMANDS"
+    unset GGUFKIT_KERNELS
+  done
   n_opt=$(grep -c . "$GOLDEN/options/COMMANDS")
   [[ $n_opt -ge 8 ]] && ok "options/COMMANDS: $n_opt command lines run" || bad "options/COMMANDS has $n_opt lines"
   # what the release refused (REFERENCE-FAILED), refused here, the tensor named
