@@ -34,6 +34,7 @@
 
 #include "format/file.h"
 #include "hash/digest.h"
+#include "io/hooked.h"
 #include "meta/model.h"
 #include "split/shardname.h"
 
@@ -62,7 +63,6 @@ typedef struct consume {
     const char *dest;
     char *work;                /* DEST.ggufkit-merge */
     char *state_path;          /* DEST.ggufkit-merge-state */
-    char *dir;                 /* the destination's folder */
     const gk_write_opts *opts;
     uint64_t total, copied;    /* progress: tensor bytes of the set, and copied */
 } consume;
@@ -86,14 +86,6 @@ static char *dir_of(const char *path) {
     char *d = copy ? strdup(dirname(copy)) : NULL;
     free(copy);
     return d;
-}
-
-static void sync_dir(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
 }
 
 static gk_status io_error(gk_error *err, const char *what, const char *path) {
@@ -134,23 +126,6 @@ static gk_status digest_head(int fd, uint64_t len, uint8_t out[DIGEST_LEN], cons
     return s;
 }
 
-/* Writes all len bytes at off (a short write is continued; a full disk fails). */
-static gk_status write_all(int fd, const void *buf, size_t len, uint64_t off, const char *path, gk_error *err) {
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = ENOSPC;
-            return io_error(err, "write", path);
-        }
-        p += w;
-        len -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return GK_OK;
-}
-
 /* Copies len bytes from in_fd at in_off to out_fd at out_off (copy_file_range,
  * which may share blocks, else reads and writes). */
 static gk_status copy_range(int out_fd, uint64_t out_off, int in_fd, uint64_t in_off, uint64_t len,
@@ -175,7 +150,7 @@ static gk_status copy_range(int out_fd, uint64_t out_off, int in_fd, uint64_t in
                 return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             got = pread(in_fd, buf, want, (off_t)in_off);
             if (got < 0) s = io_error(err, "read", in_path);
-            else if (got > 0) s = write_all(out_fd, buf, (size_t)got, out_off, out_path, err);
+            else if (got > 0) s = io_pwrite_all(NULL, out_fd, buf, (size_t)got, out_off, out_path, err);
         }
         if (s == GK_OK && got == 0)
             s = gk_error_set(err, GK_E_TRUNCATED, (int64_t)in_off, "%s: ends early", in_path);
@@ -236,11 +211,11 @@ static gk_status state_write(const consume *c, const merge_state *st, gk_error *
     int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
     if (tmp == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     else if (fd < 0) s = io_error(err, "cannot create", tmp);
-    else if ((s = write_all(fd, buf, size, 0, tmp, err)) == GK_OK && fsync(fd) != 0) s = io_error(err, "fsync", tmp);
+    else if ((s = io_pwrite_all(NULL, fd, buf, size, 0, tmp, err)) == GK_OK && fsync(fd) != 0) s = io_error(err, "fsync", tmp);
     if (fd >= 0) close(fd);
     if (s == GK_OK && rename(tmp, c->state_path) != 0) s = io_error(err, "rename", tmp);
     if (s != GK_OK && tmp) unlink(tmp);
-    if (s == GK_OK) sync_dir(c->dir);
+    if (s == GK_OK) s = io_fsync_dir(NULL, c->state_path, err);
     free(tmp);
     free(buf);
     return s;
@@ -383,10 +358,9 @@ static gk_status publish(consume *c, gk_error *err) {
     if ((linked || !replace) && unlink(c->work) != 0) return io_error(err, "cannot remove", c->work);
     if (!linked && replace && rename(c->work, c->dest) != 0)
         return io_error(err, "cannot rename to the destination", c->work);
-    sync_dir(c->dir);
-    if (unlink(c->state_path) != 0) return io_error(err, "cannot remove", c->state_path);
-    sync_dir(c->dir);
-    return GK_OK;
+    gk_status s = io_fsync_dir(NULL, c->dest, err);
+    if (s == GK_OK && unlink(c->state_path) != 0) s = io_error(err, "cannot remove", c->state_path);
+    return s == GK_OK ? io_fsync_dir(NULL, c->state_path, err) : s;
 }
 
 /* The merged header held by the work file (checked against the state), parsed. */
@@ -435,11 +409,7 @@ static gk_status remove_shard(const merge_state *st, uint64_t k, gk_error *err) 
     gk_status s = GK_OK;
     if (exists(path)) s = shard_matches(st, k, path, err);
     if (s == GK_OK && unlink(path) != 0 && errno != ENOENT) s = io_error(err, "cannot remove", path);
-    if (s == GK_OK) {
-        char *d = dir_of(path);
-        if (d) sync_dir(d);
-        free(d);
-    }
+    if (s == GK_OK) s = io_fsync_dir(NULL, path, err);
     free(path);
     return s;
 }
@@ -456,7 +426,7 @@ static gk_status finish(consume *c, merge_state *st, gk_error *err) {
         if (s == GK_OK && memcmp(digest, st->header, DIGEST_LEN) != 0)
             s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: is not the merged file this merge wrote", c->dest);
         if (s == GK_OK && unlink(c->state_path) != 0) s = io_error(err, "cannot remove", c->state_path);
-        if (s == GK_OK) sync_dir(c->dir);
+        if (s == GK_OK) s = io_fsync_dir(NULL, c->state_path, err);
         return s;
     }
     int fd = open(c->work, O_RDWR | O_CLOEXEC);
@@ -507,8 +477,7 @@ static gk_status forget(consume *c, gk_error *err) {
         close(fd);
     }
     if (unlink(c->state_path) != 0 && errno != ENOENT) return io_error(err, "cannot remove", c->state_path);
-    sync_dir(c->dir);
-    return GK_OK;
+    return io_fsync_dir(NULL, c->state_path, err);
 }
 
 /* Checks the whole set, records the state and creates the work file. */
@@ -567,7 +536,7 @@ static gk_status start(consume *c, const char *shard_path, merge_state *st, gk_e
     int fd = -1;
     if (s == GK_OK && (fd = open(c->work, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
         s = io_error(err, "cannot create", c->work);
-    if (s == GK_OK && (s = write_all(fd, header, header_len, 0, c->work, err)) == GK_OK && fdatasync(fd) != 0)
+    if (s == GK_OK && (s = io_pwrite_all(NULL, fd, header, header_len, 0, c->work, err)) == GK_OK && fdatasync(fd) != 0)
         s = io_error(err, "fdatasync", c->work);
     if (fd >= 0) close(fd);
     if (s != GK_OK && fd >= 0) unlink(c->work);
@@ -584,9 +553,8 @@ gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_wr
     consume c = { .dest = dest, .opts = opts ? opts : &none };
     c.work = joined(dest, ".ggufkit-merge");
     c.state_path = joined(dest, ".ggufkit-merge-state");
-    c.dir = dir_of(dest);
     merge_state st;
-    gk_status s = c.work && c.state_path && c.dir ? state_read(&c, &st, err)
+    gk_status s = c.work && c.state_path ? state_read(&c, &st, err)
                                                   : gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     if (s == GK_OK && st.done == 0) {
         /* nothing was removed yet: every shard is there, start over */
@@ -617,6 +585,5 @@ gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_wr
     state_free(&st);
     free(c.work);
     free(c.state_path);
-    free(c.dir);
     return s;
 }
