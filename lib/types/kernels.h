@@ -109,6 +109,7 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa);
 void gk_register_float_avx2(gk_type_info *table);
 void gk_register_legacy_avx2(gk_type_info *table);
 void gk_register_kquants_avx2(gk_type_info *table);
+void gk_register_kquants_dequant_avx2(gk_type_info *table);
 void gk_register_legacy_avx512(gk_type_info *table);
 void gk_register_kquants_avx512(gk_type_info *table);
 void gk_register_iquants_avx2(gk_type_info *table);
