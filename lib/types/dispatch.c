@@ -12,6 +12,7 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
     if (isa >= GK_ISA_AVX2) {
         gk_register_float_avx2(table);
         gk_register_legacy_avx2(table);
+        gk_register_legacy_dequant_avx2(table);
         gk_register_kquants_avx2(table);
         gk_register_kquants_dequant_avx2(table);
         gk_register_iquants_avx2(table);

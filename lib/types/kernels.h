@@ -108,6 +108,7 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa);
 /* The vector families (x86-64 builds only). */
 void gk_register_float_avx2(gk_type_info *table);
 void gk_register_legacy_avx2(gk_type_info *table);
+void gk_register_legacy_dequant_avx2(gk_type_info *table);
 void gk_register_kquants_avx2(gk_type_info *table);
 void gk_register_kquants_dequant_avx2(gk_type_info *table);
 void gk_register_legacy_avx512(gk_type_info *table);
