@@ -39,20 +39,12 @@ typedef __m256 vmask;
 #define V_EXPONENT_FULL(v)                                                                                    \
     _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7F800000)), \
                                            _mm256_set1_epi32(0x7F800000)))
-/* Levels 0..2: 128-bit halves, pairs, single lanes. */
-#define V_PAIR(a, b, level, lo, hi)                                                   \
-    do {                                                                              \
-        if ((level) == 0) {                                                           \
-            lo = _mm256_permute2f128_ps(a, b, 0x20);                                  \
-            hi = _mm256_permute2f128_ps(a, b, 0x31);                                  \
-        } else if ((level) == 1) {                                                    \
-            lo = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));                    \
-            hi = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2));                    \
-        } else {                                                                      \
-            lo = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));                    \
-            hi = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));                    \
-        }                                                                             \
-    } while (0)
+/* V_PAIRk: level k of the reduction tree (128-bit halves, pairs, single lanes;
+ * 0x44, 0xEE: _MM_SHUFFLE(1, 0, 1, 0) and (3, 2, 3, 2); 0x88, 0xDD: (2, 0, 2, 0)
+ * and (3, 1, 3, 1)). */
+#define V_PAIR0(a, b, lo, hi) (lo = _mm256_permute2f128_ps(a, b, 0x20), hi = _mm256_permute2f128_ps(a, b, 0x31))
+#define V_PAIR1(a, b, lo, hi) (lo = _mm256_shuffle_ps(a, b, 0x44), hi = _mm256_shuffle_ps(a, b, 0xEE))
+#define V_PAIR2(a, b, lo, hi) (lo = _mm256_shuffle_ps(a, b, 0x88), hi = _mm256_shuffle_ps(a, b, 0xDD))
 /* The tree leaves block 2e + h in lane 4h + e. */
 #define V_LANE_ORDER(r) _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 /* Four vectors of truncated int32, masked to their low bytes and packed in order. */

@@ -40,24 +40,14 @@ typedef __mmask16 vmask;
 #define V_EXPONENT_FULL(v) \
     _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7F800000)), \
                             _mm512_set1_epi32(0x7F800000))
-/* Levels 0..3: 256-bit halves, 128-bit quarters (both across the four
- * quarters), pairs, single lanes (both within a quarter). */
-#define V_PAIR(a, b, level, lo, hi)                                                   \
-    do {                                                                              \
-        if ((level) == 0) {                                                           \
-            lo = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0));                 \
-            hi = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2));                 \
-        } else if ((level) == 1) {                                                    \
-            lo = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0));                 \
-            hi = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1));                 \
-        } else if ((level) == 2) {                                                    \
-            lo = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));                    \
-            hi = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2));                    \
-        } else {                                                                      \
-            lo = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));                    \
-            hi = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));                    \
-        }                                                                             \
-    } while (0)
+/* V_PAIRk: level k of the reduction tree (256-bit halves and 128-bit quarters
+ * across the register, pairs and single lanes within each quarter; 0x44, 0xEE:
+ * _MM_SHUFFLE(1, 0, 1, 0) and (3, 2, 3, 2); 0x88, 0xDD: (2, 0, 2, 0) and
+ * (3, 1, 3, 1)). */
+#define V_PAIR0(a, b, lo, hi) (lo = _mm512_shuffle_f32x4(a, b, 0x44), hi = _mm512_shuffle_f32x4(a, b, 0xEE))
+#define V_PAIR1(a, b, lo, hi) (lo = _mm512_shuffle_f32x4(a, b, 0x88), hi = _mm512_shuffle_f32x4(a, b, 0xDD))
+#define V_PAIR2(a, b, lo, hi) (lo = _mm512_shuffle_ps(a, b, 0x44), hi = _mm512_shuffle_ps(a, b, 0xEE))
+#define V_PAIR3(a, b, lo, hi) (lo = _mm512_shuffle_ps(a, b, 0x88), hi = _mm512_shuffle_ps(a, b, 0xDD))
 /* The tree leaves block 4e + q in lane 4q + e. */
 #define V_LANE_ORDER(r) \
     _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r)

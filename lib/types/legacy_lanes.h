@@ -28,9 +28,10 @@
  * or rounded to nearest even); V_CMP(a, b, predicate) (a vmask),
  * M_AND, M_OR, M_BITS(m) (lane k at bit k), V_SELECT(m, a, b) (m ? a : b per
  * lane), V_MASKZ(m, a) (m ? a : 0), V_ADD_WHERE(m, a, b) (m ? a + b : a),
- * V_EXPONENT_FULL(v) (the lanes that are NaN or infinite); V_PAIR(a, b, level,
- * lo, hi) (level k of the reduction tree: of the runs of LANES >> (k + 1) lanes,
- * the even ones of a and b interleaved into lo, the odd ones into hi) and
+ * V_EXPONENT_FULL(v) (the lanes that are NaN or infinite); V_PAIR0(a, b, lo, hi)
+ * to V_PAIRk, k = log2(LANES) - 1 (level k of the reduction tree: of the runs of
+ * LANES >> (k + 1) lanes, the even ones of a and b interleaved into lo, the odd
+ * ones into hi) and
  * V_LANE_ORDER(r) (the permute that puts the tree's result for block b in lane
  * b); V_BYTES(q) (the low bytes of the 32-bit truncations of the 32 lanes of
  * q[0..32/LANES-1], in order, as 32 bytes).
@@ -100,9 +101,21 @@ typedef struct block_kind {
     scalar_quantizer scalar;
 } block_kind;
 
+/* Level level of the reduction tree for vectors a and b (V_PAIRk). */
+LANE_TARGET static inline __attribute__((always_inline)) void pair(vf a, vf b, int level, vf *lo, vf *hi) {
+    switch (level) {
+    case 0: V_PAIR0(a, b, *lo, *hi); break;
+    case 1: V_PAIR1(a, b, *lo, *hi); break;
+    case 2: V_PAIR2(a, b, *lo, *hi); break;
+#ifdef V_PAIR3
+    case 3: V_PAIR3(a, b, *lo, *hi); break;
+#endif
+    }
+}
+
 /* Lane b of the result: the largest (max) or smallest (!max) of the LANES lanes
  * of v[b]. Each level of the tree pairs the vectors and keeps half the lanes of
- * each (V_PAIR), combining lanes of one v[b] only (so a NaN stays in its block's
+ * each (pair), combining lanes of one v[b] only (so a NaN stays in its block's
  * lane); one permute then puts block b in lane b. Max and min of numbers do not
  * depend on the order they are taken in. */
 LANE_TARGET static inline __attribute__((always_inline)) vf lanes_reduce(const vf *v, bool max) {
@@ -114,7 +127,7 @@ LANE_TARGET static inline __attribute__((always_inline)) vf lanes_reduce(const v
 #pragma GCC unroll 8
         for (int i = 0; i < n; i++) {
             vf lo, hi;
-            V_PAIR(r[2 * i], r[2 * i + 1], level, lo, hi);
+            pair(r[2 * i], r[2 * i + 1], level, &lo, &hi);
             r[i] = max ? V_MAX(lo, hi) : V_MIN(lo, hi);
         }
     }
