@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/iquants_simd.h"
@@ -32,10 +33,6 @@
 
 #define TARGET_AVX2 __attribute__((target("avx2")))
 
-#define QK_K 256
-#define QK4_NL 32
-#define IQ4_NL_BYTES 18
-#define IQ4_XS_BYTES 136
 
 /* ------------------------------------------------------------------------- */
 /* Shared helpers                                                            */
@@ -850,7 +847,7 @@ TARGET_AVX2 static inline void grid8_shifted(float *dst, float dl, uint64_t g, f
 /** gk_dequantize_iq2_xxs_avx2() : gk_dequantize_iq2_xxs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 66) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XXS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
             const uint8_t *rec = b + 2 + 8 * ib32;
@@ -865,7 +862,7 @@ TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t
 /** gk_dequantize_iq2_xs_avx2() : gk_dequantize_iq2_xs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 74) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *scales = b + 66;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
@@ -881,7 +878,7 @@ TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t 
 /** gk_dequantize_iq2_s_avx2() : gk_dequantize_iq2_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 82) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *signs = b + 2 + QK_K / 8, *qh = b + 66, *scales = b + 74;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 4, signs += 4) {
@@ -898,7 +895,7 @@ static inline uint64_t grid_pair(uint32_t g1, uint32_t g2) { return (uint64_t)g1
 /** gk_dequantize_iq3_xxs_avx2() : gk_dequantize_iq3_xxs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 98) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_XXS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *words = b + 2 + QK_K / 4;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8) {
@@ -914,7 +911,7 @@ TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t
 /** gk_dequantize_iq3_s_avx2() : gk_dequantize_iq3_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 110) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *qh = b + 66, *signs = b + 74, *scales = b + 106;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8, signs += 4) {
@@ -931,7 +928,7 @@ TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n
 /** gk_dequantize_iq1_s_avx2() : gk_dequantize_iq1_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 50) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2;
         for (int ib = 0; ib < QK_K / 32; ib++, qs += 4) {
@@ -947,7 +944,7 @@ TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n
 /** gk_dequantize_iq1_m_avx2() : gk_dequantize_iq1_m, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 56) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_M_BYTES) {
         const uint8_t *qs = b, *qh = b + 32;
         uint16_t sc[4];
         for (int k = 0; k < 4; k++) sc[k] = load_u16le(b + 48 + 2 * k);

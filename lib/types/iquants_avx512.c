@@ -15,6 +15,7 @@
  */
 #include <immintrin.h>
 
+#include "types/blocks.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/iquants_simd.h"
@@ -22,10 +23,6 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
-#define QK_K 256
-#define QK4_NL 32
-#define IQ4_NL_BYTES 18
-#define IQ4_XS_BYTES 136
 
 /* The 16 IQ4 levels (strictly increasing) in one register. */
 typedef struct {

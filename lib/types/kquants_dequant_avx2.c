@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "types/kernels.h"
-#include "types/kquants_blocks.h"
+#include "types/kquants_scales.h"
 
 #define AVX2 __attribute__((target("avx2,f16c")))
 

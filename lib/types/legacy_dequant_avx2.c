@@ -10,10 +10,11 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 
 #define AVX2 __attribute__((target("avx2,f16c")))
-#define QK 32
+#define QK QK8_0 /* values per block of every legacy type */
 
 AVX2 static inline float load_half(const uint8_t *p) {
     uint16_t h;
@@ -23,7 +24,7 @@ AVX2 static inline float load_half(const uint8_t *p) {
 
 AVX2 static void dequantize_q8_0(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
-    for (int64_t i = 0; i < n / QK; i++, in += 34, dst += QK) {
+    for (int64_t i = 0; i < n / QK; i++, in += Q8_0_BYTES, dst += QK) {
         const __m256 d = _mm256_set1_ps(load_half(in));
         for (int k = 0; k < 4; k++) {
             const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(in + 2 + 8 * k)));
@@ -58,7 +59,7 @@ AVX2 static inline void fifth_bits(const uint8_t *qhp, __m256i out[4]) {
 
 AVX2 static void dequantize_q4_0(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
-    for (int64_t i = 0; i < n / QK; i++, in += 18, dst += QK) {
+    for (int64_t i = 0; i < n / QK; i++, in += Q4_0_BYTES, dst += QK) {
         const __m256 d = _mm256_set1_ps(load_half(in));
         __m256i q[4];
         nibbles(in + 2, 8, q);
@@ -68,7 +69,7 @@ AVX2 static void dequantize_q4_0(const void *src, float *dst, int64_t n) {
 
 AVX2 static void dequantize_q4_1(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
-    for (int64_t i = 0; i < n / QK; i++, in += 20, dst += QK) {
+    for (int64_t i = 0; i < n / QK; i++, in += Q4_1_BYTES, dst += QK) {
         const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
         __m256i q[4];
         nibbles(in + 4, 0, q);
@@ -79,7 +80,7 @@ AVX2 static void dequantize_q4_1(const void *src, float *dst, int64_t n) {
 
 AVX2 static void dequantize_q5_0(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
-    for (int64_t i = 0; i < n / QK; i++, in += 22, dst += QK) {
+    for (int64_t i = 0; i < n / QK; i++, in += Q5_0_BYTES, dst += QK) {
         const __m256 d = _mm256_set1_ps(load_half(in));
         __m256i q[4], h[4];
         nibbles(in + 6, 0, q);
@@ -93,7 +94,7 @@ AVX2 static void dequantize_q5_0(const void *src, float *dst, int64_t n) {
 
 AVX2 static void dequantize_q5_1(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
-    for (int64_t i = 0; i < n / QK; i++, in += 24, dst += QK) {
+    for (int64_t i = 0; i < n / QK; i++, in += Q5_1_BYTES, dst += QK) {
         const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
         __m256i q[4], h[4];
         nibbles(in + 8, 0, q);

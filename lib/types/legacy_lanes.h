@@ -39,10 +39,11 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
 
-#define QK 32
+#define QK QK8_0 /* values per block of every legacy type */
 #define VPB (QK / LANES) /* vectors per block */
 
 typedef void (*scalar_quantizer)(const float *, void *, int64_t, int64_t, const float *);
@@ -326,15 +327,15 @@ LANE_TARGET static inline void q5_1_levels(const vf *v, vf id, vf min, uint8_t *
     pack_five_bits(level_bytes(v, id, min, true, 0.5f, 128), out);
 }
 
-static const block_kind q8_0_kind = { 34, (1 << 7) - 1, false, q8_0_partials, q8_0_extremes, q8_0_levels,
+static const block_kind q8_0_kind = { Q8_0_BYTES, (1 << 7) - 1, false, q8_0_partials, q8_0_extremes, q8_0_levels,
                                       gk_quantize_q8_0 };
-static const block_kind q4_0_kind = { 18, -8, false, minmax_partials, signed_extremes, q4_0_levels,
+static const block_kind q4_0_kind = { Q4_0_BYTES, -8, false, minmax_partials, signed_extremes, q4_0_levels,
                                       gk_quantize_q4_0 };
-static const block_kind q5_0_kind = { 22, -16, false, minmax_partials, signed_extremes, q5_0_levels,
+static const block_kind q5_0_kind = { Q5_0_BYTES, -16, false, minmax_partials, signed_extremes, q5_0_levels,
                                       gk_quantize_q5_0 };
-static const block_kind q4_1_kind = { 20, (1 << 4) - 1, true, minmax_partials, range_extremes, q4_1_levels,
+static const block_kind q4_1_kind = { Q4_1_BYTES, (1 << 4) - 1, true, minmax_partials, range_extremes, q4_1_levels,
                                       gk_quantize_q4_1 };
-static const block_kind q5_1_kind = { 24, (1 << 5) - 1, true, minmax_partials, range_extremes, q5_1_levels,
+static const block_kind q5_1_kind = { Q5_1_BYTES, (1 << 5) - 1, true, minmax_partials, range_extremes, q5_1_levels,
                                       gk_quantize_q5_1 };
 
 /* quantize_T (rows of floats; with an importance matrix, legacy.c's weighted
