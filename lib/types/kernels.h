@@ -114,7 +114,8 @@ void gk_register_kquants_dequant_avx2(gk_type_info *table);
 void gk_register_legacy_avx512(gk_type_info *table);
 void gk_register_kquants_avx512(gk_type_info *table);
 void gk_register_iquants_avx2(gk_type_info *table);
-void gk_register_iquants_avx512(gk_type_info *table);
+void gk_register_iq4_avx2(gk_type_info *table);
+void gk_register_iq4_avx512(gk_type_info *table);
 void gk_register_fp4_avx2(gk_type_info *table);
 void gk_register_q1q2_avx2(gk_type_info *table);
 

@@ -18,23 +18,15 @@
  * Q4_0, Q4_1, Q5_0 and Q5_1 are legacy.c's weighted quantizers with the level's
  * group searches.
  *
- * Included by legacy_avx2.c (LANES 8) and legacy_avx512.c (LANES 16) after they
- * define: LANES; LANE_TARGET (a function attribute that includes AVX2 and F16C);
- * SEARCHES (their gk_searches table); REGISTER (the registration function's
- * name); the float vector vf and the lane mask vmask (a comparison's result);
- * V_SET1(f), V_ZERO(), V_LOAD(p), V_STORE(p, v), V_ADD, V_SUB, V_MUL, V_DIV,
- * V_MAX, V_MIN, V_ABS, V_AND, V_OR, V_XOR (bitwise on floats), V_TRUNC(v) (round toward
- * zero); V_LOAD_HALF(p) and V_STORE_HALF(p, v) (LANES binary16 values widened,
- * or rounded to nearest even); V_CMP(a, b, predicate) (a vmask),
- * M_AND, M_OR, M_BITS(m) (lane k at bit k), V_SELECT(m, a, b) (m ? a : b per
- * lane), V_MASKZ(m, a) (m ? a : 0), V_ADD_WHERE(m, a, b) (m ? a + b : a),
- * V_EXPONENT_FULL(v) (the lanes that are NaN or infinite); V_PAIR0(a, b, lo, hi)
- * to V_PAIRk, k = log2(LANES) - 1 (level k of the reduction tree: of the runs of
- * LANES >> (k + 1) lanes, the even ones of a and b interleaved into lo, the odd
- * ones into hi) and
- * V_LANE_ORDER(r) (the permute that puts the tree's result for block b in lane
- * b); V_BYTES(q) (the low bytes of the 32-bit truncations of the 32 lanes of
- * q[0..32/LANES-1], in order, as 32 bytes).
+ * Included by legacy_avx2.c (LANES 8) and legacy_avx512.c (LANES 16) after
+ * vec_avx2.h or vec_avx512.h (LANES, LANE_TARGET, the lane types vf and vmask,
+ * the V_ and M_ operations) and their own definitions of SEARCHES (their
+ * gk_searches table), REGISTER (the registration function's name), V_PAIR0(a,
+ * b, lo, hi) to V_PAIRk, k = log2(LANES) - 1 (level k of the reduction tree: of
+ * the runs of LANES >> (k + 1) lanes, the even ones of a and b interleaved into
+ * lo, the odd ones into hi), V_LANE_ORDER(r) (the permute that puts the tree's
+ * result for block b in lane b) and V_BYTES(q) (the low bytes of the 32-bit
+ * truncations of the 32 lanes of q[0..32/LANES-1], in order, as 32 bytes).
  */
 #include <immintrin.h>
 #include <string.h>
