@@ -27,6 +27,7 @@
  * quantizers, iquants_simd.h, and of the registration function, kernels.h).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "types/blocks.h"
@@ -162,20 +163,16 @@ LANE_TARGET static void xs_write(const iq4_levels *c, const float scales[8], con
     memcpy(blk + 2, &scales_h, 2);
 }
 
-/* n runs of run floats from src into pad, the last repeated to fill runs_max. */
-static const float *padded(const float *src, int n, int run, int runs_max, float *pad) {
-    memcpy(pad, src, sizeof(float) * (size_t)(n * run));
-    for (int k = n; k < runs_max; k++) memcpy(pad + k * run, src + (n - 1) * run, sizeof(float) * (size_t)run);
-    return pad;
-}
-
-/* n (1..SUPER) consecutive IQ4_XS super-blocks of x (importance weights qw or
- * NULL), SUPER of them readable, into blk. */
-LANE_TARGET static void xs_pass(const iq4_levels *c, const float *x, const float *qw, int n, uint8_t *blk) {
+/* The scale search of one pass: the LANES blocks of 32 at x (importance
+ * weights qw or NULL; super: IQ4_XS, whose weights take sigma2 over each
+ * super-block of 256 rather than each block) into scales. @return : the lanes
+ * (blocks) holding NaN or infinity, a bit each. */
+LANE_TARGET static uint32_t pass_scales(const iq4_levels *c, const float *x, const float *qw, bool super,
+                                        float scales[LANES]) {
     vf xt[32], wt[32];
     V_TRANSPOSE32(x, xt);
     vf sigma2 = V_ZERO();
-    if (qw != NULL) {
+    if (qw != NULL && super) {
         float s[LANES];
         for (int h = 0; h < SUPER; h++) {
             float sh = 0;
@@ -184,11 +181,20 @@ LANE_TARGET static void xs_pass(const iq4_levels *c, const float *x, const float
             for (int k = 0; k < 8; k++) s[8 * h + k] = sh;
         }
         sigma2 = V_LOAD(s);
+    } else if (qw != NULL) {
+        for (int j = 0; j < QK4_NL; j++) sigma2 = V_ADD(sigma2, V_MUL(xt[j], xt[j]));
+        sigma2 = V_MUL(sigma2, V_SET1(2.f / QK4_NL));
     }
     weights(xt, qw, sigma2, wt);
-    float scales[LANES];
     block_scales(c, xt, wt, scales);
-    const uint32_t bad = nonfinite_lanes(xt);
+    return nonfinite_lanes(xt);
+}
+
+/* n (1..SUPER) consecutive IQ4_XS super-blocks of x (importance weights qw or
+ * NULL), SUPER of them readable, into blk. */
+LANE_TARGET static void xs_pass(const iq4_levels *c, const float *x, const float *qw, int n, uint8_t *blk) {
+    float scales[LANES];
+    const uint32_t bad = pass_scales(c, x, qw, true, scales);
     for (int h = 0; h < n; h++) {
         const float *xh = x + QK_K * h;
         uint8_t *bh = blk + IQ4_XS_BYTES * h;
@@ -197,41 +203,11 @@ LANE_TARGET static void xs_pass(const iq4_levels *c, const float *x, const float
     }
 }
 
-/** QUANTIZE_XS() : gk_quantize_iq4_xs with the sub-block scale searches of
- *  LANES / 8 super-blocks in the lanes. */
-LANE_TARGET void QUANTIZE_XS(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
-    iq4_levels c;
-    IQ4_LEVELS_INIT(&c);
-    const int64_t nblock = n_per_row / QK_K;
-    uint8_t *row = dst;
-    for (int64_t r = 0; r < nrows; r++, src += n_per_row, row += nblock * IQ4_XS_BYTES) {
-        for (int64_t ib = 0; ib < nblock; ib += SUPER) {
-            const int n = nblock - ib < SUPER ? (int)(nblock - ib) : SUPER;
-            const float *x = src + QK_K * ib, *qw = imatrix ? imatrix + QK_K * ib : NULL;
-            float xpad[PASS_MAX], wpad[PASS_MAX];
-            if (n < SUPER) {
-                x = padded(x, n, QK_K, SUPER, xpad);
-                if (qw) qw = padded(qw, n, QK_K, SUPER, wpad);
-            }
-            xs_pass(&c, x, qw, n, row + ib * IQ4_XS_BYTES);
-        }
-    }
-}
-
 /* n (1..LANES) consecutive IQ4_NL blocks of x (importance weights qw or NULL),
  * LANES of them readable, into blk. */
 LANE_TARGET static void nl_pass(const iq4_levels *c, const float *x, const float *qw, int n, uint8_t *blk) {
-    vf xt[32], wt[32];
-    V_TRANSPOSE32(x, xt);
-    vf sigma2 = V_ZERO();
-    if (qw != NULL) {
-        for (int j = 0; j < QK4_NL; j++) sigma2 = V_ADD(sigma2, V_MUL(xt[j], xt[j]));
-        sigma2 = V_MUL(sigma2, V_SET1(2.f / QK4_NL));
-    }
-    weights(xt, qw, sigma2, wt);
     float scales[LANES];
-    block_scales(c, xt, wt, scales);
-    const uint32_t bad = nonfinite_lanes(xt);
+    const uint32_t bad = pass_scales(c, x, qw, false, scales);
     for (int k = 0; k < n; k++) {
         uint8_t *b = blk + k * IQ4_NL_BYTES;
         if ((bad >> k) & 1) {
@@ -244,25 +220,47 @@ LANE_TARGET static void nl_pass(const iq4_levels *c, const float *x, const float
     }
 }
 
+/* n runs of run floats from src into pad, the last repeated to fill runs_max. */
+static const float *padded(const float *src, int n, int run, int runs_max, float *pad) {
+    memcpy(pad, src, sizeof(float) * (size_t)(n * run));
+    for (int k = n; k < runs_max; k++) memcpy(pad + k * run, src + (n - 1) * run, sizeof(float) * (size_t)run);
+    return pad;
+}
+
+/* Rows of units of unit values, bytes each, per_pass units a pass: a row's
+ * last pass, with fewer left, reads a copy with the last unit repeated. */
+typedef void (*pass_fn)(const iq4_levels *c, const float *x, const float *qw, int n, uint8_t *blk);
+LANE_TARGET static inline __attribute__((always_inline)) void quantize_rows(pass_fn pass, int unit, int per_pass,
+                                                                            int64_t bytes, const float *src,
+                                                                            uint8_t *row, int64_t nrows,
+                                                                            int64_t n_per_row, const float *imatrix) {
+    iq4_levels c;
+    IQ4_LEVELS_INIT(&c);
+    const int64_t nunit = n_per_row / unit;
+    for (int64_t r = 0; r < nrows; r++, src += n_per_row, row += nunit * bytes) {
+        for (int64_t ib = 0; ib < nunit; ib += per_pass) {
+            const int n = nunit - ib < per_pass ? (int)(nunit - ib) : per_pass;
+            const float *x = src + unit * ib, *qw = imatrix ? imatrix + unit * ib : NULL;
+            float xpad[PASS_MAX], wpad[PASS_MAX];
+            if (n < per_pass) {
+                x = padded(x, n, unit, per_pass, xpad);
+                if (qw) qw = padded(qw, n, unit, per_pass, wpad);
+            }
+            pass(&c, x, qw, n, row + ib * bytes);
+        }
+    }
+}
+
+/** QUANTIZE_XS() : gk_quantize_iq4_xs with the sub-block scale searches of
+ *  LANES / 8 super-blocks in the lanes. */
+LANE_TARGET void QUANTIZE_XS(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
+    quantize_rows(xs_pass, QK_K, SUPER, IQ4_XS_BYTES, src, dst, nrows, n_per_row, imatrix);
+}
+
 /** QUANTIZE_NL() : gk_quantize_iq4_nl with LANES consecutive blocks in the
  *  lanes. */
 LANE_TARGET void QUANTIZE_NL(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix) {
-    iq4_levels c;
-    IQ4_LEVELS_INIT(&c);
-    const int64_t nblock = n_per_row / QK4_NL;
-    uint8_t *row = dst;
-    for (int64_t r = 0; r < nrows; r++, src += n_per_row, row += nblock * IQ4_NL_BYTES) {
-        for (int64_t ib = 0; ib < nblock; ib += LANES) {
-            const int n = nblock - ib < LANES ? (int)(nblock - ib) : LANES;
-            const float *x = src + QK4_NL * ib, *qw = imatrix ? imatrix + QK4_NL * ib : NULL;
-            float xpad[PASS_MAX], wpad[PASS_MAX];
-            if (n < LANES) {
-                x = padded(x, n, QK4_NL, LANES, xpad);
-                if (qw) qw = padded(qw, n, QK4_NL, LANES, wpad);
-            }
-            nl_pass(&c, x, qw, n, row + ib * IQ4_NL_BYTES);
-        }
-    }
+    quantize_rows(nl_pass, QK4_NL, LANES, IQ4_NL_BYTES, src, dst, nrows, n_per_row, imatrix);
 }
 
 /** REGISTER() : this width's IQ4_XS and IQ4_NL quantizers into table. */
