@@ -1,6 +1,6 @@
 /*
  * check_iquants_simd.c - differential tests of the vector I-quant kernels
- * (lib/types/iquants_avx2.c, iquants_avx512.c) against the scalar oracle
+ * (lib/types/iquants_avx2.c, iq4_avx2.c, iq4_avx512.c) against the scalar oracle
  * (lib/types/iquants.c).
  *
  * For every vectorized quantizer: seeded rows of many value patterns (normal,

@@ -12,15 +12,18 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa) {
     if (isa >= GK_ISA_AVX2) {
         gk_register_float_avx2(table);
         gk_register_legacy_avx2(table);
+        gk_register_legacy_dequant_avx2(table);
         gk_register_kquants_avx2(table);
+        gk_register_kquants_dequant_avx2(table);
         gk_register_iquants_avx2(table);
+        gk_register_iq4_avx2(table);
         gk_register_fp4_avx2(table);
         gk_register_q1q2_avx2(table);
     }
     if (isa >= GK_ISA_AVX512) {
         gk_register_legacy_avx512(table);
         gk_register_kquants_avx512(table);
-        gk_register_iquants_avx512(table);
+        gk_register_iq4_avx512(table);
     }
 #else
     (void)table;

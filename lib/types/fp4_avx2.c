@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/fp4.h"
 #include "types/kernels.h"
 
@@ -70,8 +71,8 @@ AVX2 static void quantize_nvfp4(const float *src, void *dst, int64_t nrows, int6
     (void)imatrix;
     uint8_t *out = dst;
     const float *x = src;
-    const int64_t nb = nrows * n_per_row / 64;
-    for (int64_t i = 0; i < nb; i++, out += 36) {
+    const int64_t nb = nrows * n_per_row / QK_NVFP4;
+    for (int64_t i = 0; i < nb; i++, out += NVFP4_BYTES) {
         for (int s = 0; s < 4; s++, x += 16) {
             const uint8_t u = gk_ue4m3_of(abs_max(x, 16) / 6.0f);
             out[s] = u;
@@ -89,8 +90,8 @@ AVX2 static void quantize_mxfp4(const float *src, void *dst, int64_t nrows, int6
     (void)imatrix;
     uint8_t *out = dst;
     const float *x = src;
-    const int64_t nb = nrows * n_per_row / 32;
-    for (int64_t i = 0; i < nb; i++, out += 17, x += 32) {
+    const int64_t nb = nrows * n_per_row / QK_MXFP4;
+    for (int64_t i = 0; i < nb; i++, out += MXFP4_BYTES, x += QK_MXFP4) {
         const float amax = abs_max(x, 32);
         const uint8_t e = amax > 0.0f ? (uint8_t)(floorf(log2f(amax)) - 2 + 127) : 0;
         out[0] = e;

@@ -34,23 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
-
-#define QK_K 256
-#define QK4_NL 32
-
-#define IQ2_XXS_BYTES 66
-#define IQ2_XS_BYTES 74
-#define IQ2_S_BYTES 82
-#define IQ3_XXS_BYTES 98
-#define IQ3_S_BYTES 110
-#define IQ1_S_BYTES 50
-#define IQ1_M_BYTES 56
-#define IQ4_NL_BYTES 18
-#define IQ4_XS_BYTES 136
 
 /* Thresholds below which a group counts as all zero (ggml's values). */
 #define GROUP_MAX_EPS_IQ3_XXS 1e-8f

@@ -7,10 +7,8 @@
  * the scalar code's NaN behaviour); where the scalar picks a best candidate in a
  * sequence, the lanes only compute the candidates and the choice is replayed in
  * the scalar's order.
- *   IQ4_XS: the 8 lanes are the 8 sub-blocks of one super-block (scale search);
- *           the level search of the final pass runs over 8 consecutive values.
- *   IQ4_NL: the 8 lanes are 8 consecutive blocks of a row; a row's last blocks
- *           (fewer than 8) go through the scalar kernel.
+ *   IQ4_XS, IQ4_NL: the quantizers are iq4_lanes.h's (iq4_avx2.c); the
+ *           dequantizers are here.
  *   IQ3_XXS, IQ3_S: the scale search runs 8 trial scales at once, one per lane
  *           (iquants.c keeps the rest of the quantizer, reached through
  *           gk_quantize_iq3_*_with).
@@ -25,6 +23,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "types/blocks.h"
+#include "types/iq4_levels_avx2.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/iquants_simd.h"
@@ -32,10 +32,6 @@
 
 #define TARGET_AVX2 __attribute__((target("avx2")))
 
-#define QK_K 256
-#define QK4_NL 32
-#define IQ4_NL_BYTES 18
-#define IQ4_XS_BYTES 136
 
 /* ------------------------------------------------------------------------- */
 /* Shared helpers                                                            */
@@ -56,267 +52,6 @@ static inline bool improves(float sumqx, float sumq2, float *best, float *scale)
         return true;
     }
     return false;
-}
-
-/* The 16 IQ4 levels as floats, split in two halves for permutes, and broadcasts
- * of the 14 inner levels for the interval count. */
-typedef struct {
-    __m256 lo, hi;
-    __m256 inner[14];
-} iq4_levels;
-
-TARGET_AVX2 static inline void iq4_levels_init(iq4_levels *c) {
-    float v[16];
-    for (int k = 0; k < 16; k++) v[k] = gk_kvalues_iq4nl[k];
-    c->lo = _mm256_loadu_ps(v);
-    c->hi = _mm256_loadu_ps(v + 8);
-    for (int k = 1; k <= 14; k++) c->inner[k - 1] = _mm256_set1_ps(v[k]);
-}
-
-/* Level value at index idx (0..15) in every lane. */
-TARGET_AVX2 static inline __m256 iq4_level_at(const iq4_levels *c, __m256i idx) {
-    __m256 a = _mm256_permutevar8x32_ps(c->lo, idx);
-    __m256 b = _mm256_permutevar8x32_ps(c->hi, idx);
-    return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-}
-
-/* Lane-wise equal of iquants.c's best_index_int8 over the IQ4 levels. Its binary
- * search ends at the ml with level[ml] <= x < level[ml+1], i.e. the count of
- * inner levels k = 1..14 with x >= level[k]; counting "not less than" makes NaN
- * count 14, where the binary search also ends. The final choice is the scalar's
- * comparison of float differences, and it also yields 0 below the first level and
- * 15 above the last (what the scalar's early returns give). *q: the level. */
-TARGET_AVX2 static inline __m256i iq4_best_index(const iq4_levels *c, __m256 x, __m256 *q) {
-    __m256i ml = _mm256_setzero_si256();
-    for (int k = 0; k < 14; k++)
-        ml = _mm256_sub_epi32(ml, _mm256_castps_si256(_mm256_cmp_ps(x, c->inner[k], _CMP_NLT_UQ)));
-    __m256i mu = _mm256_add_epi32(ml, _mm256_set1_epi32(1));
-    __m256 vl = iq4_level_at(c, ml);
-    __m256 vu = iq4_level_at(c, mu);
-    __m256 lower = _mm256_cmp_ps(_mm256_sub_ps(x, vl), _mm256_sub_ps(vu, x), _CMP_LT_OQ);
-    *q = _mm256_blendv_ps(vu, vl, lower);
-    return _mm256_add_epi32(mu, _mm256_castps_si256(lower));
-}
-
-/* Transposes 8 rows of 32 floats (row r at src + r * 32) into t[j] = element j of
- * each row, j = 0..31. */
-TARGET_AVX2 static void transpose_8x32(const float *src, __m256 t[32]) {
-    for (int jb = 0; jb < 4; jb++) {
-        __m256 r[8];
-        for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + 32 * i + 8 * jb);
-        __m256 a0 = _mm256_unpacklo_ps(r[0], r[1]), a1 = _mm256_unpackhi_ps(r[0], r[1]);
-        __m256 a2 = _mm256_unpacklo_ps(r[2], r[3]), a3 = _mm256_unpackhi_ps(r[2], r[3]);
-        __m256 a4 = _mm256_unpacklo_ps(r[4], r[5]), a5 = _mm256_unpackhi_ps(r[4], r[5]);
-        __m256 a6 = _mm256_unpacklo_ps(r[6], r[7]), a7 = _mm256_unpackhi_ps(r[6], r[7]);
-        __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xee);
-        __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xee);
-        __m256 b4 = _mm256_shuffle_ps(a4, a6, 0x44), b5 = _mm256_shuffle_ps(a4, a6, 0xee);
-        __m256 b6 = _mm256_shuffle_ps(a5, a7, 0x44), b7 = _mm256_shuffle_ps(a5, a7, 0xee);
-        __m256 *o = t + 8 * jb;
-        o[0] = _mm256_permute2f128_ps(b0, b4, 0x20);
-        o[1] = _mm256_permute2f128_ps(b1, b5, 0x20);
-        o[2] = _mm256_permute2f128_ps(b2, b6, 0x20);
-        o[3] = _mm256_permute2f128_ps(b3, b7, 0x20);
-        o[4] = _mm256_permute2f128_ps(b0, b4, 0x31);
-        o[5] = _mm256_permute2f128_ps(b1, b5, 0x31);
-        o[6] = _mm256_permute2f128_ps(b2, b6, 0x31);
-        o[7] = _mm256_permute2f128_ps(b3, b7, 0x31);
-    }
-}
-
-/* ------------------------------------------------------------------------- */
-/* IQ4 scale search, one block of 32 per lane                                */
-
-/* Per-lane equal of iquants.c's weight set-up, amax test and iq4_block_scale with
- * ntry = 7, for 8 blocks given transposed (xt[j]: element j of each block).
- * wt: weights as the scalar computes them. Writes each block's scale to scales
- * (0 for a block whose amax is below GK_GROUP_MAX_EPS). */
-TARGET_AVX2 static void iq4_scales8(const iq4_levels *c, const __m256 xt[32],
-                                    const __m256 wt[32], float scales[8]) {
-    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
-    __m256 amax = _mm256_setzero_ps(), max = _mm256_setzero_ps();
-    for (int j = 0; j < 32; j++) {
-        __m256 ax = _mm256_and_ps(xt[j], abs_mask);
-        __m256 gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = _mm256_blendv_ps(amax, ax, gt);
-        max = _mm256_blendv_ps(max, xt[j], gt);
-    }
-    const float v0 = gk_kvalues_iq4nl[0];
-    __m256 d = _mm256_div_ps(_mm256_xor_ps(max, sign_mask), _mm256_set1_ps(v0));
-    __m256 id = _mm256_div_ps(_mm256_set1_ps(1.f), d);
-    __m256 sumqx = _mm256_setzero_ps(), sumq2 = _mm256_setzero_ps();
-    for (int j = 0; j < 32; j++) {
-        __m256 q;
-        (void)iq4_best_index(c, _mm256_mul_ps(id, xt[j]), &q);
-        __m256 wq = _mm256_mul_ps(wt[j], q);
-        sumqx = _mm256_add_ps(sumqx, _mm256_mul_ps(wq, xt[j]));
-        sumq2 = _mm256_add_ps(sumq2, _mm256_mul_ps(wq, q));
-    }
-    /* d = sumq2 > 0 ? sumqx / sumq2 : 0, as the scalar */
-    d = _mm256_and_ps(_mm256_div_ps(sumqx, sumq2), _mm256_cmp_ps(sumq2, _mm256_setzero_ps(), _CMP_GT_OQ));
-    __m256 best = _mm256_mul_ps(d, sumqx);
-    for (int itry = -7; itry <= 7; itry++) {
-        id = _mm256_div_ps(_mm256_set1_ps((float)(itry + gk_kvalues_iq4nl[0])), max);
-        sumqx = _mm256_setzero_ps();
-        sumq2 = _mm256_setzero_ps();
-        for (int j = 0; j < 32; j++) {
-            __m256 q;
-            (void)iq4_best_index(c, _mm256_mul_ps(id, xt[j]), &q);
-            __m256 wq = _mm256_mul_ps(wt[j], q);
-            sumqx = _mm256_add_ps(sumqx, _mm256_mul_ps(wq, xt[j]));
-            sumq2 = _mm256_add_ps(sumq2, _mm256_mul_ps(wq, q));
-        }
-        __m256 better = _mm256_and_ps(
-            _mm256_cmp_ps(sumq2, _mm256_setzero_ps(), _CMP_GT_OQ),
-            _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(best, sumq2), _CMP_GT_OQ));
-        __m256 dn = _mm256_div_ps(sumqx, sumq2);
-        d = _mm256_blendv_ps(d, dn, better);
-        best = _mm256_blendv_ps(best, _mm256_mul_ps(dn, sumqx), better);
-    }
-    __m256 zero_block = _mm256_cmp_ps(amax, _mm256_set1_ps(GK_GROUP_MAX_EPS), _CMP_LT_OQ);
-    _mm256_storeu_ps(scales, _mm256_andnot_ps(zero_block, d));
-}
-
-/* Levels of 32 values xb at inverse scale inv, packed two per byte as the IQ4
- * formats store them (byte j: value j low nibble, value j+16 high nibble). */
-TARGET_AVX2 static void iq4_pack32(const iq4_levels *c, const float *xb, float inv, uint8_t *q4) {
-    const __m256 iv = _mm256_set1_ps(inv);
-    __m256i l[4];
-    for (int k = 0; k < 4; k++) {
-        __m256 q;
-        l[k] = iq4_best_index(c, _mm256_mul_ps(iv, _mm256_loadu_ps(xb + 8 * k)), &q);
-    }
-    __m256i v0 = _mm256_or_si256(l[0], _mm256_slli_epi32(l[2], 4));
-    __m256i v1 = _mm256_or_si256(l[1], _mm256_slli_epi32(l[3], 4));
-    __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(v0, v1), 0xd8);
-    __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-    _mm_storeu_si128((__m128i *)q4, bytes);
-}
-
-/* ------------------------------------------------------------------------- */
-/* IQ4_XS                                                                    */
-
-/** gk_iq4_xs_write_avx2() : what follows the scale search of one IQ4_XS super-block
- *  (iquants_simd.h): the super-block scale from the 8 sub-block scales, their 6-bit
- *  codes, and the 256 levels of x packed into blk. */
-TARGET_AVX2 void gk_iq4_xs_write_avx2(const float scales[8], const float *x, uint8_t *blk) {
-    iq4_levels c;
-    iq4_levels_init(&c);
-    float max_scale = 0, amax_scale = 0;
-    for (int ib = 0; ib < 8; ib++) {
-        float abs_d = fabsf(scales[ib]);
-        if (scales[ib] != 0 && abs_d > amax_scale) {
-            amax_scale = abs_d;
-            max_scale = scales[ib];
-        }
-    }
-    float d = -max_scale / 32;
-    store_u16le(blk, gk_fp32_to_fp16(d));
-    float id = d ? 1 / d : 0.f;
-    uint16_t scales_h = 0;
-    uint8_t *scales_l = blk + 4;
-    for (int ib = 0; ib < 8; ib++) {
-        int l = gk_nearest_int(id * scales[ib]);
-        l = GK_MAX(-32, GK_MIN(31, l));
-        float dl = d * l;
-        float idl = dl ? 1 / dl : 0.f;
-        iq4_pack32(&c, x + 32 * ib, idl, blk + 8 + 16 * ib);
-        l += 32;
-        uint8_t l_l = l & 0xf;
-        uint8_t l_h = (uint8_t)(l >> 4);
-        if (ib % 2 == 0) scales_l[ib / 2] = l_l;
-        else scales_l[ib / 2] |= (uint8_t)(l_l << 4);
-        scales_h |= (uint16_t)(l_h << 2 * ib);
-    }
-    store_u16le(blk + 2, scales_h);
-}
-
-/* One IQ4_XS super-block of x (imatrix slice qw or NULL) into blk. */
-TARGET_AVX2 static void iq4xs_superblock(const iq4_levels *c, const float *x, const float *qw,
-                                         uint8_t *blk) {
-    __m256 xt[32], wt[32];
-    transpose_8x32(x, xt);
-    if (qw != NULL) {
-        float sigma2 = 0;
-        for (int j = 0; j < QK_K; j++) sigma2 += x[j] * x[j];
-        sigma2 *= 2.f / QK_K;
-        const __m256 s2 = _mm256_set1_ps(sigma2);
-        transpose_8x32(qw, wt);
-        for (int j = 0; j < 32; j++)
-            wt[j] = _mm256_mul_ps(wt[j], _mm256_sqrt_ps(_mm256_add_ps(s2, _mm256_mul_ps(xt[j], xt[j]))));
-    } else {
-        for (int j = 0; j < 32; j++) wt[j] = _mm256_mul_ps(xt[j], xt[j]);
-    }
-    float scales[8];
-    iq4_scales8(c, xt, wt, scales);
-    gk_iq4_xs_write_avx2(scales, x, blk);
-}
-
-/** gk_quantize_iq4_xs_avx2() : gk_quantize_iq4_xs with the 8 sub-block scale
- *  searches of a super-block in the 8 lanes. */
-TARGET_AVX2 void gk_quantize_iq4_xs_avx2(const float *src, void *dst, int64_t nrows,
-                                         int64_t n_per_row, const float *imatrix) {
-    iq4_levels c;
-    iq4_levels_init(&c);
-    const int64_t nblock = n_per_row / QK_K;
-    uint8_t *row = dst;
-    for (int64_t r = 0; r < nrows; r++) {
-        for (int64_t ib = 0; ib < nblock; ib++)
-            iq4xs_superblock(&c, src + QK_K * ib, imatrix ? imatrix + QK_K * ib : NULL,
-                             row + ib * IQ4_XS_BYTES);
-        src += n_per_row;
-        row += nblock * IQ4_XS_BYTES;
-    }
-}
-
-/* ------------------------------------------------------------------------- */
-/* IQ4_NL                                                                    */
-
-/* Eight consecutive IQ4_NL blocks of x (imatrix slice qw or NULL) into blk. */
-TARGET_AVX2 static void iq4nl_blocks8(const iq4_levels *c, const float *x, const float *qw,
-                                      uint8_t *blk) {
-    __m256 xt[32], wt[32];
-    transpose_8x32(x, xt);
-    if (qw != NULL) {
-        __m256 sigma2 = _mm256_setzero_ps();
-        for (int j = 0; j < QK4_NL; j++) sigma2 = _mm256_add_ps(sigma2, _mm256_mul_ps(xt[j], xt[j]));
-        sigma2 = _mm256_mul_ps(sigma2, _mm256_set1_ps(2.f / QK4_NL));
-        transpose_8x32(qw, wt);
-        for (int j = 0; j < 32; j++)
-            wt[j] = _mm256_mul_ps(wt[j], _mm256_sqrt_ps(_mm256_add_ps(sigma2, _mm256_mul_ps(xt[j], xt[j]))));
-    } else {
-        for (int j = 0; j < 32; j++) wt[j] = _mm256_mul_ps(xt[j], xt[j]);
-    }
-    float scales[8];
-    iq4_scales8(c, xt, wt, scales);
-    for (int k = 0; k < 8; k++) {
-        uint8_t *b = blk + k * IQ4_NL_BYTES;
-        store_u16le(b, gk_fp32_to_fp16(scales[k]));
-        float id = scales[k] ? 1 / scales[k] : 0;
-        iq4_pack32(c, x + QK4_NL * k, id, b + 2);
-    }
-}
-
-/** gk_quantize_iq4_nl_avx2() : gk_quantize_iq4_nl with 8 consecutive blocks in the 8
- *  lanes; the last nblock % 8 blocks of each row go through the scalar kernel. */
-TARGET_AVX2 void gk_quantize_iq4_nl_avx2(const float *src, void *dst, int64_t nrows,
-                                         int64_t n_per_row, const float *imatrix) {
-    iq4_levels c;
-    iq4_levels_init(&c);
-    const int64_t nblock = n_per_row / QK4_NL;
-    const int64_t nvec = nblock / 8 * 8;
-    uint8_t *row = dst;
-    for (int64_t r = 0; r < nrows; r++) {
-        for (int64_t ib = 0; ib < nvec; ib += 8)
-            iq4nl_blocks8(&c, src + QK4_NL * ib, imatrix ? imatrix + QK4_NL * ib : NULL,
-                          row + ib * IQ4_NL_BYTES);
-        if (nvec < nblock)
-            gk_quantize_iq4_nl(src + QK4_NL * nvec, row + nvec * IQ4_NL_BYTES, 1,
-                               (nblock - nvec) * QK4_NL, imatrix ? imatrix + QK4_NL * nvec : NULL);
-        src += n_per_row;
-        row += nblock * IQ4_NL_BYTES;
-    }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -850,7 +585,7 @@ TARGET_AVX2 static inline void grid8_shifted(float *dst, float dl, uint64_t g, f
 /** gk_dequantize_iq2_xxs_avx2() : gk_dequantize_iq2_xxs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 66) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XXS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
             const uint8_t *rec = b + 2 + 8 * ib32;
@@ -865,7 +600,7 @@ TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t
 /** gk_dequantize_iq2_xs_avx2() : gk_dequantize_iq2_xs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 74) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *scales = b + 66;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
@@ -881,7 +616,7 @@ TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t 
 /** gk_dequantize_iq2_s_avx2() : gk_dequantize_iq2_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 82) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *signs = b + 2 + QK_K / 8, *qh = b + 66, *scales = b + 74;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 4, signs += 4) {
@@ -898,7 +633,7 @@ static inline uint64_t grid_pair(uint32_t g1, uint32_t g2) { return (uint64_t)g1
 /** gk_dequantize_iq3_xxs_avx2() : gk_dequantize_iq3_xxs, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 98) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_XXS_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *words = b + 2 + QK_K / 4;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8) {
@@ -914,7 +649,7 @@ TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t
 /** gk_dequantize_iq3_s_avx2() : gk_dequantize_iq3_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 110) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2, *qh = b + 66, *signs = b + 74, *scales = b + 106;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8, signs += 4) {
@@ -931,7 +666,7 @@ TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n
 /** gk_dequantize_iq1_s_avx2() : gk_dequantize_iq1_s, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 50) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_S_BYTES) {
         const float d = gk_fp16_to_fp32(load_u16le(b));
         const uint8_t *qs = b + 2;
         for (int ib = 0; ib < QK_K / 32; ib++, qs += 4) {
@@ -947,7 +682,7 @@ TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n
 /** gk_dequantize_iq1_m_avx2() : gk_dequantize_iq1_m, 8 values per step. */
 TARGET_AVX2 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
-    for (int64_t i = 0; i < n / QK_K; i++, b += 56) {
+    for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_M_BYTES) {
         const uint8_t *qs = b, *qh = b + 32;
         uint16_t sc[4];
         for (int k = 0; k < 4; k++) sc[k] = load_u16le(b + 48 + 2 * k);
@@ -967,11 +702,10 @@ TARGET_AVX2 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n
 
 /* ------------------------------------------------------------------------- */
 
-/** gk_register_iquants_avx2() : the AVX2 I-quant kernels into table. */
+/** gk_register_iquants_avx2() : the AVX2 I-quant kernels into table (the IQ4
+ *  quantizers are iq4_avx2.c's). */
 void gk_register_iquants_avx2(gk_type_info *table) {
-    table[GK_TYPE_IQ4_XS].quantize = gk_quantize_iq4_xs_avx2;
     table[GK_TYPE_IQ4_XS].dequantize = gk_dequantize_iq4_xs_avx2;
-    table[GK_TYPE_IQ4_NL].quantize = gk_quantize_iq4_nl_avx2;
     table[GK_TYPE_IQ4_NL].dequantize = gk_dequantize_iq4_nl_avx2;
     table[GK_TYPE_IQ3_XXS].quantize = gk_quantize_iq3_xxs_avx2;
     table[GK_TYPE_IQ3_S].quantize = gk_quantize_iq3_s_avx2;

@@ -4,22 +4,26 @@
  * The functions named gk_<op>_<type>_<isa> take the arguments of their scalar
  * namesakes in kernels.h and write the same bytes (floats) bit for bit; they may
  * only be called on a processor that has <isa> (see lib/types/cpu.h). The type
- * table reaches them through gk_register_iquants_<isa>; the differential tests
- * call them directly against the scalar kernels.
+ * table reaches them through gk_register_iquants_avx2 and gk_register_iq4_<isa>;
+ * the differential tests call them directly against the scalar kernels.
  */
 #ifndef GK_TYPES_IQUANTS_SIMD_H
 #define GK_TYPES_IQUANTS_SIMD_H
 
 #include "types/kernels.h"
 
-#define GK_IQ_SIMD_KERNELS(t, isa)                                                       \
-    void gk_quantize_##t##_##isa(const float *src, void *dst, int64_t nrows,             \
-                                 int64_t n_per_row, const float *imatrix);               \
-    void gk_dequantize_##t##_##isa(const void *src, float *dst, int64_t n);
+/* iq4_avx2.c and iq4_avx512.c (iq4_lanes.h): the IQ4 quantizers of each width */
+#define GK_IQ4_QUANTIZERS(isa)                                                               \
+    void gk_quantize_iq4_xs_##isa(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
+                                  const float *imatrix);                                   \
+    void gk_quantize_iq4_nl_##isa(const float *src, void *dst, int64_t nrows, int64_t n_per_row, \
+                                  const float *imatrix);
+GK_IQ4_QUANTIZERS(avx2)
+GK_IQ4_QUANTIZERS(avx512)
 
 /* iquants_avx2.c */
-GK_IQ_SIMD_KERNELS(iq4_xs, avx2)
-GK_IQ_SIMD_KERNELS(iq4_nl, avx2)
+void gk_dequantize_iq4_xs_avx2(const void *src, float *dst, int64_t n);
+void gk_dequantize_iq4_nl_avx2(const void *src, float *dst, int64_t n);
 void gk_quantize_iq3_xxs_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix);
 void gk_quantize_iq3_s_avx2(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -42,14 +46,5 @@ void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n);
 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n);
-/* The end of one IQ4_XS super-block's quantization after its 8 sub-block scales
- * are found (for the AVX-512 search, which finds them two super-blocks at a time). */
-void gk_iq4_xs_write_avx2(const float scales[8], const float *x, uint8_t *blk);
-
-/* iquants_avx512.c (the dequantizers stay AVX2's) */
-void gk_quantize_iq4_xs_avx512(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix);
-void gk_quantize_iq4_nl_avx512(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix);
 
 #endif

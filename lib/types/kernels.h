@@ -14,10 +14,15 @@
  * (Tests call the scalar kernels by name, as the oracle of the vector ones.)
  *
  * Vector kernels live in FAMILY_ISA.c files (kquants_avx2.c, legacy_avx512.c, ...),
- * built with per-function target attributes so the binary stays portable. Each
- * defines gk_register_FAMILY_ISA(table), which overwrites the quantize/dequantize
- * entries of its types in a writable copy of the type table; dispatch.c calls them
- * for the active level (the AVX-512 level runs the AVX2 registrations first).
+ * built with per-function target attributes so the binary stays portable. A
+ * family with kernels at both widths is written once, as a template for any lane
+ * count (FAMILY_lanes.h: quant_util, legacy, kquants, iq4), and its FAMILY_ISA.c
+ * files only define the width's words (vec_avx2.h, vec_avx512.h) and include it;
+ * kernels with one width only stay in their own file (legacy_dequant_avx2.c,
+ * iquants_avx2.c, ...). Each defines gk_register_FAMILY_ISA(table), which
+ * overwrites the quantize/dequantize entries of its types in a writable copy of
+ * the type table; dispatch.c calls them for the active level (the AVX-512 level
+ * runs the AVX2 registrations first).
  */
 #ifndef GK_TYPES_KERNELS_H
 #define GK_TYPES_KERNELS_H
@@ -108,11 +113,14 @@ void gk_kernels_register(gk_type_info *table, gk_isa isa);
 /* The vector families (x86-64 builds only). */
 void gk_register_float_avx2(gk_type_info *table);
 void gk_register_legacy_avx2(gk_type_info *table);
+void gk_register_legacy_dequant_avx2(gk_type_info *table);
 void gk_register_kquants_avx2(gk_type_info *table);
+void gk_register_kquants_dequant_avx2(gk_type_info *table);
 void gk_register_legacy_avx512(gk_type_info *table);
 void gk_register_kquants_avx512(gk_type_info *table);
 void gk_register_iquants_avx2(gk_type_info *table);
-void gk_register_iquants_avx512(gk_type_info *table);
+void gk_register_iq4_avx2(gk_type_info *table);
+void gk_register_iq4_avx512(gk_type_info *table);
 void gk_register_fp4_avx2(gk_type_info *table);
 void gk_register_q1q2_avx2(gk_type_info *table);
 

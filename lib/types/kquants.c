@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "types/kernels.h"
-#include "types/kquants_blocks.h"
+#include "types/kquants_scales.h"
 #include "types/quant_util.h"
 
 static inline float half_to_float(uint16_t h) { return gk_fp16_to_fp32(h); }

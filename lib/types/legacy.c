@@ -8,30 +8,16 @@
  * the importance matrix as ggml does. Blocks are accessed through local copies so
  * that callers may pass unaligned buffers.
  */
-#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
 
-#define QK 32 /* values per block of every legacy type */
-
-typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_q4_0;
-typedef struct { uint16_t d; uint16_t m; uint8_t qs[QK / 2]; } block_q4_1;
-typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_0;
-typedef struct { uint16_t d; uint16_t m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1;
-typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;
-typedef struct { uint16_t d; uint16_t s; int8_t qs[QK]; } block_q8_1;
-
-static_assert(sizeof(block_q4_0) == 18, "Q4_0 block is 18 bytes");
-static_assert(sizeof(block_q4_1) == 20, "Q4_1 block is 20 bytes");
-static_assert(sizeof(block_q5_0) == 22, "Q5_0 block is 22 bytes");
-static_assert(sizeof(block_q5_1) == 24, "Q5_1 block is 24 bytes");
-static_assert(sizeof(block_q8_0) == 34, "Q8_0 block is 34 bytes");
-static_assert(sizeof(block_q8_1) == 36, "Q8_1 block is 36 bytes");
+#define QK QK8_0 /* values per block of every legacy type (blocks.h) */
 
 /* ---- shared pieces ---------------------------------------------------------------- */
 

@@ -8,17 +8,12 @@
  * e = floor(log2(max|x|)) - 2 + 127, then each value takes the nearest code
  * (first one on ties).
  */
-#include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "types/fp4.h"
+#include "types/blocks.h"
 #include "types/kernels.h"
-
-#define QK_MXFP4 32
-
-typedef struct { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; } block_mxfp4;
-static_assert(sizeof(block_mxfp4) == 17, "MXFP4 block is 17 bytes");
 
 /** gk_quantize_mxfp4() : rows of F32 to MXFP4 (ggml's reference; imatrix unused). */
 void gk_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,

@@ -12,19 +12,14 @@
  * takes the nearest code under the decoded scale. ggml has no weighted variant:
  * the importance matrix is unused.
  */
-#include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "types/fp4.h"
+#include "types/blocks.h"
 #include "types/kernels.h"
 
-#define QK_NVFP4 64
-#define QK_NVFP4_SUB 16
 #define NVFP4_SUBS (QK_NVFP4 / QK_NVFP4_SUB)
-
-typedef struct { uint8_t d[NVFP4_SUBS]; uint8_t qs[QK_NVFP4 / 2]; } block_nvfp4;
-static_assert(sizeof(block_nvfp4) == 36, "NVFP4 block is 36 bytes");
 
 /** gk_quantize_nvfp4() : rows of F32 to NVFP4 (ggml's reference; imatrix unused). */
 void gk_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,

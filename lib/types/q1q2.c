@@ -11,21 +11,13 @@
  * ggml's quantize_q1_0 / quantize_q2_0 take an importance matrix but give the
  * same bytes without one (they only walk the rows one by one), so it is unused.
  */
-#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
-
-#define QK1_0 128
-#define QK2_0 64
-
-typedef struct { uint16_t d; uint8_t qs[QK1_0 / 8]; } block_q1_0;
-typedef struct { uint16_t d; uint8_t qs[QK2_0 / 4]; } block_q2_0;
-static_assert(sizeof(block_q1_0) == 18, "Q1_0 block is 18 bytes");
-static_assert(sizeof(block_q2_0) == 18, "Q2_0 block is 18 bytes");
 
 /* ---- Q1_0 ------------------------------------------------------------------------------ */
 

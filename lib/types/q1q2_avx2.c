@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 
 #define AVX2 __attribute__((target("avx2")))
@@ -34,7 +35,7 @@ AVX2 static inline void q1_bits(const float *x, uint8_t *qs) {
 AVX2 static void quantize_q1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix) {
     uint8_t *out = dst;
-    const int64_t nb = nrows * n_per_row / 128;
+    const int64_t nb = nrows * n_per_row / QK1_0;
     const __m256i lane_offsets = _mm256_setr_epi32(0, 128, 256, 384, 512, 640, 768, 896);
     int64_t i = 0;
     for (; i + 8 <= nb; i += 8) {
@@ -74,8 +75,8 @@ AVX2 static void quantize_q2_0(const float *src, void *dst, int64_t nrows, int64
     (void)imatrix;
     uint8_t *out = dst;
     const float *x = src;
-    const int64_t nb = nrows * n_per_row / 64;
-    for (int64_t i = 0; i < nb; i++, out += 18, x += 64) {
+    const int64_t nb = nrows * n_per_row / QK2_0;
+    for (int64_t i = 0; i < nb; i++, out += Q2_0_BYTES, x += QK2_0) {
         __m256 v[8];
         __m256 m = _mm256_setzero_ps();
         for (int k = 0; k < 8; k++) {

@@ -3,18 +3,20 @@
  *
  * Every fact about a tensor type (name, block geometry, kernels) lives here; the
  * rest of the library asks gk_type_get() instead of switching on type ids. Ids
- * that ggml retired stay in the table, marked, so readers can say so.
+ * that ggml retired stay in the table, marked, so readers can say so. The block
+ * geometry is blocks.h's constants, which that header asserts its block layouts
+ * against.
  *
  * The table below names the scalar kernels. What callers get is a copy made
  * once, in which the vector kernels of the active level (gk_isa_active(),
  * dispatch.c) have replaced the quantize/dequantize entries they cover.
  */
-#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
 #include "ggufkit.h"
+#include "types/blocks.h"
 #include "types/cpu.h"
 #include "types/kernels.h"
 
@@ -50,57 +52,50 @@
 #define i32_CHECK NULL
 #define i64_CHECK NULL
 
-/* The newest formats' geometry as ggml-common.h builds it (the kernel files
- * assert their block structs against the same sizes). */
-static_assert(36 == 64 / 16 + 64 / 2, "NVFP4: 4 UE4M3 scales and 64 4-bit codes");
-static_assert(18 == 2 + 128 / 8, "Q1_0: an fp16 scale and 128 1-bit codes");
-static_assert(18 == 2 + 64 / 4, "Q2_0: an fp16 scale and 64 2-bit codes");
-static_assert(17 == 1 + 32 / 2, "MXFP4: an E8M0 scale and 32 4-bit codes");
-
 static const gk_type_info type_table[GK_TYPE_COUNT] = {
     PLAIN(GK_TYPE_F32, "F32", 4, f32),
     PLAIN(GK_TYPE_F16, "F16", 2, f16),
-    BLOCK(GK_TYPE_Q4_0, "Q4_0", 32, 18, q4_0, false),
-    BLOCK(GK_TYPE_Q4_1, "Q4_1", 32, 20, q4_1, false),
+    BLOCK(GK_TYPE_Q4_0, "Q4_0", QK4_0, Q4_0_BYTES, q4_0, false),
+    BLOCK(GK_TYPE_Q4_1, "Q4_1", QK4_1, Q4_1_BYTES, q4_1, false),
     RETIRED(4, "Q4_2"),
     RETIRED(5, "Q4_3"),
-    BLOCK(GK_TYPE_Q5_0, "Q5_0", 32, 22, q5_0, false),
-    BLOCK(GK_TYPE_Q5_1, "Q5_1", 32, 24, q5_1, false),
-    BLOCK(GK_TYPE_Q8_0, "Q8_0", 32, 34, q8_0, false),
-    BLOCK(GK_TYPE_Q8_1, "Q8_1", 32, 36, q8_1, false),
-    BLOCK(GK_TYPE_Q2_K, "Q2_K", 256, 84, q2_K, false),
-    BLOCK(GK_TYPE_Q3_K, "Q3_K", 256, 110, q3_K, false),
-    BLOCK(GK_TYPE_Q4_K, "Q4_K", 256, 144, q4_K, false),
-    BLOCK(GK_TYPE_Q5_K, "Q5_K", 256, 176, q5_K, false),
-    BLOCK(GK_TYPE_Q6_K, "Q6_K", 256, 210, q6_K, false),
-    BLOCK(GK_TYPE_Q8_K, "Q8_K", 256, 292, q8_K, false),
-    BLOCK(GK_TYPE_IQ2_XXS, "IQ2_XXS", 256, 66, iq2_xxs, true),
-    BLOCK(GK_TYPE_IQ2_XS, "IQ2_XS", 256, 74, iq2_xs, true),
-    BLOCK(GK_TYPE_IQ3_XXS, "IQ3_XXS", 256, 98, iq3_xxs, false),
-    BLOCK(GK_TYPE_IQ1_S, "IQ1_S", 256, 50, iq1_s, true),
-    BLOCK(GK_TYPE_IQ4_NL, "IQ4_NL", 32, 18, iq4_nl, false),
-    BLOCK(GK_TYPE_IQ3_S, "IQ3_S", 256, 110, iq3_s, false),
-    BLOCK(GK_TYPE_IQ2_S, "IQ2_S", 256, 82, iq2_s, true),
-    BLOCK(GK_TYPE_IQ4_XS, "IQ4_XS", 256, 136, iq4_xs, false),
+    BLOCK(GK_TYPE_Q5_0, "Q5_0", QK5_0, Q5_0_BYTES, q5_0, false),
+    BLOCK(GK_TYPE_Q5_1, "Q5_1", QK5_1, Q5_1_BYTES, q5_1, false),
+    BLOCK(GK_TYPE_Q8_0, "Q8_0", QK8_0, Q8_0_BYTES, q8_0, false),
+    BLOCK(GK_TYPE_Q8_1, "Q8_1", QK8_1, Q8_1_BYTES, q8_1, false),
+    BLOCK(GK_TYPE_Q2_K, "Q2_K", QK_K, Q2_K_BYTES, q2_K, false),
+    BLOCK(GK_TYPE_Q3_K, "Q3_K", QK_K, Q3_K_BYTES, q3_K, false),
+    BLOCK(GK_TYPE_Q4_K, "Q4_K", QK_K, Q4_K_BYTES, q4_K, false),
+    BLOCK(GK_TYPE_Q5_K, "Q5_K", QK_K, Q5_K_BYTES, q5_K, false),
+    BLOCK(GK_TYPE_Q6_K, "Q6_K", QK_K, Q6_K_BYTES, q6_K, false),
+    BLOCK(GK_TYPE_Q8_K, "Q8_K", QK_K, Q8_K_BYTES, q8_K, false),
+    BLOCK(GK_TYPE_IQ2_XXS, "IQ2_XXS", QK_K, IQ2_XXS_BYTES, iq2_xxs, true),
+    BLOCK(GK_TYPE_IQ2_XS, "IQ2_XS", QK_K, IQ2_XS_BYTES, iq2_xs, true),
+    BLOCK(GK_TYPE_IQ3_XXS, "IQ3_XXS", QK_K, IQ3_XXS_BYTES, iq3_xxs, false),
+    BLOCK(GK_TYPE_IQ1_S, "IQ1_S", QK_K, IQ1_S_BYTES, iq1_s, true),
+    BLOCK(GK_TYPE_IQ4_NL, "IQ4_NL", QK4_NL, IQ4_NL_BYTES, iq4_nl, false),
+    BLOCK(GK_TYPE_IQ3_S, "IQ3_S", QK_K, IQ3_S_BYTES, iq3_s, false),
+    BLOCK(GK_TYPE_IQ2_S, "IQ2_S", QK_K, IQ2_S_BYTES, iq2_s, true),
+    BLOCK(GK_TYPE_IQ4_XS, "IQ4_XS", QK_K, IQ4_XS_BYTES, iq4_xs, false),
     PLAIN(GK_TYPE_I8, "I8", 1, i8),
     PLAIN(GK_TYPE_I16, "I16", 2, i16),
     PLAIN(GK_TYPE_I32, "I32", 4, i32),
     PLAIN(GK_TYPE_I64, "I64", 8, i64),
     PLAIN(GK_TYPE_F64, "F64", 8, f64),
-    BLOCK(GK_TYPE_IQ1_M, "IQ1_M", 256, 56, iq1_m, true),
+    BLOCK(GK_TYPE_IQ1_M, "IQ1_M", QK_K, IQ1_M_BYTES, iq1_m, true),
     PLAIN(GK_TYPE_BF16, "BF16", 2, bf16),
     RETIRED(31, "Q4_0_4_4"),
     RETIRED(32, "Q4_0_4_8"),
     RETIRED(33, "Q4_0_8_8"),
-    BLOCK(GK_TYPE_TQ1_0, "TQ1_0", 256, 54, tq1_0, false),
-    BLOCK(GK_TYPE_TQ2_0, "TQ2_0", 256, 66, tq2_0, false),
+    BLOCK(GK_TYPE_TQ1_0, "TQ1_0", QK_K, TQ1_0_BYTES, tq1_0, false),
+    BLOCK(GK_TYPE_TQ2_0, "TQ2_0", QK_K, TQ2_0_BYTES, tq2_0, false),
     RETIRED(36, "IQ4_NL_4_4"),
     RETIRED(37, "IQ4_NL_4_8"),
     RETIRED(38, "IQ4_NL_8_8"),
-    BLOCK(GK_TYPE_MXFP4, "MXFP4", 32, 17, mxfp4, false),
-    BLOCK(GK_TYPE_NVFP4, "NVFP4", 64, 36, nvfp4, false),
-    BLOCK(GK_TYPE_Q1_0, "Q1_0", 128, 18, q1_0, false),
-    BLOCK(GK_TYPE_Q2_0, "Q2_0", 64, 18, q2_0, false),
+    BLOCK(GK_TYPE_MXFP4, "MXFP4", QK_MXFP4, MXFP4_BYTES, mxfp4, false),
+    BLOCK(GK_TYPE_NVFP4, "NVFP4", QK_NVFP4, NVFP4_BYTES, nvfp4, false),
+    BLOCK(GK_TYPE_Q1_0, "Q1_0", QK1_0, Q1_0_BYTES, q1_0, false),
+    BLOCK(GK_TYPE_Q2_0, "Q2_0", QK2_0, Q2_0_BYTES, q2_0, false),
 };
 
 void gk_type_table_for(gk_isa isa, gk_type_info out[GK_TYPE_COUNT]) {

@@ -6,21 +6,13 @@
  * four trits each) as a base-3 fixed-point fraction; TQ2_0 packs four 2-bit codes
  * per byte. Quantization follows ggml's quantize_row_tq1_0_ref / tq2_0_ref.
  */
-#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "types/blocks.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
-
-#define QK_K 256
-
-typedef struct { uint8_t qs[(QK_K - 4 * QK_K / 64) / 5]; uint8_t qh[QK_K / 64]; uint16_t d; } block_tq1_0;
-typedef struct { uint8_t qs[QK_K / 4]; uint16_t d; } block_tq2_0;
-
-static_assert(sizeof(block_tq1_0) == 54, "TQ1_0 block is 54 bytes");
-static_assert(sizeof(block_tq2_0) == 66, "TQ2_0 block is 66 bytes");
 
 /* Largest |x| of one 256-value block. */
 static float block_abs_max(const float *x) {
