@@ -21,7 +21,7 @@ static const char *const usage =
     "not whole blocks fall back to F16). The tensors stream through in bounded\n"
     "memory; OUT appears only when complete.\n"
     "  --vocab-only          write the metadata and vocabulary only, no tensors\n"
-    "  --threads N           converting threads (default: all cores)\n"
+    "  -t, --threads N       converting threads (default: all cores)\n"
     "  --ignore-model-card   leave README.md's front matter (license, tags, base\n"
     "                        models ...) out; the reference reads it\n"
     "  --force               replace OUT if it exists\n"

@@ -25,7 +25,7 @@ static const char *const usage =
     "reported on stderr, with why.\n\n"
     "options:\n"
     "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
-    "  --jobs N        parse headers in N threads (default: all cores)\n"
+    "  -j, --jobs N    parse headers in N threads (default: all cores)\n"
     "  --full-arrays   store metadata arrays whole (default: their first 8 elements)\n"
     "  --prune         remove the rows of files that no longer exist\n"
     "  --hash          also read the tensor data: each tensor's xxh64, the file's content\n"

@@ -56,7 +56,7 @@ static const char *const usage =
     "                             not together with --include-weights)\n"
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
-    "  --threads N                worker threads (default and 0: all cores)\n"
+    "  -t, --threads N            worker threads (default and 0: all cores)\n"
     "  --max-buffer-size MiB      accepted as llama-quantize accepts it (a positive number);\n"
     "                             ggufkit streams every tensor in small chunks anyway\n"
     "  --dry-run                  print the per-tensor plan, the sizes and whether an\n"
@@ -295,7 +295,7 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
         { OPT_PRUNE_LAYERS, "--prune-layers", NULL, CMD_OPT_VALUE, "L0,L1,..." },
         { OPT_OVERRIDE_KV, "--override-kv", NULL, CMD_OPT_VALUE, "KEY=TYPE:VALUE" },
         { OPT_THREADS, "--threads", "-t", CMD_OPT_VALUE, "N" },
-        { OPT_MAX_BUFFER, "--max-buffer-size", NULL, CMD_OPT_VALUE, "MIB" },
+        { OPT_MAX_BUFFER, "--max-buffer-size", NULL, CMD_OPT_VALUE, "MiB" },
         { OPT_IMATRIX, "--imatrix", NULL, CMD_OPT_VALUE, "FILE" },
         { OPT_INCLUDE, "--include-weights", NULL, CMD_OPT_VALUE, "NAME" },
         { OPT_EXCLUDE, "--exclude-weights", NULL, CMD_OPT_VALUE, "NAME" },

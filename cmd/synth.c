@@ -63,7 +63,7 @@ static void print_help(void) {
            "  --layers N        number of blocks instead of the preset's (1..%u)\n"
            "  --alignment N     write general.alignment = N (a power of two)\n"
            "  --big-endian      write a big-endian file\n"
-           "  --force           replace OUT if it exists\n"
+           "  -f, --force       replace OUT if it exists\n"
            "  -h, --help        show this help\n\n"
            "The file is written to a temporary file next to OUT and renamed into place.\n"
            "Exit status: 0 success, 1 failure (OUT exists, I/O error), 2 usage error.\n",
@@ -108,7 +108,9 @@ static int parse_options(int argc, char **argv, synth_opts *o, bool *help_shown)
         const char *v = p.value;
         uint64_t n;
         switch (id) {
-        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_EXIT:
+            *help_shown = p.rc == GK_EXIT_OK;   /* the table was listed */
+            return p.rc;
         case CMD_OPTS_HELP:
             print_help();
             *help_shown = true;
