@@ -121,7 +121,7 @@ static int option(cmd_opts *p, const char *arg) {
     const cmd_option *o = find(p->spec, arg, n);
     const char *eq = arg[n] == '=' ? arg + n + 1 : NULL;
     if (o == NULL) {
-        if (n == 2 && strncmp(arg, "-h", 2) == 0) return eq ? unknown(p, arg) : CMD_OPTS_HELP;
+        if (strcmp(arg, "-h") == 0) return CMD_OPTS_HELP;
         if (n == 6 && strncmp(arg, "--help", 6) == 0) {
             if (eq) return usage(p, "option '--help' takes no value (got '%s')", arg);
             return CMD_OPTS_HELP;
