@@ -84,9 +84,6 @@ const char *cmd_rule_name(gk_rule rule);
  *  "ggufkit: PATH: warning: offset N: message (rule: R)" line each. */
 void cmd_print_warnings(const char *path, const gk_file *f);
 
-/** cmd_is_help() : @return : true when arg is -h or --help. */
-bool cmd_is_help(const char *arg);
-
 /** cmd_parse_u64() : parses a decimal (or 0x hex) unsigned integer. @return : true on success. */
 bool cmd_parse_u64(const char *s, uint64_t *out);
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "convert/convert.h"
 
 static const char *const usage =
@@ -20,7 +21,7 @@ static const char *const usage =
     "not whole blocks fall back to F16). The tensors stream through in bounded\n"
     "memory; OUT appears only when complete.\n"
     "  --vocab-only          write the metadata and vocabulary only, no tensors\n"
-    "  --threads N           converting threads (default: all cores)\n"
+    "  -t, --threads N       converting threads (default: all cores)\n"
     "  --ignore-model-card   leave README.md's front matter (license, tags, base\n"
     "                        models ...) out; the reference reads it\n"
     "  --force               replace OUT if it exists\n"
@@ -48,23 +49,33 @@ int cmd_convert(int argc, char **argv) {
     uint64_t threads = 0;
     const char *pos[3];
     int n_pos = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cmd_is_help(a)) {
+    enum { OPT_VOCAB_ONLY = 1, OPT_IGNORE_CARD, OPT_FORCE, OPT_THREADS };
+    static const cmd_option options[] = {
+        { OPT_VOCAB_ONLY, "--vocab-only", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_IGNORE_CARD, "--ignore-model-card", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_THREADS, "--threads", "-t", CMD_OPT_VALUE, "N" },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "convert", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *a = p.value;
+        if (id == CMD_OPTS_EXIT) return p.rc;
+        if (id == CMD_OPTS_HELP) {
             printf(usage, gk_convert_supported());
             return GK_EXIT_OK;
         }
-        if (strcmp(a, "--vocab-only") == 0) {
+        if (id == OPT_VOCAB_ONLY) {
             o.vocab_only = true;
-        } else if (strcmp(a, "--ignore-model-card") == 0) {
+        } else if (id == OPT_IGNORE_CARD) {
             o.ignore_model_card = true;
-        } else if (strcmp(a, "--force") == 0) {
+        } else if (id == OPT_FORCE) {
             force = true;
-        } else if (strcmp(a, "--threads") == 0 || strcmp(a, "-t") == 0) {
-            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &threads) || threads == 0 || threads > 64)
+        } else if (id == OPT_THREADS) {
+            if (!cmd_parse_u64(a, &threads) || threads == 0 || threads > 64)
                 return cmd_usage_error("convert", "--threads needs a number from 1 to 64");
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("convert", "unknown option '%s'", a);
         } else if (n_pos < 3) {
             pos[n_pos++] = a;
         } else {

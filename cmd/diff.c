@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "diff_plot.h"
 #include "diff_report.h"
 
@@ -47,35 +48,6 @@ typedef struct diff_args {
 static const char *verdict_text(gk_diff_verdict v) {
     return v == GK_DIFF_IDENTICAL ? "identical"
            : v == GK_DIFF_SAME_WEIGHTS ? "same weights, different metadata" : "differs";
-}
-
-const char *diff_verdict_id(gk_diff_verdict v) {
-    return v == GK_DIFF_IDENTICAL ? "identical" : v == GK_DIFF_SAME_WEIGHTS ? "same-weights" : "differs";
-}
-
-const char *diff_kind_id(gk_tensor_diff_kind k) {
-    static const char *const ids[] = { "identical", "same-values", "different", "shape-differs",
-                                       "only-in-reference", "only-in-other" };
-    return ids[k];
-}
-
-bool diff_has_numbers(const gk_tensor_diff *d) {
-    return d->kind == GK_TDIFF_IDENTICAL || d->kind == GK_TDIFF_SAME_VALUES || d->kind == GK_TDIFF_DIFFERENT;
-}
-
-uint64_t diff_tensor_bytes(const gk_model *m) {
-    uint64_t n = 0;
-    for (size_t i = 0; i < gk_tensor_count(m); i++) n += gk_tensor_at(m, i)->nbytes;
-    return n;
-}
-
-static uint64_t tensor_elems(const gk_model *m) {
-    uint64_t n = 0;
-    for (size_t i = 0; i < gk_tensor_count(m); i++) {
-        const gk_tensor *t = gk_tensor_at(m, i);
-        n += t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
-    }
-    return n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -218,10 +190,6 @@ static diff_rank *ranking(const diff_args *a, gk_diff_input **in, const gk_diff_
     return items;
 }
 
-double diff_bits_per_weight(const gk_diff_input *in) {
-    uint64_t e = tensor_elems(gk_diff_input_model(in));
-    return e ? 8.0 * (double)diff_tensor_bytes(gk_diff_input_model(in)) / (double)e : 0;
-}
 
 static void print_text(FILE *out, const diff_args *a, gk_diff_input **in, const gk_diff_result *res,
                        const diff_rank *rank) {
@@ -261,35 +229,42 @@ static void print_text(FILE *out, const diff_args *a, gk_diff_input **in, const 
 static int parse_args(int argc, char **argv, diff_args *a) {
     a->paths = calloc((size_t)argc + 1, sizeof *a->paths);
     if (a->paths == NULL) return GK_EXIT_FAIL;
-    bool options = true;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (options && cmd_is_help(s)) {
+    enum { OPT_JSON = 1, OPT_PLOT, OPT_FORCE, OPT_THREADS };
+    static const cmd_option options[] = {
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_PLOT, "--plot", NULL, CMD_OPT_VALUE, "FILE" },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_THREADS, "--threads", NULL, CMD_OPT_VALUE, "N" },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "diff", options, CMD_OPTS_DASHDASH };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *s = p.value;
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc == GK_EXIT_OK ? -1 : p.rc;
+        case CMD_OPTS_HELP:
             fputs(usage, stdout);
             return -1;
-        } else if (options && strcmp(s, "--") == 0) {
-            options = false;
-        } else if (options && strcmp(s, "--json") == 0) {
-            a->json = true;
-        } else if (options && strcmp(s, "--force") == 0) {
-            a->force = true;
-        } else if (options && strcmp(s, "--plot") == 0) {
-            if (i + 1 >= argc) return cmd_usage_error("diff", "--plot needs a FILE");
-            a->plot = argv[++i];
+        case OPT_JSON: a->json = true; break;
+        case OPT_FORCE: a->force = true; break;
+        case OPT_PLOT: {
+            a->plot = s;
             size_t len = strlen(a->plot);
             bool png = len > 4 && strcmp(a->plot + len - 4, ".png") == 0;
             bool svg = len > 4 && strcmp(a->plot + len - 4, ".svg") == 0;
             if (!png && !svg) return cmd_usage_error("diff", "--plot FILE must end in .png or .svg (got '%s')", a->plot);
-        } else if (options && strcmp(s, "--threads") == 0) {
+            break;
+        }
+        case OPT_THREADS: {
             uint64_t v;
-            if (i + 1 >= argc || !cmd_parse_u64(argv[i + 1], &v) || v < 1 || v > 64)
+            if (!cmd_parse_u64(s, &v) || v < 1 || v > 64)
                 return cmd_usage_error("diff", "--threads needs a number from 1 to 64");
             a->threads = (int)v;
-            i++;
-        } else if (options && s[0] == '-' && s[1] != '\0') {
-            return cmd_usage_error("diff", "unknown option '%s'", s);
-        } else {
-            a->paths[a->n_paths++] = s;
+            break;
+        }
+        default: a->paths[a->n_paths++] = s;
         }
     }
     if (a->n_paths < 2) return cmd_usage_error("diff", "need REFERENCE and at least one OTHER file");

@@ -1,6 +1,7 @@
 /*
  * diff_report.h - what the parts of `ggufkit diff`'s report share (cmd/diff.c
- * prints the text, cmd/diff_json.c the JSON).
+ * prints the text, cmd/diff_json.c the JSON, cmd/diff_facts.c holds the facts
+ * both use). Calls run one way: diff.c -> diff_json.c -> diff_facts.c.
  */
 #ifndef GK_CMD_DIFF_REPORT_H
 #define GK_CMD_DIFF_REPORT_H
@@ -23,6 +24,8 @@ typedef struct diff_rank {
     const char *path;
 } diff_rank;
 
+/* cmd/diff_facts.c */
+
 /** diff_verdict_id() : @return : "identical", "same-weights", "differs". */
 const char *diff_verdict_id(gk_diff_verdict v);
 /** diff_kind_id() : @return : a tensor's status as the JSON names it ("shape-differs"...). */
@@ -33,6 +36,8 @@ bool diff_has_numbers(const gk_tensor_diff *d);
 uint64_t diff_tensor_bytes(const gk_model *m);
 /** diff_bits_per_weight() : @return : tensor bytes * 8 / elements of the input (0 without). */
 double diff_bits_per_weight(const gk_diff_input *in);
+
+/* cmd/diff_json.c */
 
 /** diff_print_json() : prints the whole report of paths[0] against paths[1..]
  *  (results res, ranking rank) as one JSON document. @return : false when out of memory. */

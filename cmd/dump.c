@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "util/json.h"
 
 typedef struct dump_opts {
@@ -468,28 +469,29 @@ static bool dump_json(FILE *out, gk_file *f, const dump_opts *o) {
 
 /* Reads the command line into o. @return : -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, dump_opts *o) {
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options_done && a[0] == '-' && a[1] != '\0') {
-            if (cmd_is_help(a)) {
-                print_help(stdout);
-                return GK_EXIT_OK;
-            } else if (strcmp(a, "--") == 0) {
-                options_done = true;
-            } else if (strcmp(a, "--json") == 0) {
-                o->json = true;
-            } else if (strcmp(a, "--json-array") == 0) {
-                o->json_array = true;
-            } else if (strcmp(a, "--no-tensors") == 0) {
-                o->no_tensors = true;
-            } else {
-                return cmd_usage_error("dump", "unknown option '%s'", a);
-            }
-        } else if (o->path == NULL) {
-            o->path = a;
-        } else {
-            return cmd_usage_error("dump", "one FILE only (got '%s' and '%s')", o->path, a);
+    enum { OPT_JSON = 1, OPT_JSON_ARRAY, OPT_NO_TENSORS };
+    static const cmd_option options[] = {
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_JSON_ARRAY, "--json-array", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_TENSORS, "--no-tensors", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "dump", options, CMD_OPTS_DASHDASH };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_HELP:
+            print_help(stdout);
+            return GK_EXIT_OK;
+        case OPT_JSON: o->json = true; break;
+        case OPT_JSON_ARRAY: o->json_array = true; break;
+        case OPT_NO_TENSORS: o->no_tensors = true; break;
+        default:
+            if (o->path != NULL)
+                return cmd_usage_error("dump", "one FILE only (got '%s' and '%s')", o->path, p.value);
+            o->path = p.value;
         }
     }
     if (o->path == NULL) return cmd_usage_error("dump", "missing FILE");

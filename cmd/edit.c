@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "io/inputs.h"
 
 static const char *const usage =
@@ -203,64 +204,82 @@ static int add_patch(edit_args *a, const char *path, gk_error *err) {
 
 /* Reads the command line. @return : -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        bool has_next = i + 1 < argc;
+    enum { OPT_SET = 1, OPT_SET_FILE, OPT_DELETE, OPT_RENAME, OPT_TOKEN, OPT_TOKEN_ID, OPT_PATCH, OPT_OUT,
+           OPT_RESERVE, OPT_WAIT, OPT_IN_PLACE, OPT_RECOVER, OPT_DISCARD, OPT_DRY_RUN, OPT_FORCE, OPT_NO_CLONE };
+    static const cmd_option options[] = {
+        { OPT_SET, "--set", NULL, CMD_OPT_VALUE, "KEY=[TYPE:]VALUE" },
+        { OPT_SET_FILE, "--set-file", NULL, CMD_OPT_VALUE, "KEY=PATH" },
+        { OPT_DELETE, "--delete", NULL, CMD_OPT_VALUE, "KEY" },
+        { OPT_RENAME, "--rename", NULL, CMD_OPT_VALUE, "OLD=NEW" },
+        { OPT_TOKEN, "--special-token", NULL, CMD_OPT_VALUE, "NAME=TEXT" },
+        { OPT_TOKEN_ID, "--special-token-id", NULL, CMD_OPT_VALUE, "NAME=ID" },
+        { OPT_PATCH, "--patch", NULL, CMD_OPT_VALUE, "FILE" },
+        { OPT_OUT, NULL, "-o", CMD_OPT_VALUE, "OUT" },
+        { OPT_RESERVE, "--reserve", NULL, CMD_OPT_VALUE, "BYTES" },
+        { OPT_WAIT, "--wait", NULL, CMD_OPT_VALUE, "SECONDS" },
+        { OPT_IN_PLACE, "--in-place", NULL, CMD_OPT_OPTIONAL, "auto" },
+        { OPT_RECOVER, "--recover", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DISCARD, "--discard-journal", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DRY_RUN, "--dry-run", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "edit", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *v = p.value;
         int rc = -1;
-        if (cmd_is_help(o)) {
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_HELP:
             fputs(usage, stdout);
             return GK_EXIT_OK;
-        } else if (strcmp(o, "--set") == 0 || strcmp(o, "--set-file") == 0 || strcmp(o, "--delete") == 0 ||
-                   strcmp(o, "--rename") == 0 || strcmp(o, "--special-token") == 0 ||
-                   strcmp(o, "--special-token-id") == 0 || strcmp(o, "--patch") == 0 || strcmp(o, "-o") == 0 ||
-                   strcmp(o, "--reserve") == 0 || strcmp(o, "--wait") == 0) {
-            if (!has_next) return cmd_usage_error("edit", "%s needs a value", o);
-            const char *v = argv[++i];
-            if (strcmp(o, "--set") == 0) rc = add_set(a, v, err);
-            else if (strcmp(o, "--set-file") == 0) rc = add_set_file(a, v, err);
-            else if (strcmp(o, "--delete") == 0 && gk_edit_add_delete(a->ops, v, err) != GK_OK)
-                rc = cmd_usage_error("edit", "%s", err->message);
-            else if (strcmp(o, "--rename") == 0) {
-                char *old;
-                const char *new_key;
-                if (!split_eq(v, &old, &new_key)) return cmd_usage_error("edit", "--rename needs OLD=NEW");
-                if (gk_edit_add_rename(a->ops, old, new_key, err) != GK_OK) rc = cmd_usage_error("edit", "%s", err->message);
-                free(old);
-            } else if (strcmp(o, "--special-token") == 0) rc = add_token(a, v, false, err);
-            else if (strcmp(o, "--special-token-id") == 0) rc = add_token(a, v, true, err);
-            else if (strcmp(o, "--patch") == 0) rc = add_patch(a, v, err);
-            else if (strcmp(o, "-o") == 0) a->out = v;
-            else if (strcmp(o, "--wait") == 0) {
-                uint64_t secs;
-                if (!cmd_parse_u64(v, &secs) || secs > 86400)
-                    return cmd_usage_error("edit", "--wait needs whole seconds (at most 86400)");
-                a->wait_ms = (unsigned)secs * 1000u;
-            }
-            else if (strcmp(o, "--reserve") == 0) {
-                if (!cmd_parse_size(v, &a->reserve) || a->reserve > (1ULL << 32))
-                    return cmd_usage_error("edit", "--reserve needs a size in bytes (at most 4G)");
-                a->has_reserve = true;
-            }
-        } else if (strcmp(o, "--in-place") == 0) {
+        case OPT_SET: rc = add_set(a, v, err); break;
+        case OPT_SET_FILE: rc = add_set_file(a, v, err); break;
+        case OPT_DELETE:
+            if (gk_edit_add_delete(a->ops, v, err) != GK_OK) rc = cmd_usage_error("edit", "%s", err->message);
+            break;
+        case OPT_RENAME: {
+            char *old;
+            const char *new_key;
+            if (!split_eq(v, &old, &new_key)) return cmd_usage_error("edit", "--rename needs OLD=NEW");
+            if (gk_edit_add_rename(a->ops, old, new_key, err) != GK_OK) rc = cmd_usage_error("edit", "%s", err->message);
+            free(old);
+            break;
+        }
+        case OPT_TOKEN: rc = add_token(a, v, false, err); break;
+        case OPT_TOKEN_ID: rc = add_token(a, v, true, err); break;
+        case OPT_PATCH: rc = add_patch(a, v, err); break;
+        case OPT_OUT: a->out = v; break;
+        case OPT_WAIT: {
+            uint64_t secs;
+            if (!cmd_parse_u64(v, &secs) || secs > 86400)
+                return cmd_usage_error("edit", "--wait needs whole seconds (at most 86400)");
+            a->wait_ms = (unsigned)secs * 1000u;
+            break;
+        }
+        case OPT_RESERVE:
+            if (!cmd_parse_size(v, &a->reserve) || a->reserve > (1ULL << 32))
+                return cmd_usage_error("edit", "--reserve needs a size in bytes (at most 4G)");
+            a->has_reserve = true;
+            break;
+        case OPT_IN_PLACE:
+            if (v != NULL && strcmp(v, "auto") != 0)
+                return cmd_usage_error("edit", "--in-place takes no value but auto (--in-place=auto), not '%s'", v);
             a->in_place = true;
-        } else if (strcmp(o, "--in-place=auto") == 0) {
-            a->in_place = a->in_place_auto = true;
-        } else if (strcmp(o, "--recover") == 0) {
-            a->recover_only = true;
-        } else if (strcmp(o, "--discard-journal") == 0) {
-            a->discard_only = true;
-        } else if (strcmp(o, "--dry-run") == 0) {
-            a->dry_run = true;
-        } else if (strcmp(o, "--force") == 0) {
-            a->force = true;
-        } else if (strcmp(o, "--no-clone") == 0) {
-            a->no_clone = true;
-        } else if (o[0] == '-' && o[1] != '\0') {
-            return cmd_usage_error("edit", "unknown option '%s'", o);
-        } else if (a->path == NULL) {
-            a->path = o;
-        } else {
-            return cmd_usage_error("edit", "one FILE only (got '%s' and '%s')", a->path, o);
+            if (v != NULL) a->in_place_auto = true;
+            break;
+        case OPT_RECOVER: a->recover_only = true; break;
+        case OPT_DISCARD: a->discard_only = true; break;
+        case OPT_DRY_RUN: a->dry_run = true; break;
+        case OPT_FORCE: a->force = true; break;
+        case OPT_NO_CLONE: a->no_clone = true; break;
+        default:
+            if (a->path != NULL)
+                return cmd_usage_error("edit", "one FILE only (got '%s' and '%s')", a->path, v);
+            a->path = v;
         }
         if (rc >= 0) return rc;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit endian --to big|little|native [--force] IN OUT\n\n"
@@ -29,21 +30,30 @@ int cmd_endian(int argc, char **argv) {
     bool force = false;
     const char *paths[2];
     int n_paths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cmd_is_help(a)) {
+    enum { OPT_TO = 1, OPT_FORCE };
+    static const cmd_option options[] = {
+        { OPT_TO, "--to", NULL, CMD_OPT_VALUE, "big|little|native" },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "endian", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *a = p.value;
+        if (id == CMD_OPTS_EXIT) {
+            return p.rc;
+        } else if (id == CMD_OPTS_HELP) {
             fputs(usage, stdout);
             return GK_EXIT_OK;
-        } else if (strcmp(a, "--to") == 0) {
-            const char *v = i + 1 < argc ? argv[++i] : "";
+        } else if (id == OPT_TO) {
+            const char *v = a;
             if (strcmp(v, "big") == 0) to = 1;
             else if (strcmp(v, "little") == 0) to = 0;
             else if (strcmp(v, "native") == 0) to = host_is_big();
             else return cmd_usage_error("endian", "--to needs big, little or native");
-        } else if (strcmp(a, "--force") == 0) {
+        } else if (id == OPT_FORCE) {
             force = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("endian", "unknown option '%s'", a);
         } else if (n_paths < 2) {
             paths[n_paths++] = a;
         } else {

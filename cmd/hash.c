@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit hash [--xxh64] [--sha1] [--sha256] [--all] [--uuid] [--no-layer]\n"
@@ -171,22 +172,45 @@ static void print_manifest_header(const hash_cli *c) {
 
 int cmd_hash(int argc, char **argv) {
     hash_cli c = { .all_passed = true };
-    int first = 1;
-    for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
-        const char *a = argv[first];
-        if (cmd_is_help(a)) { fputs(usage, stdout); return GK_EXIT_OK; }
-        if (strcmp(a, "--") == 0) { first++; break; }
-        int kind = strncmp(a, "--", 2) == 0 ? gk_hash_kind_lookup(a + 2) : -1;
-        if (kind >= 0) c.opts.kinds |= GK_HASH_BIT(kind);
-        else if (strcmp(a, "--all") == 0) c.opts.kinds |= GK_HASH_BIT(GK_HASH_XXH64) | GK_HASH_BIT(GK_HASH_SHA1) | GK_HASH_BIT(GK_HASH_SHA256);
-        else if (strcmp(a, "--no-layer") == 0) c.opts.no_tensors = true;
-        else if (strcmp(a, "--canonical") == 0) c.opts.canonical = true;
-        else if (strcmp(a, "--set") == 0) c.set = true;
-        else if (strcmp(a, "--json") == 0) c.json = true;
-        else if (strcmp(a, "--check") == 0 || strcmp(a, "-c") == 0) {
-            if (first + 1 >= argc) return cmd_usage_error("hash", "%s needs a manifest", a);
-            c.manifest_path = argv[++first];
-        } else return cmd_usage_error("hash", "unknown option '%s'", a);
+    /* the digest options' ids are 1 + their gk_hash_kind; the table names every kind */
+    enum { OPT_XXH64 = 1 + GK_HASH_XXH64, OPT_SHA1 = 1 + GK_HASH_SHA1, OPT_SHA256 = 1 + GK_HASH_SHA256,
+           OPT_UUID = 1 + GK_HASH_UUID, OPT_ALL = 1 + GK_HASH_KINDS, OPT_NO_LAYER, OPT_CANONICAL, OPT_SET,
+           OPT_JSON, OPT_CHECK };
+    _Static_assert(GK_HASH_KINDS == 4, "a new digest kind needs its row in hash's options");
+    static const cmd_option options[] = {
+        { OPT_XXH64, "--xxh64", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_SHA1, "--sha1", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_SHA256, "--sha256", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_UUID, "--uuid", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_ALL, "--all", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_LAYER, "--no-layer", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_CHECK, "--check", "-c", CMD_OPT_VALUE, "MANIFEST" },
+        { OPT_CANONICAL, "--canonical", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_SET, "--set", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "hash", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    int first = argc, id;
+    while (first == argc && (id = cmd_opts_next(&p)) != CMD_OPTS_END) {
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_HELP: fputs(usage, stdout); return GK_EXIT_OK;
+        case OPT_XXH64: case OPT_SHA1: case OPT_SHA256: case OPT_UUID:
+            c.opts.kinds |= GK_HASH_BIT(id - 1);
+            break;
+        case OPT_ALL:
+            c.opts.kinds |= GK_HASH_BIT(GK_HASH_XXH64) | GK_HASH_BIT(GK_HASH_SHA1) | GK_HASH_BIT(GK_HASH_SHA256);
+            break;
+        case OPT_NO_LAYER: c.opts.no_tensors = true; break;
+        case OPT_CANONICAL: c.opts.canonical = true; break;
+        case OPT_SET: c.set = true; break;
+        case OPT_JSON: c.json = true; break;
+        case OPT_CHECK: c.manifest_path = p.value; break;
+        default: first = p.next - 1;   /* the first FILE: the rest are files too */
+        }
     }
     if (first >= argc) return cmd_usage_error("hash", "no file given");
     if (c.manifest_path) {

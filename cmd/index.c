@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--hash] [--json] PATH...\n\n"
@@ -24,7 +25,7 @@ static const char *const usage =
     "reported on stderr, with why.\n\n"
     "options:\n"
     "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
-    "  --jobs N        parse headers in N threads (default: all cores)\n"
+    "  -j, --jobs N    parse headers in N threads (default: all cores)\n"
     "  --full-arrays   store metadata arrays whole (default: their first 8 elements)\n"
     "  --prune         remove the rows of files that no longer exist\n"
     "  --hash          also read the tensor data: each tensor's xxh64, the file's content\n"
@@ -46,38 +47,41 @@ typedef struct index_args {
 
 /* Reads the command line. @return : -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, index_args *a) {
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!options_done && s[0] == '-' && s[1] != '\0') {
-            if (cmd_is_help(s)) {
-                fputs(usage, stdout);
-                return GK_EXIT_OK;
-            } else if (strcmp(s, "--") == 0) {
-                options_done = true;
-            } else if (strcmp(s, "--db") == 0 || strncmp(s, "--db=", 5) == 0) {
-                const char *v = strncmp(s, "--db=", 5) == 0 ? s + 5 : (i + 1 < argc ? argv[++i] : NULL);
-                if (v == NULL || *v == '\0') return cmd_usage_error("index", "--db needs a PATH");
-                a->db = v;
-            } else if (strcmp(s, "--jobs") == 0 || strncmp(s, "--jobs=", 7) == 0 || strcmp(s, "-j") == 0) {
-                const char *v = strncmp(s, "--jobs=", 7) == 0 ? s + 7 : (i + 1 < argc ? argv[++i] : NULL);
-                uint64_t n;
-                if (v == NULL || !cmd_parse_u64(v, &n) || n < 1 || n > 1024)
-                    return cmd_usage_error("index", "--jobs needs a number from 1 to 1024");
-                a->jobs = (int)n;
-            } else if (strcmp(s, "--full-arrays") == 0) {
-                a->full_arrays = true;
-            } else if (strcmp(s, "--hash") == 0) {
-                a->hash = true;
-            } else if (strcmp(s, "--prune") == 0) {
-                a->prune = true;
-            } else if (strcmp(s, "--json") == 0) {
-                a->json = true;
-            } else {
-                return cmd_usage_error("index", "unknown option '%s'", s);
-            }
-        } else {
-            a->paths[a->n_paths++] = s;
+    enum { OPT_DB = 1, OPT_JOBS, OPT_FULL_ARRAYS, OPT_HASH, OPT_PRUNE, OPT_JSON };
+    static const cmd_option options[] = {
+        { OPT_DB, "--db", NULL, CMD_OPT_VALUE, "PATH" },
+        { OPT_JOBS, "--jobs", "-j", CMD_OPT_VALUE, "N" },
+        { OPT_FULL_ARRAYS, "--full-arrays", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_PRUNE, "--prune", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_HASH, "--hash", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "index", options, CMD_OPTS_DASHDASH };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *v = p.value;
+        uint64_t n;
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_HELP:
+            fputs(usage, stdout);
+            return GK_EXIT_OK;
+        case OPT_DB:
+            if (*v == '\0') return cmd_usage_error("index", "--db needs a PATH");
+            a->db = v;
+            break;
+        case OPT_JOBS:
+            if (!cmd_parse_u64(v, &n) || n < 1 || n > 1024)
+                return cmd_usage_error("index", "--jobs needs a number from 1 to 1024");
+            a->jobs = (int)n;
+            break;
+        case OPT_FULL_ARRAYS: a->full_arrays = true; break;
+        case OPT_HASH: a->hash = true; break;
+        case OPT_PRUNE: a->prune = true; break;
+        case OPT_JSON: a->json = true; break;
+        default: a->paths[a->n_paths++] = v;
         }
     }
     if (a->n_paths == 0) return cmd_usage_error("index", "missing PATH");

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "util/json.h"
 
 /* Tensors and bytes of one tensor type. A type ggufkit does not know has a row
@@ -336,27 +337,25 @@ static cJSON *info_json(const char *path, gk_file *f, const info_facts *fx) {
 }
 
 int cmd_info(int argc, char **argv) {
+    enum { OPT_JSON = 1 };
+    static const cmd_option options[] = {
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "info", options, CMD_OPTS_DASHDASH };
     bool json = false;
-    bool options_done = false;
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options_done && a[0] == '-' && a[1] != '\0') {
-            if (cmd_is_help(a)) {
-                print_help(stdout);
-                return GK_EXIT_OK;
-            } else if (strcmp(a, "--") == 0) {
-                options_done = true;
-            } else if (strcmp(a, "--json") == 0) {
-                json = true;
-            } else {
-                return cmd_usage_error("info", "unknown option '%s'", a);
-            }
-        } else if (path == NULL) {
-            path = a;
-        } else {
-            return cmd_usage_error("info", "one FILE only (got '%s' and '%s')", path, a);
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        if (id == CMD_OPTS_EXIT) return p.rc;
+        if (id == CMD_OPTS_HELP) {
+            print_help(stdout);
+            return GK_EXIT_OK;
         }
+        if (id == OPT_JSON) json = true;
+        else if (path == NULL) path = p.value;
+        else return cmd_usage_error("info", "one FILE only (got '%s' and '%s')", path, p.value);
     }
     if (path == NULL) return cmd_usage_error("info", "missing FILE");
 

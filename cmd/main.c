@@ -1,6 +1,6 @@
 /*
  * main.c - the `ggufkit` command: finds the subcommand in the dispatch table
- * and runs it. Global options: --help, --version.
+ * and runs it. Global options (before the command): --help, --version.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const cmd_entry commands[] = {
     { "info", cmd_info, "summary of a GGUF file: version, layout, architecture, sizes" },
@@ -41,17 +42,32 @@ int main(int argc, char **argv) {
     /* Standard output redirected to a file is an output: never read as an input.
      * (Standard error is left alone: a refusal would be written into the file.) */
     gk_inputs_forbid_fd(STDOUT_FILENO, "standard output");
-    if (argc < 2) {
+    enum { OPT_VERSION = 1 };
+    static const cmd_option options[] = {
+        { OPT_VERSION, "--version", "-V", CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { NULL, options, CMD_OPTS_STOP_AT_ARG };
+    cmd_opts p;
+    /* only argv[1] may be a global option: the words after it are the command's
+     * (a command given, the walk is not started: GGUFKIT_LIST_OPTIONS lists its table) */
+    cmd_opts_init(&p, &spec, argc < 2 ? argc : 2, argv);
+    switch (argc >= 2 && argv[1][0] != '-' ? CMD_OPTS_ARG : cmd_opts_next(&p)) {
+    case CMD_OPTS_EXIT: return p.rc;
+    case CMD_OPTS_END:
         print_usage(stderr);
         return GK_EXIT_USAGE;
-    }
-    if (cmd_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+    case CMD_OPTS_HELP:
         print_usage(stdout);
         return GK_EXIT_OK;
-    }
-    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+    case OPT_VERSION:
         printf("ggufkit %s\n", GK_VERSION_STRING);
         printf("kernels: %s\n", gk_kernels_name());
+        return GK_EXIT_OK;
+    default: break;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
         return GK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

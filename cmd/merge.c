@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit merge [--no-clone] [--force] [--delete-splits] SHARD OUT\n\n"
@@ -58,19 +59,29 @@ int cmd_merge(int argc, char **argv) {
     bool force = false, no_clone = false, delete_splits = false;
     const char *paths[2];
     int n_paths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cmd_is_help(a)) {
+    enum { OPT_FORCE = 1, OPT_NO_CLONE, OPT_DELETE_SPLITS };
+    static const cmd_option options[] = {
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DELETE_SPLITS, "--delete-splits", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "merge", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *a = p.value;
+        if (id == CMD_OPTS_EXIT) {
+            return p.rc;
+        } else if (id == CMD_OPTS_HELP) {
             fputs(usage, stdout);
             return GK_EXIT_OK;
-        } else if (strcmp(a, "--force") == 0) {
+        } else if (id == OPT_FORCE) {
             force = true;
-        } else if (strcmp(a, "--no-clone") == 0) {
+        } else if (id == OPT_NO_CLONE) {
             no_clone = true;
-        } else if (strcmp(a, "--delete-splits") == 0) {
+        } else if (id == OPT_DELETE_SPLITS) {
             delete_splits = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("merge", "unknown option '%s'", a);
         } else if (n_paths < 2) {
             paths[n_paths++] = a;
         } else {

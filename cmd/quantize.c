@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "options.h"
 
 #define MAX_RULES 256
 
@@ -55,7 +56,7 @@ static const char *const usage =
     "                             not together with --include-weights)\n"
     "  --keep-split               quantize a shard set shard by shard: OUT-00001-of-0000N.gguf ...\n"
     "                             (a final .gguf of OUT is dropped first, as llama-quantize does)\n"
-    "  --threads N                worker threads (default and 0: all cores)\n"
+    "  -t, --threads N            worker threads (default and 0: all cores)\n"
     "  --max-buffer-size MiB      accepted as llama-quantize accepts it (a positive number);\n"
     "                             ggufkit streams every tensor in small chunks anyway\n"
     "  --dry-run                  print the per-tensor plan, the sizes and whether an\n"
@@ -220,14 +221,6 @@ static bool parse_threads(const char *s, int64_t *out) {
     return true;
 }
 
-/* A word that is a (negative) number rather than an option. */
-static bool is_number_word(const char *s) {
-    if (*s == '-' || *s == '+') s++;
-    if (!isdigit((unsigned char)*s)) return false;
-    while (isdigit((unsigned char)*s)) s++;
-    return *s == '\0';
-}
-
 static int add_override(quant_args *a, const char *arg) {
     gk_kv_override o;
     gk_error err;
@@ -282,59 +275,85 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
     int n_pos = 0, rc;
     int64_t opt_threads = -1;
     *done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (cmd_is_help(s)) { fputs(usage, stdout); *done = true; return GK_EXIT_OK; }
-        if (strcmp(s, "--list-types") == 0) { list_types(); *done = true; return GK_EXIT_OK; }
-        bool has_value = i + 1 < argc;
-        if (strcmp(s, "--pure") == 0) a->qo.pure = true;
-        else if (strcmp(s, "--allow-requantize") == 0) a->qo.allow_requantize = true;
-        else if (strcmp(s, "--no-fallback") == 0) a->qo.no_fallback = true;
-        else if (strcmp(s, "--leave-output-tensor") == 0) a->qo.leave_output = true;
-        else if (strcmp(s, "--keep-split") == 0) a->qo.keep_split = true;
-        else if (strcmp(s, "--dry-run") == 0) a->dry_run = true;
-        else if (strcmp(s, "--json") == 0) a->json = true;
-        else if (strcmp(s, "--force") == 0) a->force = true;
-        else if (strcmp(s, "--output-tensor-type") == 0 || strcmp(s, "--token-embedding-type") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "%s needs a type", s);
-            int32_t *dst = s[2] == 'o' ? &a->qo.output_type : &a->qo.token_embd_type;
-            if ((rc = parse_tensor_type(argv[++i], dst)) != GK_EXIT_OK) return rc;
-        } else if (strcmp(s, "--tensor-type") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "--tensor-type needs PATTERN=TYPE");
-            if ((rc = add_tensor_rule(a, argv[++i])) != GK_EXIT_OK) return rc;
-        } else if (strcmp(s, "--tensor-type-file") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "--tensor-type-file needs a file");
-            if ((rc = add_tensor_rules_file(a, argv[++i])) != GK_EXIT_OK) return rc;
-        } else if (strcmp(s, "--prune-layers") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "--prune-layers needs L0,L1,...");
-            if ((rc = add_prune_layers(a, argv[++i])) != GK_EXIT_OK) return rc;
-        } else if (strcmp(s, "--override-kv") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "--override-kv needs KEY=TYPE:VALUE");
-            if ((rc = add_override(a, argv[++i])) != GK_EXIT_OK) return rc;
-        } else if (strcmp(s, "--threads") == 0 || strcmp(s, "-t") == 0) {
-            if (!has_value || !parse_threads(argv[++i], &opt_threads))
+    enum { OPT_LIST_TYPES = 1, OPT_PURE, OPT_ALLOW_REQUANTIZE, OPT_NO_FALLBACK, OPT_LEAVE_OUTPUT, OPT_KEEP_SPLIT,
+           OPT_DRY_RUN, OPT_JSON, OPT_FORCE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_TENSOR_TYPE_FILE,
+           OPT_PRUNE_LAYERS, OPT_OVERRIDE_KV, OPT_THREADS, OPT_MAX_BUFFER, OPT_IMATRIX, OPT_INCLUDE, OPT_EXCLUDE };
+    static const cmd_option options[] = {
+        { OPT_LIST_TYPES, "--list-types", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_PURE, "--pure", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_ALLOW_REQUANTIZE, "--allow-requantize", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_FALLBACK, "--no-fallback", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_LEAVE_OUTPUT, "--leave-output-tensor", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_KEEP_SPLIT, "--keep-split", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DRY_RUN, "--dry-run", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_OUTPUT_TYPE, "--output-tensor-type", NULL, CMD_OPT_VALUE, "TYPE" },
+        { OPT_EMBD_TYPE, "--token-embedding-type", NULL, CMD_OPT_VALUE, "TYPE" },
+        { OPT_TENSOR_TYPE, "--tensor-type", NULL, CMD_OPT_VALUE, "PATTERN=TYPE" },
+        { OPT_TENSOR_TYPE_FILE, "--tensor-type-file", NULL, CMD_OPT_VALUE, "FILE" },
+        { OPT_PRUNE_LAYERS, "--prune-layers", NULL, CMD_OPT_VALUE, "L0,L1,..." },
+        { OPT_OVERRIDE_KV, "--override-kv", NULL, CMD_OPT_VALUE, "KEY=TYPE:VALUE" },
+        { OPT_THREADS, "--threads", "-t", CMD_OPT_VALUE, "N" },
+        { OPT_MAX_BUFFER, "--max-buffer-size", NULL, CMD_OPT_VALUE, "MiB" },
+        { OPT_IMATRIX, "--imatrix", NULL, CMD_OPT_VALUE, "FILE" },
+        { OPT_INCLUDE, "--include-weights", NULL, CMD_OPT_VALUE, "NAME" },
+        { OPT_EXCLUDE, "--exclude-weights", NULL, CMD_OPT_VALUE, "NAME" },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "quantize", options, CMD_OPTS_NUMBERS_ARE_ARGS };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *v = p.value;
+        rc = GK_EXIT_OK;
+        switch (id) {
+        case CMD_OPTS_EXIT: *done = p.rc == GK_EXIT_OK; return p.rc;
+        case CMD_OPTS_HELP: fputs(usage, stdout); *done = true; return GK_EXIT_OK;
+        case OPT_LIST_TYPES: list_types(); *done = true; return GK_EXIT_OK;
+        case OPT_PURE: a->qo.pure = true; break;
+        case OPT_ALLOW_REQUANTIZE: a->qo.allow_requantize = true; break;
+        case OPT_NO_FALLBACK: a->qo.no_fallback = true; break;
+        case OPT_LEAVE_OUTPUT: a->qo.leave_output = true; break;
+        case OPT_KEEP_SPLIT: a->qo.keep_split = true; break;
+        case OPT_DRY_RUN: a->dry_run = true; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_FORCE: a->force = true; break;
+        case OPT_OUTPUT_TYPE: rc = parse_tensor_type(v, &a->qo.output_type); break;
+        case OPT_EMBD_TYPE: rc = parse_tensor_type(v, &a->qo.token_embd_type); break;
+        case OPT_TENSOR_TYPE: rc = add_tensor_rule(a, v); break;
+        case OPT_TENSOR_TYPE_FILE:
+            gk_inputs_add(v, NULL);   /* a side input: no output may replace it (io/inputs.c) */
+            rc = add_tensor_rules_file(a, v);
+            break;
+        case OPT_PRUNE_LAYERS: rc = add_prune_layers(a, v); break;
+        case OPT_OVERRIDE_KV: rc = add_override(a, v); break;
+        case OPT_THREADS:
+            if (!parse_threads(v, &opt_threads))
                 return cmd_usage_error("quantize", "--threads needs a number (0: all cores)");
-        } else if (strcmp(s, "--max-buffer-size") == 0) {
+            break;
+        case OPT_MAX_BUFFER: {
             uint64_t mib;
-            if (!has_value) return cmd_usage_error("quantize", "--max-buffer-size needs a number of MiB");
-            if (!cmd_parse_u64(argv[++i], &mib) || mib == 0 || mib > INT_MAX)
-                return cmd_usage_error("quantize", "invalid --max-buffer-size '%s' (a positive number of MiB)", argv[i]);
-        } else if (strcmp(s, "--imatrix") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "--imatrix needs a file");
-            a->imatrix_path = argv[++i];
-        } else if (strcmp(s, "--include-weights") == 0 || strcmp(s, "--exclude-weights") == 0) {
-            if (!has_value) return cmd_usage_error("quantize", "%s needs a tensor name", s);
-            bool inc = s[2] == 'i';
-            size_t *n = inc ? &a->n_include : &a->n_exclude;
-            if (*n >= MAX_RULES) return cmd_usage_error("quantize", "too many %s options", s);
-            (inc ? a->include : a->exclude)[(*n)++] = argv[++i];
-        } else if (s[0] == '-' && s[1] != '\0' && !is_number_word(s)) {
-            return cmd_usage_error("quantize", "unknown option '%s'", s);
-        } else if (n_pos < 4) {
-            pos[n_pos++] = s;
-        } else {
-            return cmd_usage_error("quantize", "too many arguments");
+            if (!cmd_parse_u64(v, &mib) || mib == 0 || mib > INT_MAX)
+                return cmd_usage_error("quantize", "invalid --max-buffer-size '%s' (a positive number of MiB)", v);
+            break;
         }
+        case OPT_IMATRIX:
+            gk_inputs_add(v, NULL);   /* a side input, as the type file */
+            a->imatrix_path = v;
+            break;
+        case OPT_INCLUDE: case OPT_EXCLUDE: {
+            bool inc = id == OPT_INCLUDE;
+            size_t *n = inc ? &a->n_include : &a->n_exclude;
+            if (*n >= MAX_RULES) return cmd_usage_error("quantize", "too many %s options", p.name);
+            (inc ? a->include : a->exclude)[(*n)++] = v;
+            break;
+        }
+        default:
+            if (n_pos >= 4) return cmd_usage_error("quantize", "too many arguments");
+            pos[n_pos++] = v;
+        }
+        if (rc != GK_EXIT_OK) return rc;
     }
     if (n_pos < 2) return cmd_usage_error("quantize", "need IN [OUT] TYPE");
     if (a->n_include && a->n_exclude)
@@ -717,25 +736,8 @@ static int check_imatrix_coverage(const quant_args *a, const gk_model *const *mo
     return GK_EXIT_FAIL;
 }
 
-/* Records up front the files quantize reads beside its models (the models and
- * their shards are recorded as they are opened): the importance matrix and type
- * files, so that no output replaces them even when their reader does not record
- * them itself (io/inputs.c). */
-static void record_side_inputs(int argc, char **argv) {
-    static const char *const opts[] = { "--imatrix", "--tensor-type-file" };
-    for (int i = 1; i < argc; i++) {
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            size_t n = strlen(opts[k]);
-            if (strncmp(argv[i], opts[k], n) != 0) continue;
-            if (argv[i][n] == '=') gk_inputs_add(argv[i] + n + 1, NULL);
-            else if (argv[i][n] == '\0' && i + 1 < argc) gk_inputs_add(argv[i + 1], NULL);
-        }
-    }
-}
-
 int cmd_quantize(int argc, char **argv) {
     quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
-    record_side_inputs(argc, argv);
     bool done;
     int rc = parse_args(argc, argv, &a, &done);
     if (rc != GK_EXIT_OK || done) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit repack [--alignment N] [--reserve BYTES] [--no-clone] [--force] IN OUT\n\n"
@@ -28,26 +29,36 @@ int cmd_repack(int argc, char **argv) {
     bool force = false, has_reserve = false, no_clone = false;
     const char *paths[2];
     int n_paths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cmd_is_help(a)) { fputs(usage, stdout); return GK_EXIT_OK; }
-        if (strcmp(a, "--alignment") == 0) {
-            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &alignment) || alignment == 0 ||
+    enum { OPT_ALIGNMENT = 1, OPT_RESERVE, OPT_FORCE, OPT_NO_CLONE };
+    static const cmd_option options[] = {
+        { OPT_ALIGNMENT, "--alignment", NULL, CMD_OPT_VALUE, "N" },
+        { OPT_RESERVE, "--reserve", NULL, CMD_OPT_VALUE, "BYTES" },
+        { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "repack", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *a = p.value;
+        if (id == CMD_OPTS_EXIT) return p.rc;
+        if (id == CMD_OPTS_HELP) { fputs(usage, stdout); return GK_EXIT_OK; }
+        if (id == OPT_ALIGNMENT) {
+            if (!cmd_parse_u64(a, &alignment) || alignment == 0 ||
                 (alignment & (alignment - 1)) != 0 || alignment > (1u << 30))
                 return cmd_usage_error("repack", "--alignment needs a power of two from 1 to 1073741824 (2^30)%s",
                                        alignment > (1u << 30) && (alignment & (alignment - 1)) == 0
                                            ? ": larger alignments are refused"
                                            : "");
-        } else if (strcmp(a, "--reserve") == 0) {
-            if (i + 1 >= argc || !cmd_parse_size(argv[++i], &reserve) || reserve > (1ULL << 32))
+        } else if (id == OPT_RESERVE) {
+            if (!cmd_parse_size(a, &reserve) || reserve > (1ULL << 32))
                 return cmd_usage_error("repack", "--reserve needs a size in bytes (at most 4G)");
             has_reserve = true;
-        } else if (strcmp(a, "--force") == 0) {
+        } else if (id == OPT_FORCE) {
             force = true;
-        } else if (strcmp(a, "--no-clone") == 0) {
+        } else if (id == OPT_NO_CLONE) {
             no_clone = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("repack", "unknown option '%s'", a);
         } else if (n_paths < 2) {
             paths[n_paths++] = a;
         } else {

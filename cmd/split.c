@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit split (--split-max-tensors N | --split-max-size SIZE)\n"
@@ -65,28 +66,41 @@ int cmd_split(int argc, char **argv) {
     unsigned clone = GK_CLONE_AUTO;
     const char *paths[2];
     int n_paths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cmd_is_help(a)) {
+    enum { OPT_MAX_TENSORS = 1, OPT_MAX_SIZE, OPT_NO_TENSOR_FIRST, OPT_DRY_RUN, OPT_CLONE, OPT_NO_CLONE };
+    static const cmd_option options[] = {
+        { OPT_MAX_TENSORS, "--split-max-tensors", NULL, CMD_OPT_VALUE, "N" },
+        { OPT_MAX_SIZE, "--split-max-size", NULL, CMD_OPT_VALUE, "SIZE" },
+        { OPT_NO_TENSOR_FIRST, "--no-tensor-first-split", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DRY_RUN, "--dry-run", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_CLONE, "--clone", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "split", options, 0 };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *a = p.value;
+        if (id == CMD_OPTS_EXIT) {
+            return p.rc;
+        } else if (id == CMD_OPTS_HELP) {
             fputs(usage, stdout);
             return GK_EXIT_OK;
-        } else if (strcmp(a, "--split-max-tensors") == 0) {
-            if (i + 1 >= argc || !cmd_parse_u64(argv[++i], &so.max_tensors) || so.max_tensors == 0)
+        } else if (id == OPT_MAX_TENSORS) {
+            if (!cmd_parse_u64(a, &so.max_tensors) || so.max_tensors == 0)
                 return cmd_usage_error("split", "--split-max-tensors needs a positive number");
-        } else if (strcmp(a, "--split-max-size") == 0) {
-            if (i + 1 >= argc || !cmd_parse_size(argv[++i], &so.max_bytes) || so.max_bytes == 0)
+        } else if (id == OPT_MAX_SIZE) {
+            if (!cmd_parse_size(a, &so.max_bytes) || so.max_bytes == 0)
                 return cmd_usage_error("split", "--split-max-size needs a positive size (e.g. 500M, 2G)");
-        } else if (strcmp(a, "--no-tensor-first-split") == 0) {
+        } else if (id == OPT_NO_TENSOR_FIRST) {
             so.no_tensor_first_split = true;
-        } else if (strcmp(a, "--dry-run") == 0) {
+        } else if (id == OPT_DRY_RUN) {
             dry_run = true;
-        } else if (strcmp(a, "--clone") == 0 || strcmp(a, "--no-clone") == 0) {
-            unsigned want = a[2] == 'c' ? GK_CLONE_PAD : GK_CLONE_NEVER;
+        } else if (id == OPT_CLONE || id == OPT_NO_CLONE) {
+            unsigned want = id == OPT_CLONE ? GK_CLONE_PAD : GK_CLONE_NEVER;
             if (clone != GK_CLONE_AUTO && clone != want)
                 return cmd_usage_error("split", "--clone and --no-clone exclude each other");
             clone = want;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("split", "unknown option '%s'", a);
         } else if (n_paths < 2) {
             paths[n_paths++] = a;
         } else {

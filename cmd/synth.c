@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "types/fp16.h"
 
 /* Elements generated per chunk: 1 Mi floats (4 MiB of F32). */
@@ -62,7 +63,7 @@ static void print_help(void) {
            "  --layers N        number of blocks instead of the preset's (1..%u)\n"
            "  --alignment N     write general.alignment = N (a power of two)\n"
            "  --big-endian      write a big-endian file\n"
-           "  --force           replace OUT if it exists\n"
+           "  -f, --force       replace OUT if it exists\n"
            "  -h, --help        show this help\n\n"
            "The file is written to a temporary file next to OUT and renamed into place.\n"
            "Exit status: 0 success, 1 failure (OUT exists, I/O error), 2 usage error.\n",
@@ -79,25 +80,6 @@ static const synth_preset *find_preset(const char *name) {
     return NULL;
 }
 
-/* Matches "--name VALUE" and "--name=VALUE"; advances *i past a separate value. */
-static bool take_value(int argc, char **argv, int *i, const char *name, const char **value,
-                       bool *missing) {
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) != 0) return false;
-    if (arg[n] == '=') {
-        *value = arg + n + 1;
-        return true;
-    }
-    if (arg[n] != '\0') return false;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return true;
-    }
-    *value = argv[++*i];
-    return true;
-}
-
 static bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 /* Fills o from the command line. @return : GK_EXIT_OK, or the usage-error exit code
@@ -108,59 +90,67 @@ static int parse_options(int argc, char **argv, synth_opts *o, bool *help_shown)
     o->type = UINT32_MAX;
     o->seed = 1;
     *help_shown = false;
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v = NULL;
-        bool missing = false;
-        if (!options_done && strcmp(arg, "-") == 0)
-            return cmd_usage_error("synth", "OUT must be a file path (no output to stdout)");
-        if (options_done || arg[0] != '-') {
-            if (o->out != NULL) return cmd_usage_error("synth", "more than one output: '%s'", arg);
-            o->out = arg;
-            continue;
-        }
-        if (strcmp(arg, "--") == 0) {
-            options_done = true;
-        } else if (cmd_is_help(arg)) {
+    enum { OPT_PRESET = 1, OPT_TYPE, OPT_SEED, OPT_LAYERS, OPT_ALIGNMENT, OPT_BIG_ENDIAN, OPT_FORCE };
+    static const cmd_option options[] = {
+        { OPT_PRESET, "--preset", NULL, CMD_OPT_VALUE, "NAME" },
+        { OPT_TYPE, "--type", NULL, CMD_OPT_VALUE, "T" },
+        { OPT_SEED, "--seed", NULL, CMD_OPT_VALUE, "N" },
+        { OPT_LAYERS, "--layers", NULL, CMD_OPT_VALUE, "N" },
+        { OPT_ALIGNMENT, "--alignment", NULL, CMD_OPT_VALUE, "N" },
+        { OPT_BIG_ENDIAN, "--big-endian", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_FORCE, "--force", "-f", CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "synth", options, CMD_OPTS_DASHDASH };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
+        const char *v = p.value;
+        uint64_t n;
+        switch (id) {
+        case CMD_OPTS_EXIT:
+            *help_shown = p.rc == GK_EXIT_OK;   /* the table was listed */
+            return p.rc;
+        case CMD_OPTS_HELP:
             print_help();
             *help_shown = true;
             return GK_EXIT_OK;
-        } else if (strcmp(arg, "--big-endian") == 0) {
-            o->big_endian = true;
-        } else if (strcmp(arg, "--force") == 0 || strcmp(arg, "-f") == 0) {
-            o->force = true;
-        } else if (take_value(argc, argv, &i, "--preset", &v, &missing)) {
-            if (missing) return cmd_usage_error("synth", "--preset needs a value");
+        case CMD_OPTS_ARG:
+            if (!p.options_done && strcmp(v, "-") == 0)
+                return cmd_usage_error("synth", "OUT must be a file path (no output to stdout)");
+            if (o->out != NULL) return cmd_usage_error("synth", "more than one output: '%s'", v);
+            o->out = v;
+            break;
+        case OPT_BIG_ENDIAN: o->big_endian = true; break;
+        case OPT_FORCE: o->force = true; break;
+        case OPT_PRESET:
             o->preset = find_preset(v);
             if (o->preset == NULL)
                 return cmd_usage_error("synth", "unknown preset '%s' (tiny, tinyllama)", v);
-        } else if (take_value(argc, argv, &i, "--type", &v, &missing)) {
-            if (missing) return cmd_usage_error("synth", "--type needs a value");
+            break;
+        case OPT_TYPE: {
             const gk_type_info *t = gk_type_lookup(v);
             if (t == NULL || (t->id != GK_TYPE_F32 && t->id != GK_TYPE_F16))
                 return cmd_usage_error("synth", "--type must be F32 or F16, not '%s'", v);
             o->type = t->id;
-        } else if (take_value(argc, argv, &i, "--seed", &v, &missing)) {
-            if (missing) return cmd_usage_error("synth", "--seed needs a value");
+            break;
+        }
+        case OPT_SEED:
             if (!cmd_parse_u64(v, &o->seed))
                 return cmd_usage_error("synth", "--seed: not an unsigned integer: '%s'", v);
-        } else if (take_value(argc, argv, &i, "--layers", &v, &missing)) {
-            uint64_t n;
-            if (missing) return cmd_usage_error("synth", "--layers needs a value");
+            break;
+        case OPT_LAYERS:
             if (!cmd_parse_u64(v, &n) || n < 1 || n > SYNTH_MAX_LAYERS)
                 return cmd_usage_error("synth", "--layers must be 1..%u, not '%s'",
                                        SYNTH_MAX_LAYERS, v);
             o->n_layer = (uint32_t)n;
-        } else if (take_value(argc, argv, &i, "--alignment", &v, &missing)) {
-            uint64_t n;
-            if (missing) return cmd_usage_error("synth", "--alignment needs a value");
+            break;
+        case OPT_ALIGNMENT:
             if (!cmd_parse_u64(v, &n) || !is_power_of_two(n) || n > SYNTH_MAX_ALIGNMENT)
                 return cmd_usage_error("synth", "--alignment must be a power of two from 1 to %llu, not '%s'",
                                        (unsigned long long)SYNTH_MAX_ALIGNMENT, v);
             o->alignment = (uint32_t)n;
-        } else {
-            return cmd_usage_error("synth", "unknown option '%s'", arg);
+            break;
         }
     }
     if (o->out == NULL) return cmd_usage_error("synth", "missing output path OUT");

@@ -68,10 +68,6 @@ void cmd_print_warnings(const char *path, const gk_file *f) {
     }
 }
 
-bool cmd_is_help(const char *arg) {
-    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
 bool cmd_parse_u64(const char *s, uint64_t *out) {
     if (s == NULL || *s == '\0' || *s == '-' || isspace((unsigned char)*s)) return false;
     char *end;

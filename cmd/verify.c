@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 
 static const char *const usage =
     "usage: ggufkit verify [--schema] [--data] [--strict] [--json] FILE...\n\n"
@@ -184,16 +185,28 @@ static bool verify_one(const char *path, bool schema, bool data, bool strict, cJ
 
 int cmd_verify(int argc, char **argv) {
     bool schema = false, json = false, data = false, strict = false;
-    int first = 1;
-    for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
-        const char *a = argv[first];
-        if (cmd_is_help(a)) { fputs(usage, stdout); return GK_EXIT_OK; }
-        if (strcmp(a, "--") == 0) { first++; break; }
-        if (strcmp(a, "--schema") == 0) schema = true;
-        else if (strcmp(a, "--json") == 0) json = true;
-        else if (strcmp(a, "--data") == 0) data = true;
-        else if (strcmp(a, "--strict") == 0) strict = true;
-        else return cmd_usage_error("verify", "unknown option '%s'", a);
+    enum { OPT_SCHEMA = 1, OPT_JSON, OPT_DATA, OPT_STRICT };
+    static const cmd_option options[] = {
+        { OPT_SCHEMA, "--schema", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_DATA, "--data", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_STRICT, "--strict", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { 0 },
+    };
+    static const cmd_optspec spec = { "verify", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG };
+    cmd_opts p;
+    cmd_opts_init(&p, &spec, argc, argv);
+    int first = argc, id;
+    while (first == argc && (id = cmd_opts_next(&p)) != CMD_OPTS_END) {
+        switch (id) {
+        case CMD_OPTS_EXIT: return p.rc;
+        case CMD_OPTS_HELP: fputs(usage, stdout); return GK_EXIT_OK;
+        case OPT_SCHEMA: schema = true; break;
+        case OPT_JSON: json = true; break;
+        case OPT_DATA: data = true; break;
+        case OPT_STRICT: strict = true; break;
+        default: first = p.next - 1;   /* the first FILE: the rest are files too */
+        }
     }
     if (first >= argc) return cmd_usage_error("verify", "no file given");
     cJSON *root = json ? cJSON_CreateObject() : NULL;
