@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit/journal.h"
+#include "format/journal.h"
 #include "format/file.h"
 #include "io/inputs.h"
 #include "io/lock.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "hash/digest.h"
+#include "util/digest.h"
 #include "index/db.h"
 #include "util/dynlib.h"
 

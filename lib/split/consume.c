@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "format/file.h"
-#include "hash/digest.h"
+#include "util/digest.h"
 #include "io/hooked.h"
 #include "meta/model.h"
 #include "split/shardname.h"

@@ -3,8 +3,8 @@
  * header's old and new bytes while an in-place write runs (its hooked I/O is
  * io/hooked.h), and the verdict on a journal found beside a file.
  */
-#ifndef GK_EDIT_JOURNAL_H
-#define GK_EDIT_JOURNAL_H
+#ifndef GK_FORMAT_JOURNAL_H
+#define GK_FORMAT_JOURNAL_H
 
 #include "ggufkit.h"
 #include "io/hooked.h"

@@ -46,9 +46,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit/journal.h"
+#include "format/journal.h"
 #include "format/file.h"
-#include "hash/digest.h"
+#include "util/digest.h"
 #include "io/lock.h"
 #include "io/source.h"
 
