@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "edit/edit_internal.h"
+#include "util/grow.h"
 
 /* ------------------------------------------------------------------------ */
 /* Lexical pass                                                             */
@@ -30,13 +31,7 @@ typedef struct tok_list {
 } tok_list;
 
 static bool tok_push(tok_list *l, char *bytes, size_t len, bool is_string) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        json_tok *p = realloc(l->items, cap * sizeof *p);
-        if (p == NULL) return false;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (!GK_GROW(l->items, l->cap, l->n + 1, 64)) return false;
     l->items[l->n++] = (json_tok){ bytes, len, is_string };
     return true;
 }

@@ -13,6 +13,7 @@
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "util/grow.h"
 
 gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
     gk_value v = { .type = GK_V_ARR };
@@ -70,15 +71,9 @@ gk_status gk_layout_clone_residue(const gk_model *out, const gk_step *steps, uin
         size_t k = 0;
         while (k < n && g[k].residue != r) k++;
         if (k == n) {
-            if (n == cap) {
-                size_t grown = cap ? cap * 2 : 8;
-                group *ng = realloc(g, grown * sizeof *ng);
-                if (ng == NULL) {
-                    free(g);
-                    return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-                }
-                g = ng;
-                cap = grown;
+            if (!GK_GROW(g, cap, n + 1, 8)) {
+                free(g);
+                return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             }
             g[n++] = (group){ r, 0, steps[i].src };
         }
