@@ -15,7 +15,13 @@ and the folders below it; never one above. The checks:
             and another object of it defines lives at or below the object's folder;
   circles   the folders' actual arrows (includes and calls) have no circle, and
             no header includes itself through others;
-  docs      docs/layers.md lists the same stack.
+  docs      docs/layers.md lists the same stack;
+  tools     the small tools at the bottom stay written once: FNV-1a's prime
+            only in util/hashmap.h, open addressing only in util/hashmap.c,
+            realloc only in util/grow.c (and the capped whole-file read of
+            io/inputs.c), little-endian loads and stores only in
+            util/byteorder.h (the vector kernels, types/*_avx*.c, are not
+            looked at: they are being rewritten from one template).
 
 With --cmd-public (a test of its own, layers_cmd_public): cmd/ includes no
 header of lib/ but ggufkit.h, and its object files reference only functions the
@@ -207,6 +213,36 @@ def check_circles(edges, headers):
             fail("headers that include each other: " + ", ".join(sorted(comp)))
 
 
+# Where each tool may be written out, and files that may do it themselves.
+TOOLS = [
+    ("FNV-1a's prime", re.compile(r"0x100000001b3|1099511628211"), {"util/hashmap.h"}),
+    ("an open-addressing table (use util/hashmap.h)", re.compile(r"&\s*\(\s*[\w>.-]*cap\w*\s*-\s*1\s*\)"),
+     {"util/hashmap.c"}),
+    ("a realloc (use GK_GROW, util/grow.h)", re.compile(r"\brealloc\s*\("), {"util/grow.c", "io/inputs.c"}),
+    ("a little-endian load or store (use util/byteorder.h)",
+     re.compile(r"\(uint(?:32|64)_t\)\s*\w+\[[1-7]\]\s*<<\s*(?:8|16|24)\b|"
+                r"\(uint(?:32|64)_t\)\s*\w+\[\w+\]\s*<<\s*\(\s*8\s*\*|"
+                r"\w+\[\w+\]\s*=\s*\(uint8_t\)\s*\([^;\n]*>>\s*\(\s*8\s*\*\s*\w+\s*\)\s*\)|"
+                r"static[^;{\n]*\b(?:load|store|get|put|rd|wr)_?(?:u|le)?(?:16|32|64)(?:le)?\s*\(\s*(?:const\s+)?uint8_t\s*\*"),
+     {"util/byteorder.h"}),
+]
+
+
+def check_tools(root):
+    for d, rel in lib_files(root):
+        if "_avx" in os.path.basename(rel):
+            continue   # the vector kernels (see the summary above)
+        with open(os.path.join(root, "lib", rel), encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        for what, pattern, allowed in TOOLS:
+            if rel in allowed:
+                continue
+            m = pattern.search(text)
+            if m:
+                line = text.count("\n", 0, m.start()) + 1
+                fail(f"lib/{rel}:{line}: {what} written out again: {m.group(0)!r}")
+
+
 def check_docs(root):
     path = os.path.join(root, "docs", "layers.md")
     try:
@@ -257,7 +293,9 @@ def main(argv):
         check_calls(archive, edges)
         check_circles(edges, headers)
         check_docs(root)
-        what = f"lib/'s {len(STACK)} folders form a stack: {len(edges)} folder arrows, all downward, no circle"
+        check_tools(root)
+        what = (f"lib/'s {len(STACK)} folders form a stack: {len(edges)} folder arrows, all downward, "
+                "no circle; the small tools written once")
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -66,10 +66,6 @@
 /* How a recovery treats the journal it finds. */
 typedef enum mode { MODE_RECOVER, MODE_FORCE, MODE_DISCARD } mode;
 
-static gk_status interrupted(gk_error *err, const char *what) {
-    return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before %s", what);
-}
-
 char *journal_path(const char *path) {
     size_t n = strlen(path) + sizeof GK_JOURNAL_SUFFIX;
     char *j = malloc(n);
@@ -192,7 +188,7 @@ gk_status journal_write(io_ctx *io, const char *jpath, int fd, journal_info *inf
     if (st == GK_OK) st = io_pwrite_all(io, jfd, body, body_len, HEAD_V2, "journal write", err);
     if (st == GK_OK) st = io_pwrite_all(io, jfd, sum.bytes, SUM, HEAD_V2 + body_len, "journal write", err);
     free(body);
-    if (st == GK_OK && !io_step(io, "journal fsync")) st = interrupted(err, "journal fsync");
+    if (st == GK_OK && !io_step(io, "journal fsync")) st = io_interrupted(err, "journal fsync");
     if (st == GK_OK && fdatasync(jfd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", jpath, strerror(errno));
     close(jfd);
     if (st == GK_OK) st = io_fsync_dir(io, jpath, err);
@@ -446,7 +442,7 @@ gk_status journal_refusal(const char *path, journal_verdict v, const char *why, 
 
 /* Removes the journal and fsyncs its folder. */
 static gk_status remove_journal(io_ctx *io, const char *jpath, gk_error *err) {
-    if (!io_step(io, "journal unlink")) return interrupted(err, "journal unlink");
+    if (!io_step(io, "journal unlink")) return io_interrupted(err, "journal unlink");
     struct stat sb;
     bool folder = lstat(jpath, &sb) == 0 && S_ISDIR(sb.st_mode);
     if ((folder ? rmdir(jpath) : unlink(jpath)) != 0 && errno != ENOENT)
@@ -462,11 +458,11 @@ static gk_status restore(io_ctx *io, int fd, const char *path, const journal_inf
     if (fstat(fd, &sb) != 0) return gk_error_set(err, GK_E_IO, -1, "%s: %s", path, strerror(errno));
     gk_status st = io_pwrite_all(io, fd, info->old, info->old_len, info->off, "restore write", err);
     if (st == GK_OK && (uint64_t)sb.st_size != info->old_size) {
-        if (!io_step(io, "restore truncate")) st = interrupted(err, "restore truncate");
+        if (!io_step(io, "restore truncate")) st = io_interrupted(err, "restore truncate");
         else if (ftruncate(fd, (off_t)info->old_size) != 0)
             st = gk_error_set(err, GK_E_IO, -1, "%s: truncate failed: %s", path, strerror(errno));
     }
-    if (st == GK_OK && !io_step(io, "restore fsync")) st = interrupted(err, "restore fsync");
+    if (st == GK_OK && !io_step(io, "restore fsync")) st = io_interrupted(err, "restore fsync");
     if (st == GK_OK && fsync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", path, strerror(errno));
     return st;
 }

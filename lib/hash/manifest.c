@@ -22,6 +22,7 @@
 
 #include "ggufkit.h"
 #include "io/inputs.h"
+#include "util/chars.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/strset.h"
@@ -105,13 +106,6 @@ char *gk_manifest_name_escape(const char *name, bool *escaped) {
     return out;
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Undoes gk_manifest_name_escape in place. @return : false on a bad escape. */
 static bool unescape(char *s) {
     char *w = s;
@@ -127,7 +121,7 @@ static bool unescape(char *s) {
         case 'n': *w++ = '\n'; break;
         case 'r': *w++ = '\r'; break;
         case 'x': {
-            int hi = hex_digit(r[1]), lo = hi < 0 ? -1 : hex_digit(r[2]);
+            int hi = gk_hex_digit(r[1]), lo = hi < 0 ? -1 : gk_hex_digit(r[2]);
             if (lo < 0 || (hi == 0 && lo == 0)) return false;
             *w++ = (char)(hi << 4 | lo);
             r += 2;

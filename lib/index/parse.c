@@ -19,6 +19,7 @@
 #include "split/shardname.h"
 #include "io/source.h"
 #include "util/byteorder.h"
+#include "util/chars.h"
 #include "util/hashmap.h"
 #include "util/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
@@ -460,11 +461,6 @@ static bool collect_member(void *ctx, const char *member, uint64_t size) {
     return true;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 /* The first four bytes of the file, or fewer (0 when it cannot be read). */
 /* Indexes every GGUF member of the archive at path into r. An archive that
  * cannot be listed to its end (cut short, damaged, not readable at all) is
@@ -504,7 +500,7 @@ static bool parse_zstd(ix_result *r, const char *path, const ix_parse_opts *o) {
 static bool named_archive(const char *path) {
     static const char *const suffixes[] = { ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip", ".7z" };
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
-        if (has_suffix(path, suffixes[i])) return true;
+        if (gk_has_suffix(path, suffixes[i])) return true;
     return false;
 }
 
@@ -513,7 +509,7 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     if (r == NULL) return NULL;
     gk_source_magic magic;
     gk_source_kind kind = gk_source_sniff_magic(path, &magic);
-    bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
+    bool named_gguf = gk_has_suffix(path, ".gguf") || gk_has_suffix(path, ".gguf.zst");
     bool ok = true;
     if (magic == GK_MAGIC_GGUF) {
         ok = parse_one(r, path, NULL, o);

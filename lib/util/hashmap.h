@@ -55,7 +55,8 @@ typedef struct gk_hashmap {
 bool gk_hashmap_next(const gk_hashmap *m, uint64_t h, size_t *cursor, size_t *at);
 
 /** gk_hashmap_add() : stores position at under hash h (a second position under
- *  the same hash is kept beside the first; look it up first to keep one).
+ *  the same hash is kept beside the first, in no promised order: look the key
+ *  up first to keep one item per key, as every user does).
  *  @return : true, or false when out of memory (the map is unchanged). */
 bool gk_hashmap_add(gk_hashmap *m, uint64_t h, size_t at);
 
