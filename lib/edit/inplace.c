@@ -11,7 +11,7 @@
  * header that already ends there (no change, or a change within the alignment
  * slack) keeps its pair as it is, and a pair the edit deleted is not put back, so
  * an edit that changes nothing changes no byte. Only the bytes that differ are
- * rewritten, under the journal (journal.c) and the exclusive header lock
+ * rewritten, under the journal (format/journal.c) and the exclusive header lock
  * (io/lock.h), by a process holding the file's edit lock (gk_open_exclusive). A
  * file without tensors has nothing to keep in place: its header may grow or shrink.
  * A whole new file is written by the pipeline's gk_rewrite.
