@@ -1362,7 +1362,7 @@ typedef enum gk_recovery {
  *  A journal is applied only when it proves that it belongs to the bytes it
  *  finds: the file's size is the edit's old or new size, its bytes before the
  *  edited range and a sample of those after it have the journal's digests, and
- *  every byte of the range is the old or the new one (see edit/journal.c). A
+ *  every byte of the range is the old or the new one (see format/journal.c). A
  *  stale journal (the file was replaced: cp over it, another file under its
  *  name) is left alone and so is the file (GK_E_JOURNAL, the message says what
  *  differs and how to remove it: gk_journal_discard). A format-1 journal (an

@@ -17,7 +17,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
-#include "hash/digest.h"
+#include "util/digest.h"
 
 /* A small model: a few pairs of several types, a vocabulary, two F32 tensors. */
 static gk_model *small_model(void) {

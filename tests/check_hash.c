@@ -1,6 +1,6 @@
 /*
- * check_hash.c - the digests (lib/hash/digest.c) against known vectors, the
- * chunked multi-consumer scanner (lib/io/scan.c) at chunk and tensor boundaries,
+ * check_hash.c - the digests (lib/util/digest.c) against known vectors, the
+ * chunked multi-consumer scanner (lib/pipeline/scan.c) at chunk and tensor boundaries,
  * per-tensor and whole-model hashes against one-shot digests, manifests and
  * their check verdicts, and the type table's data-check kernels.
  */
@@ -13,8 +13,8 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
-#include "hash/digest.h"
-#include "io/scan.h"
+#include "util/digest.h"
+#include "pipeline/scan.h"
 
 static void hex_of(gk_hash_kind k, const void *p, size_t n, char *out) {
     gk_hash_value v;

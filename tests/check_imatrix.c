@@ -29,7 +29,7 @@
 #include "check_util.h"
 #include "ggufkit.h"
 #include "types/kernels.h"
-#include "util/sha256.h"
+#include "sha256.h"
 
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */

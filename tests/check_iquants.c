@@ -27,7 +27,7 @@
 #include "types/iq_grids.h"
 #include "types/iquants.h"
 #include "types/kernels.h"
-#include "util/sha256.h"
+#include "sha256.h"
 
 typedef void (*quantize_fn)(const float *, void *, int64_t, int64_t, const float *);
 typedef void (*dequantize_fn)(const void *, float *, int64_t);

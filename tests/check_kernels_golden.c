@@ -30,7 +30,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
-#include "util/sha256.h"
+#include "sha256.h"
 
 enum { CHECK_QUANT, CHECK_DEQUANT, CHECK_CHAIN, CHECK_IMATRIX, CHECK_KINDS };
 static const char *const kind_names[CHECK_KINDS] = { "quantize", "dequantize", "chain",

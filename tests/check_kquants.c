@@ -20,7 +20,7 @@
 #include "ggufkit.h"
 #include "types/fp16.h"
 #include "types/kernels.h"
-#include "util/sha256.h"
+#include "sha256.h"
 
 #define QK 256
 

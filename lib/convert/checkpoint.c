@@ -16,6 +16,7 @@
 
 #include "convert/checkpoint.h"
 #include "io/inputs.h"
+#include "util/grow.h"
 
 #define INDEX_NAME "model.safetensors.index.json"
 #define INDEX_MAX (256u << 20)
@@ -53,21 +54,19 @@ static int by_string(const void *a, const void *b) { return strcmp(*(char *const
 /* A string list kept sorted and without repeats. */
 typedef struct names {
     char **v;
-    size_t n;
+    size_t n, cap;
 } names;
 
 static void names_free(names *l) {
     for (size_t i = 0; i < l->n; i++) free(l->v[i]);
     free(l->v);
     l->v = NULL;
-    l->n = 0;
+    l->n = l->cap = 0;
 }
 
 static bool names_add(names *l, const char *s) {
-    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
-    if (v == NULL) return false;
-    l->v = v;
-    if ((v[l->n] = strdup(s)) == NULL) return false;
+    if (!GK_GROW(l->v, l->cap, l->n + 1, 16)) return false;
+    if ((l->v[l->n] = strdup(s)) == NULL) return false;
     l->n++;
     return true;
 }

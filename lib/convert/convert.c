@@ -21,6 +21,7 @@
 #include "convert/modelcard.h"
 #include "convert/source.h"
 #include "convert/vocab.h"
+#include "util/grow.h"
 
 struct gk_convert {
     gk_model *out;
@@ -366,13 +367,8 @@ static gk_status expert_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_co
         gk_status s = hp_int(&p->hp, p->dir, k, true, &p->n_experts, err);
         if (s != GK_OK) return s;
     }
-    if (p->n_pending == p->cap_pending) {
-        size_t cap = p->cap_pending ? p->cap_pending * 2 : 64;
-        struct pending *q = realloc(p->pending, cap * sizeof *q);
-        if (q == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-        p->pending = q;
-        p->cap_pending = cap;
-    }
+    if (!GK_GROW(p->pending, p->cap_pending, p->n_pending + 1, 64))
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     p->pending[p->n_pending++] = (struct pending){ nm->bid, nm->expert, nm->which, ct };
     size_t count = 0;
     for (size_t i = 0; i < p->n_pending; i++) count += p->pending[i].bid == nm->bid;

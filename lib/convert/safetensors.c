@@ -17,6 +17,7 @@
 
 #include "convert/safetensors.h"
 #include "io/inputs.h"
+#include "util/byteorder.h"
 
 struct gk_st_file {
     char *path;
@@ -290,7 +291,7 @@ gk_status gk_st_open(const char *path, gk_st_file **out, gk_error *err) {
     else if (sb.st_size < 8 || pread(fd, lenbuf, 8, 0) != 8)
         s = st_error(err, GK_E_TRUNCATED, path, 0, "shorter than the 8-byte header length", NULL);
     uint64_t len = 0;
-    for (int i = 0; i < 8 && s == GK_OK; i++) len |= (uint64_t)lenbuf[i] << (8 * i);
+    if (s == GK_OK) len = gk_load_le64(lenbuf);
     if (s == GK_OK && len > GK_ST_HEADER_MAX) {
         gk_error_set(err, GK_E_CORRUPT, 0, "header length %llu is over the limit of %u bytes",
                      (unsigned long long)len, GK_ST_HEADER_MAX);

@@ -15,6 +15,7 @@
 #include "convert/source.h"
 #include "format/file.h"
 #include "types/fp16.h"
+#include "util/grow.h"
 
 #define SCRATCH_BYTES (1u << 20)
 
@@ -39,15 +40,9 @@ static void feed_free(gk_conv_feed *f) {
 }
 
 gk_status gk_conv_source_add(gk_conv_source *s, gk_conv_feed *feed, gk_error *err) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        gk_conv_feed *f = realloc(s->feeds, cap * sizeof *f);
-        if (f == NULL) {
-            feed_free(feed);
-            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-        }
-        s->feeds = f;
-        s->cap = cap;
+    if (!GK_GROW(s->feeds, s->cap, s->n + 1, 64)) {
+        feed_free(feed);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
     s->feeds[s->n++] = *feed;
     return GK_OK;

@@ -8,17 +8,12 @@
 #include <string.h>
 
 #include "diff/diff_internal.h"
+#include "util/grow.h"
 
 static bool ignored(const gk_str *key) { return key->len >= 5 && memcmp(key->ptr, "GGUF.", 5) == 0; }
 
 static gk_status push(gk_diff_result *res, size_t *cap, gk_meta_change c, gk_error *err) {
-    if (res->n_meta == *cap) {
-        size_t n = *cap ? *cap * 2 : 16;
-        gk_meta_change *p = realloc(res->meta, n * sizeof *p);
-        if (p == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-        res->meta = p;
-        *cap = n;
-    }
+    if (!GK_GROW(res->meta, *cap, res->n_meta + 1, 16)) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     res->meta[res->n_meta++] = c;
     return GK_OK;
 }

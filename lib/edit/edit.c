@@ -15,6 +15,7 @@
 #include "edit/edit_internal.h"
 #include "meta/keys.h"
 #include "meta/model.h"
+#include "util/grow.h"
 
 typedef enum op_kind {
     OP_SET_TEXT,     /* a: key; text/len; type */
@@ -42,7 +43,7 @@ struct gk_edit {
     edit_op *ops;
     size_t n, cap;
     json_doc **docs;
-    size_t n_docs;
+    size_t n_docs, cap_docs;
 };
 
 gk_edit *gk_edit_new(void) { return calloc(1, sizeof(gk_edit)); }
@@ -68,13 +69,7 @@ size_t gk_edit_count(const gk_edit *e) { return e->n; }
 
 /* Appends a zeroed op; @return : it, or NULL when out of memory. */
 static edit_op *push_op(gk_edit *e, op_kind kind) {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 16;
-        edit_op *p = realloc(e->ops, cap * sizeof *p);
-        if (p == NULL) return NULL;
-        e->ops = p;
-        e->cap = cap;
-    }
+    if (!GK_GROW(e->ops, e->cap, e->n + 1, 16)) return NULL;
     edit_op *op = &e->ops[e->n++];
     memset(op, 0, sizeof *op);
     op->kind = kind;
@@ -92,9 +87,7 @@ static gk_status pop_nomem(gk_edit *e, gk_error *err) {
 }
 
 const json_doc *edit_adopt_doc(gk_edit *e, json_doc *doc) {
-    json_doc **docs = realloc(e->docs, (e->n_docs + 1) * sizeof *docs);
-    if (docs == NULL) return NULL;
-    e->docs = docs;
+    if (!GK_GROW(e->docs, e->cap_docs, e->n_docs + 1, 4)) return NULL;
     json_doc *kept = malloc(sizeof *kept);
     if (kept == NULL) return NULL;
     *kept = *doc;

@@ -11,7 +11,7 @@
  * header that already ends there (no change, or a change within the alignment
  * slack) keeps its pair as it is, and a pair the edit deleted is not put back, so
  * an edit that changes nothing changes no byte. Only the bytes that differ are
- * rewritten, under the journal (journal.c) and the exclusive header lock
+ * rewritten, under the journal (format/journal.c) and the exclusive header lock
  * (io/lock.h), by a process holding the file's edit lock (gk_open_exclusive). A
  * file without tensors has nothing to keep in place: its header may grow or shrink.
  * A whole new file is written by the pipeline's gk_rewrite.
@@ -24,23 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit/journal.h"
+#include "format/journal.h"
 #include "format/file.h"
 #include "io/lock.h"
 #include "io/source.h"
-
-gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
-    gk_value v = { .type = GK_V_ARR };
-    v.arr.elem = GK_V_U8;
-    v.arr.n = n;
-    void *zeros = NULL;
-    if (n > 0 && (zeros = calloc(1, (size_t)n)) == NULL)
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory for %llu bytes of padding", (unsigned long long)n);
-    v.arr.data = zeros;
-    gk_status st = gk_kv_set(m, GK_PADDING_KEY, &v, err);
-    free(zeros);
-    return st;
-}
 
 /* Bytes of the padding pair around its value: key length, key, value type. */
 #define PAIR_BASE (8u + (unsigned)sizeof GK_PADDING_KEY - 1u + 4u)

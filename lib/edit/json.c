@@ -19,6 +19,8 @@
 #include <strings.h>
 
 #include "edit/edit_internal.h"
+#include "util/chars.h"
+#include "util/grow.h"
 
 /* ------------------------------------------------------------------------ */
 /* Lexical pass                                                             */
@@ -30,29 +32,16 @@ typedef struct tok_list {
 } tok_list;
 
 static bool tok_push(tok_list *l, char *bytes, size_t len, bool is_string) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        json_tok *p = realloc(l->items, cap * sizeof *p);
-        if (p == NULL) return false;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (!GK_GROW(l->items, l->cap, l->n + 1, 64)) return false;
     l->items[l->n++] = (json_tok){ bytes, len, is_string };
     return true;
-}
-
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
 }
 
 static bool read_hex4(const char *p, const char *end, uint32_t *out) {
     if (end - p < 4) return false;
     uint32_t v = 0;
     for (int i = 0; i < 4; i++) {
-        int d = hex_digit(p[i]);
+        int d = gk_hex_digit(p[i]);
         if (d < 0) return false;
         v = v << 4 | (uint32_t)d;
     }
@@ -358,7 +347,7 @@ static int read_integer(const char *s, size_t n, bool *neg, uint64_t *mag) {
     uint64_t v = 0;
     bool overflow = false;
     for (; i < n; i++) {
-        int d = base == 16 ? hex_digit(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
+        int d = base == 16 ? gk_hex_digit(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
         if (d < 0) return 0;
         if (v > (UINT64_MAX - (uint64_t)d) / base) overflow = true;
         v = v * base + (uint64_t)d;

@@ -15,11 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit/journal.h"
+#include "format/journal.h"
 #include "format/file.h"
 #include "io/inputs.h"
 #include "io/lock.h"
 #include "io/source.h"
+#include "util/grow.h"
 
 /* ------------------------------------------------------------------------ */
 /* Source access                                                            */
@@ -94,14 +95,8 @@ gk_status gk_file_virtual(const char *path, gk_model *model, gk_tensor_read_fn r
 }
 
 void gk_file_add_warning(gk_file *f, gk_rule rule, int64_t offset, const char *fmt, ...) {
-    if (f->n_warnings == f->cap_warnings) {
-        if (f->cap_warnings >= 4096) return;   /* enough to tell the story */
-        size_t cap = f->cap_warnings ? f->cap_warnings * 2 : 8;
-        gk_warning *w = realloc(f->warnings, cap * sizeof *w);
-        if (w == NULL) return;
-        f->warnings = w;
-        f->cap_warnings = cap;
-    }
+    if (f->n_warnings >= 4096) return;   /* enough to tell the story */
+    if (!GK_GROW(f->warnings, f->cap_warnings, f->n_warnings + 1, 8)) return;
     gk_warning *w = &f->warnings[f->n_warnings++];
     w->rule = rule;
     w->offset = offset;

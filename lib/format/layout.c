@@ -4,13 +4,29 @@
  * when its input offset and its output offset are congruent modulo the
  * filesystem block, so the output's data section should start at the residue
  * that makes the most unchanged bytes congruent; the header is then padded
- * (GK_PADDING_KEY, a pair every reader skips) to start it there.
+ * (GK_PADDING_KEY, a pair every reader skips) to start it there. The padding
+ * pair itself (gk_model_set_padding) is set here too: in-place edits reserve
+ * header room with it.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "util/grow.h"
+
+gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err) {
+    gk_value v = { .type = GK_V_ARR };
+    v.arr.elem = GK_V_U8;
+    v.arr.n = n;
+    void *zeros = NULL;
+    if (n > 0 && (zeros = calloc(1, (size_t)n)) == NULL)
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory for %llu bytes of padding", (unsigned long long)n);
+    v.arr.data = zeros;
+    gk_status st = gk_kv_set(m, GK_PADDING_KEY, &v, err);
+    free(zeros);
+    return st;
+}
 
 gk_status gk_model_pad_to_residue(gk_model *m, uint64_t block, uint64_t residue, bool *done, gk_error *err) {
     *done = false;
@@ -55,15 +71,9 @@ gk_status gk_layout_clone_residue(const gk_model *out, const gk_step *steps, uin
         size_t k = 0;
         while (k < n && g[k].residue != r) k++;
         if (k == n) {
-            if (n == cap) {
-                size_t grown = cap ? cap * 2 : 8;
-                group *ng = realloc(g, grown * sizeof *ng);
-                if (ng == NULL) {
-                    free(g);
-                    return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-                }
-                g = ng;
-                cap = grown;
+            if (!GK_GROW(g, cap, n + 1, 8)) {
+                free(g);
+                return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             }
             g[n++] = (group){ r, 0, steps[i].src };
         }

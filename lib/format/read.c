@@ -21,6 +21,7 @@
 #include "io/source.h"
 #include "types/fp16.h"
 #include "util/strset.h"
+#include "util/grow.h"
 
 #define WINDOW_BYTES (64 * 1024)
 #define CTX_MAX 200
@@ -365,11 +366,9 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
         uint64_t at = r->pos, len;
         r->elem = (int64_t)i;
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
-        if (used + len + 1 > cap) {
-            while (cap < used + len + 1) cap *= 2;
-            uint8_t *nb = realloc(block, cap);
-            if (nb == NULL) { st = fail(r, GK_E_NOMEM, at, "out of memory"); break; }
-            block = nb;
+        if (used + len + 1 < used || !GK_GROW(block, cap, used + len + 1, 0)) {
+            st = fail(r, GK_E_NOMEM, at, "out of memory");
+            break;
         }
         char *dst = (char *)block + used;
         if ((st = read_into(r, dst, len, "string")) != GK_OK) break;

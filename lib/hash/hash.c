@@ -1,14 +1,14 @@
 /*
  * hash.c - per-tensor and whole-model digests of a file or a shard set
  * (ggufkit hash, index --hash). The tensors are read once by the scanner
- * (io/scan.h); every digest stream (each kind, per tensor and for the whole
+ * (pipeline/scan.h); every digest stream (each kind, per tensor and for the whole
  * model) is a consumer of its own, so several digests share the cores.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash/digest.h"
-#include "io/scan.h"
+#include "util/digest.h"
+#include "pipeline/scan.h"
 
 /* One digest stream: a kind, over each tensor alone or over all of them. */
 typedef struct stream {

@@ -22,6 +22,9 @@
 
 #include "ggufkit.h"
 #include "io/inputs.h"
+#include "util/chars.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
 #include "util/strset.h"
 
 #define LINE_MAX_BYTES (64u << 10)
@@ -35,37 +38,29 @@ typedef struct entry {
 struct gk_manifest {
     entry *entries;
     size_t n, cap;
-    size_t *table;             /* open addressing over entries: index + 1, 0 empty */
-    size_t table_cap;          /* power of two */
+    gk_hashmap table;          /* key_hash of kind and name -> position in entries */
     unsigned kinds;
 };
 
 static uint64_t key_hash(int kind, const char *name) {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
+    return gk_fnv1a(GK_FNV1A_BASIS ^ (uint64_t)kind, name, strlen(name));
 }
 
 static const entry *find(const gk_manifest *m, int kind, const char *name) {
-    if (m->table_cap == 0) return NULL;
-    for (size_t i = key_hash(kind, name) & (m->table_cap - 1);; i = (i + 1) & (m->table_cap - 1)) {
-        if (m->table[i] == 0) return NULL;
-        const entry *e = &m->entries[m->table[i] - 1];
+    uint64_t h = key_hash(kind, name);
+    size_t cur = 0, at;
+    while (gk_hashmap_next(&m->table, h, &cur, &at)) {
+        const entry *e = &m->entries[at];
         if (e->kind == kind && strcmp(e->name, name) == 0) return e;
     }
+    return NULL;
 }
 
 static bool build_table(gk_manifest *m) {
-    m->table_cap = 16;
-    while (m->table_cap < 2 * m->n) m->table_cap *= 2;
-    m->table = calloc(m->table_cap, sizeof *m->table);
-    if (m->table == NULL) return false;
     for (size_t k = 0; k < m->n; k++) {
         const entry *e = &m->entries[k];
         if (find(m, e->kind, e->name)) continue;   /* the first line counts */
-        size_t i = key_hash(e->kind, e->name) & (m->table_cap - 1);
-        while (m->table[i]) i = (i + 1) & (m->table_cap - 1);
-        m->table[i] = k + 1;
+        if (!gk_hashmap_add(&m->table, key_hash(e->kind, e->name), k)) return false;
     }
     return true;
 }
@@ -111,13 +106,6 @@ char *gk_manifest_name_escape(const char *name, bool *escaped) {
     return out;
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Undoes gk_manifest_name_escape in place. @return : false on a bad escape. */
 static bool unescape(char *s) {
     char *w = s;
@@ -133,7 +121,7 @@ static bool unescape(char *s) {
         case 'n': *w++ = '\n'; break;
         case 'r': *w++ = '\r'; break;
         case 'x': {
-            int hi = hex_digit(r[1]), lo = hi < 0 ? -1 : hex_digit(r[2]);
+            int hi = gk_hex_digit(r[1]), lo = hi < 0 ? -1 : gk_hex_digit(r[2]);
             if (lo < 0 || (hi == 0 && lo == 0)) return false;
             *w++ = (char)(hi << 4 | lo);
             r += 2;
@@ -154,13 +142,7 @@ static bool add_line(gk_manifest *m, char *line) {
     if (k < 0) return true;
     m->kinds |= GK_HASH_BIT(k);   /* a known kind counts even on a line without a hash */
     if (hex == NULL || name == NULL) return true;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        entry *e = realloc(m->entries, cap * sizeof *e);
-        if (e == NULL) return false;
-        m->entries = e;
-        m->cap = cap;
-    }
+    if (!GK_GROW(m->entries, m->cap, m->n + 1, 64)) return false;
     entry *e = &m->entries[m->n];
     e->kind = k;
     e->hex = strdup(hex);
@@ -181,7 +163,7 @@ void gk_manifest_free(gk_manifest *m) {
         free(m->entries[i].name);
     }
     free(m->entries);
-    free(m->table);
+    gk_hashmap_free(&m->table);
     free(m);
 }
 
@@ -262,7 +244,7 @@ gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_r
     }
     /* Tensor entries of this model that name no tensor of it. */
     gk_strset names = { 0 };
-    size_t label_len = strlen(label), has_tensor_entries = 0;
+    size_t label_len = strlen(label), has_tensor_entries = 0, cap_absent = 0;
     gk_status st = GK_OK;
     for (size_t t = 0; t < r->n_tensors && st == GK_OK; t++)
         if (gk_strset_insert(&names, r->names[t], strlen(r->names[t])) < 0) st = GK_E_NOMEM;
@@ -273,9 +255,8 @@ gk_status gk_hash_check(const gk_manifest *m, const char *label, const gk_hash_r
         int added = gk_strset_insert(&names, nm + label_len + 1, strlen(nm + label_len + 1));
         if (added < 0) st = GK_E_NOMEM;
         if (added != 1) continue;
-        const char **a = realloc(s->absent, (s->n_absent + 1) * sizeof *a);
-        if (a == NULL) st = GK_E_NOMEM;
-        else (s->absent = a)[s->n_absent++] = nm;
+        if (!GK_GROW(s->absent, cap_absent, s->n_absent + 1, 8)) st = GK_E_NOMEM;
+        else s->absent[s->n_absent++] = nm;
     }
     gk_strset_free(&names);
     if (st != GK_OK) {

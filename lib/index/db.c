@@ -14,9 +14,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "hash/digest.h"
 #include "index/db.h"
+#include "util/digest.h"
 #include "util/dynlib.h"
+#include "util/grow.h"
 
 /* The SQLite functions used here, reached through S: SQLite is opened when a
  * database is first opened (util/dynlib.h), not by every command at start-up. */
@@ -110,54 +111,36 @@ static const char *const same_weights_sql =
 /* Known files: path -> what the database remembers                         */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
+static uint64_t hash_str(const char *s) { return gk_fnv1a(GK_FNV1A_BASIS, s, strlen(s)); }
 
 known *ix_known_find(known_map *m, const char *path) {
-    if (m->cap == 0) return NULL;
-    for (size_t i = hash_str(path) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->slots[i].path == NULL) return NULL;
-        if (strcmp(m->slots[i].path, path) == 0) return &m->slots[i];
-    }
-}
-
-static bool map_grow(known_map *m) {
-    size_t cap = m->cap ? 2 * m->cap : 1024;
-    known *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL) return false;
-    for (size_t j = 0; j < m->cap; j++) {
-        if (m->slots[j].path == NULL) continue;
-        size_t i = hash_str(m->slots[j].path) & (cap - 1);
-        while (slots[i].path) i = (i + 1) & (cap - 1);
-        slots[i] = m->slots[j];
-    }
-    free(m->slots);
-    m->slots = slots;
-    m->cap = cap;
-    return true;
+    uint64_t h = hash_str(path);
+    size_t cur = 0, at;
+    while (gk_hashmap_next(&m->map, h, &cur, &at))
+        if (strcmp(m->items[at].path, path) == 0) return &m->items[at];
+    return NULL;
 }
 
 /* Adds path (copied); an existing entry is returned as it is. NULL when out of memory. */
 known *ix_known_add(known_map *m, const char *path) {
     known *k = ix_known_find(m, path);
     if (k) return k;
-    if (2 * (m->count + 1) > m->cap && !map_grow(m)) return NULL;
-    size_t i = hash_str(path) & (m->cap - 1);
-    while (m->slots[i].path) i = (i + 1) & (m->cap - 1);
-    if ((m->slots[i].path = strdup(path)) == NULL) return NULL;
-    m->count++;
-    return &m->slots[i];
+    if (!GK_GROW(m->items, m->cap, m->n + 1, 512)) return NULL;
+    k = &m->items[m->n];
+    memset(k, 0, sizeof *k);
+    if ((k->path = strdup(path)) == NULL) return NULL;
+    if (!gk_hashmap_add(&m->map, hash_str(path), m->n)) {
+        free(k->path);
+        return NULL;
+    }
+    m->n++;
+    return k;
 }
 
 void ix_known_free(known_map *m) {
-    for (size_t i = 0; i < m->cap; i++) free(m->slots[i].path);
-    free(m->slots);
+    for (size_t i = 0; i < m->n; i++) free(m->items[i].path);
+    free(m->items);
+    gk_hashmap_free(&m->map);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -419,14 +402,9 @@ static bool old_rows(ix_db *d, const char *path, old_row **out, size_t *n) {
     int rc;
     bool ok = true;
     while (ok && (rc = S.sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 4;
-            old_row *grown = realloc(rows, cap * sizeof *grown);
-            if (grown == NULL) {
-                ok = false;
-                break;
-            }
-            rows = grown;
+        if (!GK_GROW(rows, cap, *n + 1, 4)) {
+            ok = false;
+            break;
         }
         const unsigned char *m = S.sqlite3_column_text(s, 1);
         rows[*n] = (old_row){ S.sqlite3_column_int64(s, 0), m ? strdup((const char *)m) : NULL, false };
@@ -576,14 +554,9 @@ static bool fill_quant_mix(ix_db *d) {
         const char *type = (const char *)S.sqlite3_column_text(q, 1);
         int n = share >= 0.5 || share == 0 ? snprintf(piece, sizeof piece, "%s%s %.0f%%", len ? ", " : "", type, share)
                                             : snprintf(piece, sizeof piece, "%s%s <1%%", len ? ", " : "", type);
-        if (len + (size_t)n + 1 > cap) {
-            cap = 2 * (len + (size_t)n + 1) + 64;
-            char *grown = realloc(text, cap);
-            if (grown == NULL) {
-                ok = false;
-                break;
-            }
-            text = grown;
+        if (!GK_GROW(text, cap, len + (size_t)n + 1, 128)) {
+            ok = false;
+            break;
         }
         memcpy(text + len, piece, (size_t)n + 1);
         len += (size_t)n;
@@ -717,8 +690,8 @@ gk_status ix_db_rebuild_models(ix_db *d, gk_error *err) {
  * no longer exist, removed with prune. */
 gk_status ix_db_forget_vanished(ix_db *d, known_map *m, bool prune, gk_index_stats *stats, gk_error *err) {
     gk_status st = prune ? ix_db_exec(d, "BEGIN IMMEDIATE", err) : GK_OK;
-    for (size_t i = 0; st == GK_OK && i < m->cap; i++) {
-        known *k = &m->slots[i];
+    for (size_t i = 0; st == GK_OK && i < m->n; i++) {
+        known *k = &m->items[i];
         struct stat sb;
         if (k->path == NULL || k->seen || stat(k->path, &sb) == 0 || errno != ENOENT) continue;
         if (!k->skipped) stats->vanished += k->n_rows;

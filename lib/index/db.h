@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "index/index_internal.h"
+#include "util/hashmap.h"
 
 /* What the database remembers of one path. */
 typedef struct known {
@@ -22,8 +23,9 @@ typedef struct known {
 } known;
 
 typedef struct known_map {
-    known *slots;
-    size_t cap, count;
+    known *items;             /* in the order they were added */
+    size_t n, cap;
+    gk_hashmap map;           /* FNV-1a of the path -> position in items */
 } known_map;
 
 /* The prepared statements. */

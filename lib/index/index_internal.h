@@ -74,7 +74,7 @@ typedef struct ix_result {
     bool not_gguf;              /* neither GGUF, compressed GGUF, nor an archive with GGUF members */
     size_t headers_read;        /* gk_open calls made */
     ix_row *rows;
-    size_t n_rows;
+    size_t n_rows, cap_rows;
     size_t mem_bytes;           /* rough memory held (for the queue's bound) */
     struct ix_result *next;
 } ix_result;

@@ -18,8 +18,12 @@
 #include "index/index_internal.h"
 #include "split/shardname.h"
 #include "io/source.h"
+#include "util/byteorder.h"
+#include "util/chars.h"
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
+#include "util/grow.h"
 
 /* ------------------------------------------------------------------------ */
 /* Values as text                                                           */
@@ -191,25 +195,15 @@ static int64_t int_key(const gk_model *m, const char *key) {
     return gk_kv_get_int(m, key, &v) == GK_OK ? v : -1;
 }
 
-/* FNV-1a over n bytes, continuing from h. */
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 /* A hash of a tensor's name and shape (not its type): equal for the same
  * network stored at any precision. */
 static uint64_t tensor_shape_hash(const gk_tensor *t) {
-    uint64_t h = fnv1a(0xcbf29ce484222325ULL, t->name.ptr, t->name.len);
-    h = fnv1a(h, "", 1);
+    uint64_t h = gk_fnv1a(GK_FNV1A_BASIS, t->name.ptr, t->name.len);
+    h = gk_fnv1a(h, "", 1);
     for (uint32_t d = 0; d < t->n_dims && d < GK_MAX_DIMS; d++) {
         uint8_t le[8];
-        for (int k = 0; k < 8; k++) le[k] = (uint8_t)(t->ne[d] >> (8 * k));
-        h = fnv1a(h, le, 8);
+        gk_store_le64(le, (uint64_t)t->ne[d]);
+        h = gk_fnv1a(h, le, 8);
     }
     return h;
 }
@@ -381,9 +375,7 @@ static bool fill_hashes(ix_row *row, gk_file *f) {
 /* Reads one GGUF (path, or "path::member") into a new row of r. */
 /* A new empty row of r for path (member NULL for the file itself). @return : NULL when out of memory. */
 static ix_row *new_row(ix_result *r, const char *member) {
-    ix_row *grown = realloc(r->rows, (r->n_rows + 1) * sizeof *grown);
-    if (grown == NULL) return NULL;
-    r->rows = grown;
+    if (!GK_GROW(r->rows, r->cap_rows, r->n_rows + 1, 1)) return NULL;
     ix_row *row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
     row->file_type_id = row->context_length = row->split_no = row->split_count = -1;
@@ -457,15 +449,9 @@ typedef struct member_list {
 static bool collect_member(void *ctx, const char *member, uint64_t size) {
     (void)size;
     member_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        char **grown = realloc(l->names, cap * sizeof *grown);
-        if (grown == NULL) {
-            l->nomem = true;
-            return false;
-        }
-        l->names = grown;
-        l->cap = cap;
+    if (!GK_GROW(l->names, l->cap, l->n + 1, 8)) {
+        l->nomem = true;
+        return false;
     }
     if ((l->names[l->n] = strdup(member)) == NULL) {
         l->nomem = true;
@@ -473,11 +459,6 @@ static bool collect_member(void *ctx, const char *member, uint64_t size) {
     }
     l->n++;
     return true;
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
 /* The first four bytes of the file, or fewer (0 when it cannot be read). */
@@ -519,7 +500,7 @@ static bool parse_zstd(ix_result *r, const char *path, const ix_parse_opts *o) {
 static bool named_archive(const char *path) {
     static const char *const suffixes[] = { ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip", ".7z" };
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
-        if (has_suffix(path, suffixes[i])) return true;
+        if (gk_has_suffix(path, suffixes[i])) return true;
     return false;
 }
 
@@ -528,7 +509,7 @@ ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     if (r == NULL) return NULL;
     gk_source_magic magic;
     gk_source_kind kind = gk_source_sniff_magic(path, &magic);
-    bool named_gguf = has_suffix(path, ".gguf") || has_suffix(path, ".gguf.zst");
+    bool named_gguf = gk_has_suffix(path, ".gguf") || gk_has_suffix(path, ".gguf.zst");
     bool ok = true;
     if (magic == GK_MAGIC_GGUF) {
         ok = parse_one(r, path, NULL, o);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "index/index_internal.h"
+#include "util/grow.h"
 
 static int64_t mtime_ns_of(const struct stat *st) {
     return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
@@ -26,15 +27,9 @@ static int64_t mtime_ns_of(const struct stat *st) {
 
 /* Appends path (taken over) with its stat facts. */
 static bool push(ix_found_list *list, char *path, const struct stat *st) {
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? 2 * list->cap : 256;
-        ix_found *grown = realloc(list->items, cap * sizeof *grown);
-        if (grown == NULL) {
-            free(path);
-            return false;
-        }
-        list->items = grown;
-        list->cap = cap;
+    if (!GK_GROW(list->items, list->cap, list->n + 1, 256)) {
+        free(path);
+        return false;
     }
     list->items[list->n++] = (ix_found){ path, (uint64_t)st->st_size, mtime_ns_of(st) };
     return true;
@@ -98,12 +93,7 @@ static entry *list_folder(const char *dir, size_t *n, bool *nomem) {
     errno = 0;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 32;
-            entry *grown = realloc(items, cap * sizeof *grown);
-            if (grown == NULL) goto oom;
-            items = grown;
-        }
+        if (!GK_GROW(items, cap, *n + 1, 32)) goto oom;
         entry *it = &items[*n];
         if ((it->name = strdup(e->d_name)) == NULL) goto oom;
         it->stat_ok = fstatat(dirfd(d), e->d_name, &it->st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -162,18 +152,12 @@ static bool walk_folder(char *root, ix_found_list *list, const ix_walk_report *r
                 dir = NULL;
                 continue;
             }
-            if (depth == cap) {
-                size_t c = cap ? 2 * cap : 16;
-                frame *grown = realloc(stack, c * sizeof *grown);
-                if (grown == NULL) {
-                    for (size_t i = 0; i < n; i++) free(items[i].name);
-                    free(items);
-                    free(dir);
-                    ok = false;
-                    break;
-                }
-                stack = grown;
-                cap = c;
+            if (!GK_GROW(stack, cap, depth + 1, 16)) {
+                for (size_t i = 0; i < n; i++) free(items[i].name);
+                free(items);
+                free(dir);
+                ok = false;
+                break;
             }
             stack[depth++] = (frame){ dir, items, n, 0 };
             dir = NULL;

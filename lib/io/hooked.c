@@ -17,7 +17,7 @@ bool io_step(io_ctx *io, const char *what) {
     return io == NULL || io->hook == NULL || io->hook(io->ctx, what);
 }
 
-static gk_status interrupted(gk_error *err, const char *what) {
+gk_status io_interrupted(gk_error *err, const char *what) {
     return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before %s", what);
 }
 
@@ -26,7 +26,7 @@ gk_status io_pwrite_all(io_ctx *io, int fd, const void *buf, size_t len, uint64_
     const uint8_t *p = buf;
     while (len > 0) {
         size_t chunk = len > IO_CHUNK ? IO_CHUNK : len;
-        if (!io_step(io, what)) return interrupted(err, what);
+        if (!io_step(io, what)) return io_interrupted(err, what);
         size_t done = 0;
         while (done < chunk) {
             ssize_t n = pwrite(fd, p + done, chunk - done, (off_t)(off + done));
@@ -46,7 +46,7 @@ gk_status io_fsync_dir(io_ctx *io, const char *path, gk_error *err) {
     if (copy == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     if (!io_step(io, "folder fsync")) {
         free(copy);
-        return interrupted(err, "folder fsync");
+        return io_interrupted(err, "folder fsync");
     }
     int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     gk_status st = GK_OK;

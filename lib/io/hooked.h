@@ -21,6 +21,10 @@ bool io_step(io_ctx *io, const char *what);
 gk_status io_pwrite_all(io_ctx *io, int fd, const void *buf, size_t len, uint64_t off, const char *what,
                         gk_error *err);
 
+/** io_interrupted() : sets err to GK_E_INTERRUPTED, "stopped before WHAT".
+ *  @return : GK_E_INTERRUPTED. */
+gk_status io_interrupted(gk_error *err, const char *what);
+
 /** io_fsync_dir() : fsyncs the folder holding path (one hook call). */
 gk_status io_fsync_dir(io_ctx *io, const char *path, gk_error *err);
 

@@ -18,8 +18,8 @@
  * (gk_inputs_forbid_fd): such a file is refused as an input (`ggufkit dump
  * m.gguf >>m.gguf`).
  *
- * The set is an open-addressing hash table under a mutex (index parses headers
- * in several threads and may read many thousands of files).
+ * The set is an array indexed by the library's hash map, under a mutex (index
+ * parses headers in several threads and may read many thousands of files).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,16 +31,19 @@
 #include <unistd.h>
 
 #include "io/inputs.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
 
 typedef struct input {
     dev_t dev;
     ino_t ino;
-    char *path;      /* NULL: the slot is free */
+    char *path;
 } input;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static input *table;
-static size_t cap, count;
+static input *items;
+static size_t n_items, cap;
+static gk_hashmap map;   /* hash_of(dev, ino) -> position in items */
 
 /* Files this process writes through a descriptor it was given (the command's
  * standard output redirected to a file): never read as an input. */
@@ -71,47 +74,27 @@ static const char *forbidden_as(const struct stat *sb) {
     return what;
 }
 
-static size_t slot_of(dev_t dev, ino_t ino, size_t n) {
-    uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
-    return (size_t)(h ^ (h >> 29)) & (n - 1);
+static uint64_t hash_of(dev_t dev, ino_t ino) {
+    uint64_t key[2] = { (uint64_t)dev, (uint64_t)ino };
+    return gk_fnv1a(GK_FNV1A_BASIS, key, sizeof key);
 }
 
 /* The entry of (dev, ino), or NULL; lock held. */
 static input *find(dev_t dev, ino_t ino) {
-    if (cap == 0) return NULL;
-    for (size_t i = slot_of(dev, ino, cap);; i = (i + 1) & (cap - 1)) {
-        if (table[i].path == NULL) return NULL;
-        if (table[i].dev == dev && table[i].ino == ino) return &table[i];
-    }
-}
-
-/* Doubles the table; lock held. @return : false when out of memory. */
-static bool grow(void) {
-    size_t ncap = cap ? cap * 2 : 64;
-    input *nt = calloc(ncap, sizeof *nt);
-    if (nt == NULL) return false;
-    for (size_t k = 0; k < cap; k++) {
-        if (table[k].path == NULL) continue;
-        size_t i = slot_of(table[k].dev, table[k].ino, ncap);
-        while (nt[i].path) i = (i + 1) & (ncap - 1);
-        nt[i] = table[k];
-    }
-    free(table);
-    table = nt;
-    cap = ncap;
-    return true;
+    size_t cur = 0, at;
+    while (gk_hashmap_next(&map, hash_of(dev, ino), &cur, &at))
+        if (items[at].dev == dev && items[at].ino == ino) return &items[at];
+    return NULL;
 }
 
 static void add_stat(const struct stat *sb, const char *path) {
     pthread_mutex_lock(&lock);
-    if (find(sb->st_dev, sb->st_ino) == NULL && ((count + 1) * 2 <= cap || grow())) {
+    if (find(sb->st_dev, sb->st_ino) == NULL && GK_GROW(items, cap, n_items + 1, 64)) {
         char *p = strdup(path && *path ? path : "(input)");
-        if (p) {
-            size_t i = slot_of(sb->st_dev, sb->st_ino, cap);
-            while (table[i].path) i = (i + 1) & (cap - 1);
-            table[i] = (input){ sb->st_dev, sb->st_ino, p };
-            count++;
-        }
+        if (p && gk_hashmap_add(&map, hash_of(sb->st_dev, sb->st_ino), n_items))
+            items[n_items++] = (input){ sb->st_dev, sb->st_ino, p };
+        else
+            free(p);
     }
     pthread_mutex_unlock(&lock);
 }
@@ -143,10 +126,11 @@ gk_status gk_inputs_add(const char *path, gk_error *err) {
 
 void gk_inputs_clear(void) {
     pthread_mutex_lock(&lock);
-    for (size_t k = 0; k < cap; k++) free(table[k].path);
-    free(table);
-    table = NULL;
-    cap = count = 0;
+    for (size_t k = 0; k < n_items; k++) free(items[k].path);
+    free(items);
+    items = NULL;
+    n_items = cap = 0;
+    gk_hashmap_free(&map);
     pthread_mutex_unlock(&lock);
 }
 

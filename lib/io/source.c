@@ -20,6 +20,7 @@
 #include "io/archive_load.h"
 #include "io/inputs.h"
 #include "io/source.h"
+#include "util/byteorder.h"
 
 #define SCRATCH_BYTES (256 * 1024)
 #define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
@@ -152,9 +153,9 @@ static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
         uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
         size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
         if (!pread_all(fd, head, n, at)) return gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
-        uint32_t magic = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
+        uint32_t magic = gk_load_le32(head);
         if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
-            at += 8 + ((uint32_t)head[4] | (uint32_t)head[5] << 8 | (uint32_t)head[6] << 16 | (uint32_t)head[7] << 24);
+            at += 8 + gk_load_le32(head + 4);
             continue;
         }
         ZSTD_frameHeader fh;
@@ -171,7 +172,7 @@ static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
                 at = size + 1;
                 break;
             }
-            uint32_t bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+            uint32_t bh = gk_load_le24(b);
             unsigned type = (bh >> 1) & 3;
             last = bh & 1;
             if (type == 3) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: reserved block type at compressed byte %llu",

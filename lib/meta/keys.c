@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "meta/keys.h"
+#include "util/chars.h"
 
 /* Well-known keys. A pattern "*.rest" stands for any one-segment prefix (the
  * architecture). or_array: llama.cpp also takes one value per layer.
@@ -87,11 +88,6 @@ static bool pattern_matches(const char *pattern, const char *key) {
     return dot != NULL && dot != key && strcmp(dot, pattern + 1) == 0;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Special token names and the key suffix llama.cpp reads for each. */
 static const struct {
     const char *name, *key;
@@ -131,7 +127,7 @@ bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool 
         *or_array = known_keys[i].or_array;
         return true;
     }
-    if (strncmp(key, "tokenizer.ggml.", 15) == 0 && has_suffix(key, "_token_id")) {
+    if (strncmp(key, "tokenizer.ggml.", 15) == 0 && gk_has_suffix(key, "_token_id")) {
         *type = GK_V_U32;
         return true;
     }
@@ -144,7 +140,7 @@ bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem, bool 
         static const char *const fields[] = { ".name", ".author", ".version", ".organization", ".description",
                                               ".url", ".doi", ".uuid", ".repo_url" };
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-            if (has_suffix(key, fields[i])) {
+            if (gk_has_suffix(key, fields[i])) {
                 *type = GK_V_STR;
                 return true;
             }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "meta/model.h"
+#include "util/grow.h"
 
 gk_model *gk_model_new(void) {
     gk_model *m = calloc(1, sizeof *m);
@@ -163,13 +164,7 @@ gk_status gk_kv_get_str(const gk_model *m, const char *key, gk_str *out) {
 
 gk_status gk_model_append_kv_owned(gk_model *m, char *key, uint64_t key_len, gk_value *value,
                                    int64_t file_offset) {
-    if (m->n_kv == m->cap_kv) {
-        size_t cap = m->cap_kv ? m->cap_kv * 2 : 16;
-        gk_kv *kvs = realloc(m->kvs, cap * sizeof *kvs);
-        if (kvs == NULL) return GK_E_NOMEM;
-        m->kvs = kvs;
-        m->cap_kv = cap;
-    }
+    if (!GK_GROW(m->kvs, m->cap_kv, m->n_kv + 1, 16)) return GK_E_NOMEM;
     gk_kv *kv = &m->kvs[m->n_kv++];
     kv->key.ptr = key;
     kv->key.len = key_len;
@@ -302,13 +297,7 @@ gk_status gk_tensor_nbytes(uint32_t type, const uint64_t ne[GK_MAX_DIMS], uint64
 }
 
 gk_status gk_model_append_tensor_owned(gk_model *m, const gk_tensor *t) {
-    if (m->n_tensors == m->cap_tensors) {
-        size_t cap = m->cap_tensors ? m->cap_tensors * 2 : 64;
-        gk_tensor *ts = realloc(m->tensors, cap * sizeof *ts);
-        if (ts == NULL) return GK_E_NOMEM;
-        m->tensors = ts;
-        m->cap_tensors = cap;
-    }
+    if (!GK_GROW(m->tensors, m->cap_tensors, m->n_tensors + 1, 64)) return GK_E_NOMEM;
     m->tensors[m->n_tensors++] = *t;
     return GK_OK;
 }

@@ -47,6 +47,7 @@
 #include "ggufkit.h"
 #include "meta/keys.h"    /* gk_special_token_key */
 #include "meta/value.h"   /* gk_vtype_is_integer */
+#include "util/grow.h"
 
 #define MAX_LAYERS 65536          /* more blocks than any real model: refuse to enumerate */
 #define MAX_MISSING_REPORTED 24   /* missing tensors named one by one, then summarized */
@@ -86,15 +87,9 @@ static void add(findings *fs, bool is_error, const char *fmt, ...) __attribute__
 /* Appends one finding; remembers an allocation failure instead of reporting it. */
 static void add(findings *fs, bool is_error, const char *fmt, ...) {
     if (fs->nomem) return;
-    if (fs->n == fs->cap) {
-        size_t cap = fs->cap ? fs->cap * 2 : 16;
-        gk_finding *p = realloc(fs->items, cap * sizeof *p);
-        if (p == NULL) {
-            fs->nomem = true;
-            return;
-        }
-        fs->items = p;
-        fs->cap = cap;
+    if (!GK_GROW(fs->items, fs->cap, fs->n + 1, 16)) {
+        fs->nomem = true;
+        return;
     }
     gk_finding *f = &fs->items[fs->n++];
     f->is_error = is_error;

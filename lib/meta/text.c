@@ -1,9 +1,9 @@
 /*
  * text.c - values as text, shared by the library and the command: the type
  * label of a value in its two spellings (u32, array[str] in edit's messages;
- * UINT32, [STRING] in the listings) and the shortest text of a double.
+ * UINT32, [STRING] in the listings). The shortest text of a double is
+ * util/numtext.c's.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +48,4 @@ static void label_name(const gk_value *v, char *buf, size_t size) {
 void gk_value_type_label(const gk_value *v, gk_label_style style, char *buf, size_t size) {
     if (style == GK_LABEL_SHORT) label_short(v, buf, size);
     else label_name(v, buf, size);
-}
-
-void gk_format_double(char *buf, size_t size, double d) {
-    if (isnan(d)) {
-        snprintf(buf, size, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        snprintf(buf, size, d < 0 ? "-Infinity" : "Infinity");
-        return;
-    }
-    /* The first precision that reads back exactly gives the fewest digits,
-     * correctly rounded (any shorter exact text would round the same way). */
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (prec == 17 || strtod(buf, NULL) == d) break;
-    }
-    /* Keep it a float for readers that tell 3 from 3.0 (Python's json does). */
-    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= size) strcat(buf, ".0");
 }

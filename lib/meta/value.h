@@ -13,6 +13,7 @@
 #define GK_META_VALUE_H
 
 #include "ggufkit.h"
+#include "util/numtext.h"   /* gk_format_double: values print their numbers with it */
 
 /** gk_value_held() : @return : the elements of array v in memory: arr.n less
  *  those a preview left unread (0 for a non-array). */
@@ -65,10 +66,6 @@ typedef enum gk_label_style {
  *  to fit). Nested arrays are labelled through their first element; an empty
  *  inner array shows as array / ARRAY. */
 void gk_value_type_label(const gk_value *v, gk_label_style style, char *buf, size_t size);
-
-/** gk_format_double() : the shortest text that reads back as d (NaN, Infinity,
- *  -Infinity as Python's json writes them; "3.0" rather than "3"). */
-void gk_format_double(char *buf, size_t size, double d);
 
 /** gk_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
  *  starts s (of n bytes left), or 0 when none does (bad lead byte, overlong form,

@@ -25,6 +25,8 @@
 
 #include "ggufkit.h"
 #include "io/inputs.h"
+#include "util/byteorder.h"
+#include "util/grow.h"
 
 /* llama-quantize copies the dataset name and the path into 128-byte fields. */
 #define IMATRIX_META_MAX 127
@@ -64,16 +66,10 @@ static gk_status entry_put(gk_imatrix *im, char *name, float *values, size_t n, 
         im->entries[at].n = n;
         return GK_OK;
     }
-    if (im->n == im->cap) {
-        size_t cap = im->cap ? 2 * im->cap : 64;
-        imatrix_entry *e = realloc(im->entries, cap * sizeof *e);
-        if (e == NULL) {
-            free(name);
-            free(values);
-            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory reading the importance matrix");
-        }
-        im->entries = e;
-        im->cap = cap;
+    if (!GK_GROW(im->entries, im->cap, im->n + 1, 64)) {
+        free(name);
+        free(values);
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory reading the importance matrix");
     }
     im->entries[im->n++] = (imatrix_entry){ name, values, n };
     return GK_OK;
@@ -114,8 +110,7 @@ static gk_status read_i32(byte_reader *r, int32_t *out, const char *what, gk_err
         return gk_error_set(err, GK_E_TRUNCATED, (int64_t)r->pos,
                             "%s: importance matrix ends inside %s", r->path, what);
     const uint8_t *b = r->p + r->pos;
-    *out = (int32_t)((uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-                     ((uint32_t)b[3] << 24));
+    *out = (int32_t)gk_load_le32(b);
     r->pos += 4;
     return GK_OK;
 }
@@ -177,8 +172,7 @@ static gk_status parse_legacy(byte_reader *r, gk_imatrix *im, gk_error *err) {
         }
         for (int32_t k = 0; k < nval; k++) {
             const uint8_t *b = r->p + r->pos + 4 * (size_t)k;
-            uint32_t bits = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-                            ((uint32_t)b[3] << 24);
+            uint32_t bits = gk_load_le32(b);
             memcpy(&v[k], &bits, sizeof bits);
             if (ncall > 0) v[k] /= ncall;
         }
@@ -223,14 +217,11 @@ static gk_status slurp(const char *path, uint8_t **data, size_t *size, gk_error 
     while (buf != NULL) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap) break;
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (nb == NULL) {
+        if (!GK_GROW(buf, cap, cap + 1, 0)) {
             free(buf);
             buf = NULL;
             break;
         }
-        buf = nb;
-        cap *= 2;
     }
     bool failed = ferror(f) != 0;
     fclose(f);
@@ -274,7 +265,7 @@ static gk_status read_f32_tensor(gk_file *f, size_t i, const gk_tensor *t, float
         for (size_t k = 0; k < n; k++) {
             uint32_t bits;
             memcpy(&bits, &v[k], 4);
-            bits = __builtin_bswap32(bits);
+            bits = gk_bswap32(bits);
             memcpy(&v[k], &bits, 4);
         }
     }

@@ -33,10 +33,11 @@
 #include <unistd.h>
 
 #include "format/file.h"
-#include "hash/digest.h"
 #include "io/hooked.h"
 #include "meta/model.h"
 #include "split/shardname.h"
+#include "util/byteorder.h"
+#include "util/digest.h"
 
 #define STATE_MAGIC "GKMERGE1"
 #define DIGEST_LEN 32
@@ -168,16 +169,6 @@ static gk_status copy_range(int out_fd, uint64_t out_off, int in_fd, uint64_t in
 /* The state file                                                           */
 /* ------------------------------------------------------------------------ */
 
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 static size_t state_size(uint64_t n, size_t prefix_len) {
     return 8 + 5 * 8 + DIGEST_LEN + prefix_len + (size_t)n * (16 + DIGEST_LEN);
 }
@@ -194,16 +185,16 @@ static gk_status state_write(const consume *c, const merge_state *st, gk_error *
     uint8_t *buf = calloc(1, size), *p = buf;
     if (buf == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     memcpy(p, STATE_MAGIC, 8), p += 8;
-    put64(p, st->n), p += 8;
-    put64(p, st->done), p += 8;
-    put64(p, st->header_len), p += 8;
-    put64(p, st->final_size), p += 8;
+    gk_store_le64(p, st->n), p += 8;
+    gk_store_le64(p, st->done), p += 8;
+    gk_store_le64(p, st->header_len), p += 8;
+    gk_store_le64(p, st->final_size), p += 8;
     memcpy(p, st->header, DIGEST_LEN), p += DIGEST_LEN;
-    put64(p, plen), p += 8;
+    gk_store_le64(p, plen), p += 8;
     memcpy(p, st->prefix, plen), p += plen;
     for (uint64_t k = 0; k < st->n; k++) {
-        put64(p, st->shards[k].size), p += 8;
-        put64(p, st->shards[k].head_len), p += 8;
+        gk_store_le64(p, st->shards[k].size), p += 8;
+        gk_store_le64(p, st->shards[k].head_len), p += 8;
         memcpy(p, st->shards[k].head, DIGEST_LEN), p += DIGEST_LEN;
     }
     char *tmp = joined(c->state_path, ".tmp");
@@ -242,12 +233,12 @@ static gk_status state_read(const consume *c, merge_state *st, gk_error *err) {
     if (s == GK_OK && memcmp(p, STATE_MAGIC, 8) != 0)
         s = gk_error_set(err, GK_E_CORRUPT, 0, "%s: not a merge state file", c->state_path);
     if (s == GK_OK) {
-        st->n = get64(p + 8);
-        st->done = get64(p + 16);
-        st->header_len = get64(p + 24);
-        st->final_size = get64(p + 32);
+        st->n = gk_load_le64(p + 8);
+        st->done = gk_load_le64(p + 16);
+        st->header_len = gk_load_le64(p + 24);
+        st->final_size = gk_load_le64(p + 32);
         memcpy(st->header, p + 40, DIGEST_LEN);
-        uint64_t plen = get64(p + 40 + DIGEST_LEN);
+        uint64_t plen = gk_load_le64(p + 40 + DIGEST_LEN);
         if (st->n == 0 || st->n > 99999 || st->done > st->n || plen == 0 || plen > 4096 ||
             state_size(st->n, (size_t)plen) != size)
             s = gk_error_set(err, GK_E_CORRUPT, -1, "%s: merge state file is damaged", c->state_path);
@@ -258,8 +249,8 @@ static gk_status state_read(const consume *c, merge_state *st, gk_error *err) {
             p += plen;
             if (st->prefix == NULL || st->shards == NULL) s = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             for (uint64_t k = 0; k < st->n && s == GK_OK; k++, p += 16 + DIGEST_LEN) {
-                st->shards[k].size = get64(p);
-                st->shards[k].head_len = get64(p + 8);
+                st->shards[k].size = gk_load_le64(p);
+                st->shards[k].head_len = gk_load_le64(p + 8);
                 memcpy(st->shards[k].head, p + 16, DIGEST_LEN);
             }
         }

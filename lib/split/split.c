@@ -10,6 +10,7 @@
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "util/grow.h"
 
 /* ------------------------------------------------------------------------ */
 /* The plan                                                                 */
@@ -20,13 +21,7 @@ static gk_status open_shard(gk_split_plan *plan, size_t *cap, size_t first, gk_e
     if (plan->n_shards >= GK_SPLIT_MAX_SHARDS)
         return gk_error_set(err, GK_E_ARG, -1, "more than %d shards (split.count is a u16): raise the limit",
                             GK_SPLIT_MAX_SHARDS);
-    if (plan->n_shards == *cap) {
-        size_t grown = *cap ? *cap * 2 : 8;
-        gk_split_shard *s = realloc(plan->shards, grown * sizeof *s);
-        if (s == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-        plan->shards = s;
-        *cap = grown;
-    }
+    if (!GK_GROW(plan->shards, *cap, plan->n_shards + 1, 8)) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     plan->shards[plan->n_shards++] = (gk_split_shard){ .first_tensor = first };
     return GK_OK;
 }

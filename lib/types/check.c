@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "types/kernels.h"
+#include "util/byteorder.h"
 
 static bool report(gk_block_fault_fn fn, void *ctx, int64_t block, uint32_t byte, const char *field,
                    double value, const char *why) {
@@ -29,8 +30,6 @@ static bool report(gk_block_fault_fn fn, void *ctx, int64_t block, uint32_t byte
     snprintf(f.why, sizeof f.why, "%s", why);
     return fn(ctx, &f);
 }
-
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
 /* ---- plain floating-point values ----------------------------------------- */
 
@@ -58,7 +57,7 @@ bool gk_check_f64(const void *blocks, int64_t n, gk_block_fault_fn fn, void *ctx
 static bool check_half_run(const uint8_t *p, int64_t n, uint16_t exp_mask, bool bf16, gk_block_fault_fn fn,
                            void *ctx) {
     for (int64_t i = 0; i < n; i++) {
-        uint16_t h = rd16(p + 2 * i);
+        uint16_t h = gk_load_le16(p + 2 * i);
         if ((h & exp_mask) != exp_mask) continue;
         double v = bf16 ? gk_bf16_to_fp32(h) : gk_fp16_to_fp32(h);
         if (!report(fn, ctx, i, 0, "value", v, "not finite")) return false;
@@ -85,7 +84,7 @@ static bool check_f16_fields(const uint8_t *p, int64_t n, size_t block_bytes, co
                              int n_fields, gk_block_fault_fn fn, void *ctx) {
     for (int64_t b = 0; b < n; b++, p += block_bytes)
         for (int k = 0; k < n_fields; k++) {
-            uint16_t h = rd16(p + fields[k].offset);
+            uint16_t h = gk_load_le16(p + fields[k].offset);
             if ((h & 0x7c00) == 0x7c00 &&
                 !report(fn, ctx, b, fields[k].offset, fields[k].name, gk_fp16_to_fp32(h), "not finite"))
                 return false;
@@ -129,8 +128,8 @@ bool gk_check_iq1_m(const void *blocks, int64_t n, gk_block_fault_fn fn, void *c
     const uint8_t *p = blocks;
     for (int64_t b = 0; b < n; b++, p += 56) {
         const uint8_t *sc = p + 48;
-        uint16_t h = (uint16_t)((rd16(sc) >> 12) | ((rd16(sc + 2) >> 8) & 0x00f0) |
-                                ((rd16(sc + 4) >> 4) & 0x0f00) | (rd16(sc + 6) & 0xf000));
+        uint16_t h = (uint16_t)((gk_load_le16(sc) >> 12) | ((gk_load_le16(sc + 2) >> 8) & 0x00f0) |
+                                ((gk_load_le16(sc + 4) >> 4) & 0x0f00) | (gk_load_le16(sc + 6) & 0xf000));
         if ((h & 0x7c00) == 0x7c00 && !report(fn, ctx, b, 48, "d", gk_fp16_to_fp32(h), "not finite"))
             return false;
     }

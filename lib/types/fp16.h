@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/byteorder.h"   /* gk_bswap*, gk_swap*_run: byte swaps live there */
+
 static inline uint32_t gk_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float gk_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
@@ -56,40 +58,6 @@ static inline uint16_t gk_fp32_to_bf16(float f) {
     uint32_t u = gk_f32_bits(f);
     if ((u & 0x7fffffff) > 0x7f800000) return (uint16_t)((u >> 16) | 64); /* quiet NaN */
     return (uint16_t)((u + (0x7fff + ((u >> 16) & 1))) >> 16);
-}
-
-static inline uint16_t gk_bswap16(uint16_t v) { return __builtin_bswap16(v); }
-static inline uint32_t gk_bswap32(uint32_t v) { return __builtin_bswap32(v); }
-static inline uint64_t gk_bswap64(uint64_t v) { return __builtin_bswap64(v); }
-
-/* Reverse, in place, the byte order of n consecutive 2-, 4- or 8-byte values at p
- * (any alignment). Every kernel family's byteswap is built from these. */
-static inline void gk_swap16_run(void *p, int64_t n) {
-    uint8_t *b = (uint8_t *)p;
-    for (int64_t i = 0; i < n; i++, b += 2) {
-        uint16_t v;
-        memcpy(&v, b, 2);
-        v = gk_bswap16(v);
-        memcpy(b, &v, 2);
-    }
-}
-static inline void gk_swap32_run(void *p, int64_t n) {
-    uint8_t *b = (uint8_t *)p;
-    for (int64_t i = 0; i < n; i++, b += 4) {
-        uint32_t v;
-        memcpy(&v, b, 4);
-        v = gk_bswap32(v);
-        memcpy(b, &v, 4);
-    }
-}
-static inline void gk_swap64_run(void *p, int64_t n) {
-    uint8_t *b = (uint8_t *)p;
-    for (int64_t i = 0; i < n; i++, b += 8) {
-        uint64_t v;
-        memcpy(&v, b, 8);
-        v = gk_bswap64(v);
-        memcpy(b, &v, 8);
-    }
 }
 
 #endif

@@ -20,6 +20,7 @@
 #include "ggufkit.h"
 #include "types/iq_grids.h"
 #include "types/iquants.h"
+#include "util/grow.h"
 
 /* Largest squared distance between two points of 8 values in {1,3,5,7}. */
 #define IQ_SEARCH_MAX_D2 (8 * 36)
@@ -105,9 +106,9 @@ static void build_slot(search_slot *s) {
 
     /* One pass: lists ordered by (distance, grid index), as ggml's sorted scan,
      * appended to arrays that grow as needed. */
-    size_t counter = 0, cap = 1u << 16;
-    neighbours = malloc(cap * sizeof *neighbours);
-    points = malloc(cap * sizeof *points);
+    size_t counter = 0, cap_neighbours = 1u << 16, cap_points = 1u << 16;
+    neighbours = malloc(cap_neighbours * sizeof *neighbours);
+    points = malloc(cap_points * sizeof *points);
     if (neighbours == NULL || points == NULL) goto fail;
     for (int code = 0; code < GK_IQ_SEARCH_MAP_SIZE; code++) {
         if (map[code] >= 0 || !code_is_reachable(code)) continue;
@@ -117,17 +118,9 @@ static void build_slot(search_slot *s) {
         for (int j = 0; j < n; j++)
             if (dist2[j] <= shell[nshell - 1]) members++;
         /* spare entries at the end: vector searches read 8 entries at a time */
-        if (counter + 1 + members + 8 > cap) {
-            size_t want = cap;
-            while (counter + 1 + members + 8 > want) want *= 2;
-            uint16_t *nb = realloc(neighbours, want * sizeof *nb);
-            if (nb == NULL) goto fail;
-            neighbours = nb;
-            uint64_t *pt = realloc(points, want * sizeof *pt);
-            if (pt == NULL) goto fail;
-            points = pt;
-            cap = want;
-        }
+        if (!GK_GROW(neighbours, cap_neighbours, counter + 1 + members + 8, 0) ||
+            !GK_GROW(points, cap_points, counter + 1 + members + 8, 0))
+            goto fail;
         map[code] = -(int32_t)(counter + 1);
         size_t start = counter++;
         uint16_t count = 0;

@@ -39,35 +39,15 @@
 #include "types/iquants.h"
 #include "types/kernels.h"
 #include "types/quant_util.h"
+#include "util/byteorder.h"
 
 /* Thresholds below which a group counts as all zero (ggml's values). */
 #define GROUP_MAX_EPS_IQ3_XXS 1e-8f
 
 /* ------------------------------------------------------------------------- */
-/* Little-endian field access                                                */
+/* Little-endian field access (util/byteorder.h)                            */
 
-static inline uint16_t load_u16le(const uint8_t *p) {
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static inline uint32_t load_u32le(const uint8_t *p) {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static inline void store_u16le(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void store_u32le(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static inline float load_half(const uint8_t *p) { return gk_fp16_to_fp32(load_u16le(p)); }
+static inline float load_half(const uint8_t *p) { return gk_fp16_to_fp32(gk_load_le16(p)); }
 
 /* v with its sign flipped when bit j of `signs` is set: the value of v * -1, and
  * for a NaN the same flip in every build (a product with -1 may keep or flip a
@@ -91,7 +71,7 @@ void gk_dequantize_iq2_xxs(const void *src, float *dst, int64_t n) {
         const float d = load_half(b);
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
             const uint8_t *rec = b + 2 + 8 * ib32;
-            const uint32_t aux1 = load_u32le(rec + 4);
+            const uint32_t aux1 = gk_load_le32(rec + 4);
             const float db = d * (0.5f + (aux1 >> 28)) * 0.25f;
             for (int l = 0; l < 4; l++) {
                 const uint64_t g = gk_iq2xxs_grid[rec[l]];
@@ -115,7 +95,7 @@ void gk_dequantize_iq2_xs(const void *src, float *dst, int64_t n) {
             db[0] = d * (0.5f + (scales[ib32] & 0xf)) * 0.25f;
             db[1] = d * (0.5f + (scales[ib32] >> 4)) * 0.25f;
             for (int l = 0; l < 4; l++) {
-                const uint16_t code = load_u16le(b + 2 + 2 * (4 * ib32 + l));
+                const uint16_t code = gk_load_le16(b + 2 + 2 * (4 * ib32 + l));
                 const uint64_t g = gk_iq2xs_grid[code & 511];
                 const uint8_t signs = gk_ksigns_iq2xs[code >> 9];
                 for (int j = 0; j < 8; j++) dst[j] = signed_by(db[l / 2] * grid_u8(g, j), signs, j);
@@ -161,7 +141,7 @@ void gk_dequantize_iq3_xxs(const void *src, float *dst, int64_t n) {
         const uint8_t *qs = b + 2;
         const uint8_t *words = b + 2 + QK_K / 4;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
-            const uint32_t aux = load_u32le(words + 4 * ib32);
+            const uint32_t aux = gk_load_le32(words + 4 * ib32);
             const float db = d * (0.5f + (aux >> 28)) * 0.5f;
             for (int l = 0; l < 4; l++) {
                 const uint8_t signs = gk_ksigns_iq2xs[(aux >> (7 * l)) & 127];
@@ -222,7 +202,7 @@ void gk_dequantize_iq1_s(const void *src, float *dst, int64_t n) {
         const float d = load_half(b);
         const uint8_t *qs = b + 2;
         for (int ib = 0; ib < QK_K / 32; ib++) {
-            const uint16_t qh = load_u16le(b + 34 + 2 * ib);
+            const uint16_t qh = gk_load_le16(b + 34 + 2 * ib);
             const float dl = d * (2 * ((qh >> 12) & 7) + 1);
             const float delta = (qh & 0x8000) ? -GK_IQ1S_DELTA : GK_IQ1S_DELTA;
             for (int l = 0; l < 4; l++) {
@@ -243,7 +223,7 @@ void gk_dequantize_iq1_m(const void *src, float *dst, int64_t n) {
         const uint8_t *qs = b;
         const uint8_t *qh = b + 32;
         uint16_t sc[4];
-        for (int k = 0; k < 4; k++) sc[k] = load_u16le(b + 48 + 2 * k);
+        for (int k = 0; k < 4; k++) sc[k] = gk_load_le16(b + 48 + 2 * k);
         const uint16_t scale_bits = (uint16_t)((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
                                                ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
         const float d = gk_fp16_to_fp32(scale_bits);
@@ -293,7 +273,7 @@ void gk_dequantize_iq4_xs(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ4_XS_BYTES) {
         const float d = load_half(b);
-        const uint16_t scales_h = load_u16le(b + 2);
+        const uint16_t scales_h = gk_load_le16(b + 2);
         const uint8_t *scales_l = b + 4;
         const uint8_t *qs = b + 8;
         for (int ib = 0; ib < QK_K / 32; ib++) {
@@ -528,7 +508,7 @@ void gk_quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_pe
             const float *qw = imatrix ? imatrix + QK4_NL * ib : NULL;
             iq4_quantize_superblock(QK4_NL, 32, src + QK4_NL * ib, out, &scale, weight, L,
                                     gk_kvalues_iq4nl, qw, 7);
-            store_u16le(blk, dh);
+            gk_store_le16(blk, dh);
         }
         src += n_per_row;
         row += nblock * IQ4_NL_BYTES;
@@ -551,8 +531,8 @@ void gk_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_pe
             const float *qw = imatrix ? imatrix + QK_K * ib : NULL;
             iq4_quantize_superblock(QK_K, 32, src + QK_K * ib, out, scales, weight, L,
                                     gk_kvalues_iq4nl, qw, 7);
-            store_u16le(blk, dh);
-            store_u16le(blk + 2, scales_h);
+            gk_store_le16(blk, dh);
+            gk_store_le16(blk + 2, scales_h);
         }
         src += n_per_row;
         row += nblock * IQ4_XS_BYTES;
@@ -831,7 +811,7 @@ static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn searc
     gk_iq3_group g = *gp;
     memset(q3, 0, sizeof q3);
     memset(words, 0, sizeof words);
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
 
     float max_scale = 0;
     float sumx2 = 0;
@@ -890,7 +870,7 @@ static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn searc
         return;
     }
     float d = max_scale / 31;
-    store_u16le(blk, gk_fp32_to_fp16(d * 1.0125f));
+    gk_store_le16(blk, gk_fp32_to_fp16(d * 1.0125f));
     float id = 1 / d;
     for (int ib = 0; ib < QK_K / 32; ib++) {
         int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
@@ -898,7 +878,7 @@ static void iq3xxs_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn searc
         words[ib] |= (uint32_t)l << 28;
     }
     memcpy(blk + 2, q3, QK_K / 4);
-    for (int ib = 0; ib < QK_K / 32; ib++) store_u32le(blk + 2 + QK_K / 4 + 4 * ib, words[ib]);
+    for (int ib = 0; ib < QK_K / 32; ib++) gk_store_le32(blk + 2 + QK_K / 4 + 4 * ib, words[ib]);
 }
 
 /* One IQ3_S super-block (ggml's quantize_row_iq3_s_impl, block size 32). Like ggml,
@@ -909,7 +889,7 @@ static void iq3s_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
     float scales[QK_K / 32];
     gk_iq3_group g = *gp;
     memset(blk, 0, IQ3_S_BYTES);
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
     uint8_t *qs = blk + 2;
     uint8_t *qh = blk + 66;
     uint8_t *signs = blk + 74;
@@ -954,7 +934,7 @@ static void iq3s_quantize_block(const gk_iq3_tables *t, gk_iq3_search_fn search,
     *gp = g;
     if (!max_scale) return;
     float d = max_scale / 31;
-    store_u16le(blk, gk_fp32_to_fp16(d * 1.033f));
+    gk_store_le16(blk, gk_fp32_to_fp16(d * 1.033f));
     float id = 1 / d;
     for (int ib = 0; ib < QK_K / 32; ib += 2) {
         int l1 = gk_nearest_int(0.5f * (id * scales[ib] - 1));
@@ -1238,7 +1218,7 @@ static void iq2xxs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const 
                                   const float *qwbl, uint8_t *blk) {
     float scales[QK_K / 32];
     uint32_t q2[2 * (QK_K / 32)];
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
     memset(q2, 0, sizeof q2);
     float max_scale = 0;
     float sigma2 = superblock_sumx2(xbl) / QK_K;
@@ -1280,14 +1260,14 @@ static void iq2xxs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const 
         return;
     }
     float d = max_scale / 31;
-    store_u16le(blk, gk_fp32_to_fp16(d));
+    gk_store_le16(blk, gk_fp32_to_fp16(d));
     float id = 1 / d;
     for (int ib = 0; ib < QK_K / 32; ib++) {
         int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
         l = GK_MAX(0, GK_MIN(15, l));
         q2[2 * ib + 1] |= (uint32_t)l << 28;
     }
-    for (int i = 0; i < 2 * (QK_K / 32); i++) store_u32le(blk + 2 + 4 * i, q2[i]);
+    for (int i = 0; i < 2 * (QK_K / 32); i++) gk_store_le32(blk + 2 + 4 * i, q2[i]);
 }
 
 /* One IQ2_XS super-block. */
@@ -1296,7 +1276,7 @@ static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const f
     float scales[QK_K / 16];
     uint16_t q2[2 * (QK_K / 16)];
     uint8_t *block_scales = blk + 66;
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
     memset(q2, 0, sizeof q2);
     memset(block_scales, 0, QK_K / 32);
     float max_scale = 0;
@@ -1334,7 +1314,7 @@ static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const f
         return;
     }
     float d = max_scale / 31;
-    store_u16le(blk, gk_fp32_to_fp16(d));
+    gk_store_le16(blk, gk_fp32_to_fp16(d));
     float id = 1 / d;
     for (int ib = 0; ib < QK_K / 16; ib++) {
         int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
@@ -1342,7 +1322,7 @@ static void iq2xs_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const f
         if (ib % 2 == 0) block_scales[ib / 2] = (uint8_t)l;
         else block_scales[ib / 2] |= (uint8_t)(l << 4);
     }
-    for (int i = 0; i < 2 * (QK_K / 16); i++) store_u16le(blk + 2 + 2 * i, q2[i]);
+    for (int i = 0; i < 2 * (QK_K / 16); i++) gk_store_le16(blk + 2 + 2 * i, q2[i]);
 }
 
 /* One IQ2_S super-block (explicit 8 sign bits, 10-bit grid indices). */
@@ -1353,7 +1333,7 @@ static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const fl
     uint8_t *qh = blk + 66;
     uint8_t *block_scales = blk + 74;
     memset(blk, 0, IQ2_S_BYTES);
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
     float max_scale = 0;
     float sigma2 = 2 * superblock_sumx2(xbl) / QK_K;
 
@@ -1404,7 +1384,7 @@ static void iq2s_quantize_block(const gk_iq_search *t, gk_iq2_state *g, const fl
 
     if (!max_scale) return;
     float d = max_scale / 31;
-    store_u16le(blk, gk_fp32_to_fp16(d * 0.9875f));
+    gk_store_le16(blk, gk_fp32_to_fp16(d * 0.9875f));
     float id = 1 / d;
     for (int ib = 0; ib < QK_K / 16; ib++) {
         int l = gk_nearest_int(0.5f * (id * scales[ib] - 1));
@@ -1584,7 +1564,7 @@ static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
                                 const float *qwbl, uint8_t *blk) {
     uint8_t *qs = blk + 2;
     uint16_t qh[QK_K / 32];
-    store_u16le(blk, gk_fp32_to_fp16(0.f));
+    gk_store_le16(blk, gk_fp32_to_fp16(0.f));
     memset(qs, 0, QK_K / 8);
     memset(qh, 0, sizeof qh);
     float max_scale = 0;
@@ -1630,7 +1610,7 @@ static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
 
     if (max_scale) {
         float d = max_scale / 15;
-        store_u16le(blk, gk_fp32_to_fp16(d * 1.125f));
+        gk_store_le16(blk, gk_fp32_to_fp16(d * 1.125f));
         float id = 1 / d;
         for (int ib = 0; ib < QK_K / 32; ib++) {
             int l = gk_nearest_int(0.5f * (id * s->scales[ib] - 1));
@@ -1639,7 +1619,7 @@ static void iq1s_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
             qh[ib] |= (uint16_t)(l << 12);
         }
     }
-    for (int ib = 0; ib < QK_K / 32; ib++) store_u16le(blk + 34 + 2 * ib, qh[ib]);
+    for (int ib = 0; ib < QK_K / 32; ib++) gk_store_le16(blk + 34 + 2 * ib, qh[ib]);
 }
 
 /* Shifted levels of point k (0 or 1) of an IQ1_M group of 16 for shift code
@@ -1769,7 +1749,7 @@ static void iq1m_quantize_block(const gk_iq_search *t, gk_iq1_state *s, const fl
     sc[1] |= (uint16_t)((s16 & 0x00f0) << 8);
     sc[2] |= (uint16_t)((s16 & 0x0f00) << 4);
     sc[3] |= (uint16_t)(s16 & 0xf000);
-    for (int k = 0; k < 4; k++) store_u16le(blk + 48 + 2 * k, sc[k]);
+    for (int k = 0; k < 4; k++) gk_store_le16(blk + 48 + 2 * k, sc[k]);
 }
 
 /* ---- entry points -------------------------------------------------------- */

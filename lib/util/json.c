@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "meta/value.h"   /* gk_format_double */
+#include "util/numtext.h"
 #include "util/json.h"
 
 cJSON *gk_json_u64(uint64_t v) {

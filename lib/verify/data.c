@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "format/file.h"
-#include "io/scan.h"
+#include "pipeline/scan.h"
 
 #define SHOWN_PER_TENSOR 8   /* faults listed per tensor; the rest are counted */
 

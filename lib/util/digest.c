@@ -10,7 +10,7 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
-#include "hash/digest.h"
+#include "util/digest.h"
 #include "util/dynlib.h"
 
 /* The libcrypto functions used here, reached through crypto_api once loaded. */

@@ -46,11 +46,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit/journal.h"
 #include "format/file.h"
-#include "hash/digest.h"
+#include "format/journal.h"
 #include "io/lock.h"
 #include "io/source.h"
+#include "util/byteorder.h"
+#include "util/digest.h"
 
 #define MAGIC_V1 "GGUFKJ01"
 #define MAGIC_V2 "GGUFKJ02"
@@ -65,25 +66,11 @@
 /* How a recovery treats the journal it finds. */
 typedef enum mode { MODE_RECOVER, MODE_FORCE, MODE_DISCARD } mode;
 
-static gk_status interrupted(gk_error *err, const char *what) {
-    return gk_error_set(err, GK_E_INTERRUPTED, -1, "stopped before %s", what);
-}
-
 char *journal_path(const char *path) {
     size_t n = strlen(path) + sizeof GK_JOURNAL_SUFFIX;
     char *j = malloc(n);
     if (j) snprintf(j, n, "%s%s", path, GK_JOURNAL_SUFFIX);
     return j;
-}
-
-static void put_le64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -136,8 +123,8 @@ static gk_status unchanged_sums(int fd, const journal_info *info, uint8_t prefix
     memcpy(prefix, v.bytes, SUM);
     gk_digest_reset(&d);
     uint8_t bounds[16];
-    put_le64(bounds, start);
-    put_le64(bounds + 8, end);
+    gk_store_le64(bounds, start);
+    gk_store_le64(bounds + 8, end);
     gk_digest_update(&d, bounds, sizeof bounds);
     uint64_t len = end - start;
     if (len <= REST_WHOLE) {
@@ -163,13 +150,13 @@ gk_status journal_write(io_ctx *io, const char *jpath, int fd, journal_info *inf
     if (st != GK_OK) return st;
     uint8_t head[HEAD_V2];
     memcpy(head, MAGIC_V2, 8);
-    put_le64(head + 8, info->ino);
-    put_le64(head + 16, info->dev);
-    put_le64(head + 24, info->old_size);
-    put_le64(head + 32, info->new_size);
-    put_le64(head + 40, info->off);
-    put_le64(head + 48, info->old_len);
-    put_le64(head + 56, info->new_len);
+    gk_store_le64(head + 8, info->ino);
+    gk_store_le64(head + 16, info->dev);
+    gk_store_le64(head + 24, info->old_size);
+    gk_store_le64(head + 32, info->new_size);
+    gk_store_le64(head + 40, info->off);
+    gk_store_le64(head + 48, info->old_len);
+    gk_store_le64(head + 56, info->new_len);
     memcpy(head + 64, info->prefix_sum, SUM);
     memcpy(head + 96, info->rest_sum, SUM);
     gk_hash_value sum;
@@ -201,7 +188,7 @@ gk_status journal_write(io_ctx *io, const char *jpath, int fd, journal_info *inf
     if (st == GK_OK) st = io_pwrite_all(io, jfd, body, body_len, HEAD_V2, "journal write", err);
     if (st == GK_OK) st = io_pwrite_all(io, jfd, sum.bytes, SUM, HEAD_V2 + body_len, "journal write", err);
     free(body);
-    if (st == GK_OK && !io_step(io, "journal fsync")) st = interrupted(err, "journal fsync");
+    if (st == GK_OK && !io_step(io, "journal fsync")) st = io_interrupted(err, "journal fsync");
     if (st == GK_OK && fdatasync(jfd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", jpath, strerror(errno));
     close(jfd);
     if (st == GK_OK) st = io_fsync_dir(io, jpath, err);
@@ -257,12 +244,12 @@ static gk_status journal_parse(const uint8_t *buf, size_t len, journal_info *inf
         if (len < HEAD_V2 + SUM) return GK_OK;
         info->version = 2;
         head = HEAD_V2;
-        info->ino = get_le64(buf + 8);
-        info->dev = get_le64(buf + 16);
-        info->old_size = get_le64(buf + 24);
-        info->new_size = get_le64(buf + 32);
-        info->off = get_le64(buf + 40);
-        uint64_t o = get_le64(buf + 48), n = get_le64(buf + 56);
+        info->ino = gk_load_le64(buf + 8);
+        info->dev = gk_load_le64(buf + 16);
+        info->old_size = gk_load_le64(buf + 24);
+        info->new_size = gk_load_le64(buf + 32);
+        info->off = gk_load_le64(buf + 40);
+        uint64_t o = gk_load_le64(buf + 48), n = gk_load_le64(buf + 56);
         if (o > len || n > len || o + n != len - HEAD_V2 - SUM) return GK_OK;
         info->old_len = (size_t)o;
         info->new_len = (size_t)n;
@@ -272,11 +259,11 @@ static gk_status journal_parse(const uint8_t *buf, size_t len, journal_info *inf
         if (len < HEAD_V1 + SUM) return GK_OK;
         info->version = 1;
         head = HEAD_V1;
-        info->ino = get_le64(buf + 8);
-        info->old_size = get_le64(buf + 16);
-        info->new_size = get_le64(buf + 24);
-        info->off = get_le64(buf + 32);
-        uint64_t o = get_le64(buf + 40);
+        info->ino = gk_load_le64(buf + 8);
+        info->old_size = gk_load_le64(buf + 16);
+        info->new_size = gk_load_le64(buf + 24);
+        info->off = gk_load_le64(buf + 32);
+        uint64_t o = gk_load_le64(buf + 40);
         if (o != len - HEAD_V1 - SUM) return GK_OK;
         info->old_len = (size_t)o;
     } else {
@@ -455,7 +442,7 @@ gk_status journal_refusal(const char *path, journal_verdict v, const char *why, 
 
 /* Removes the journal and fsyncs its folder. */
 static gk_status remove_journal(io_ctx *io, const char *jpath, gk_error *err) {
-    if (!io_step(io, "journal unlink")) return interrupted(err, "journal unlink");
+    if (!io_step(io, "journal unlink")) return io_interrupted(err, "journal unlink");
     struct stat sb;
     bool folder = lstat(jpath, &sb) == 0 && S_ISDIR(sb.st_mode);
     if ((folder ? rmdir(jpath) : unlink(jpath)) != 0 && errno != ENOENT)
@@ -471,11 +458,11 @@ static gk_status restore(io_ctx *io, int fd, const char *path, const journal_inf
     if (fstat(fd, &sb) != 0) return gk_error_set(err, GK_E_IO, -1, "%s: %s", path, strerror(errno));
     gk_status st = io_pwrite_all(io, fd, info->old, info->old_len, info->off, "restore write", err);
     if (st == GK_OK && (uint64_t)sb.st_size != info->old_size) {
-        if (!io_step(io, "restore truncate")) st = interrupted(err, "restore truncate");
+        if (!io_step(io, "restore truncate")) st = io_interrupted(err, "restore truncate");
         else if (ftruncate(fd, (off_t)info->old_size) != 0)
             st = gk_error_set(err, GK_E_IO, -1, "%s: truncate failed: %s", path, strerror(errno));
     }
-    if (st == GK_OK && !io_step(io, "restore fsync")) st = interrupted(err, "restore fsync");
+    if (st == GK_OK && !io_step(io, "restore fsync")) st = io_interrupted(err, "restore fsync");
     if (st == GK_OK && fsync(fd) != 0) st = gk_error_set(err, GK_E_IO, -1, "%s: fsync failed: %s", path, strerror(errno));
     return st;
 }

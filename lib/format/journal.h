@@ -1,10 +1,10 @@
 /*
- * journal.h - the edit module's crash-safety helper: the journal that holds a
+ * journal.h - the crash-safety helper of in-place edits: the journal that holds a
  * header's old and new bytes while an in-place write runs (its hooked I/O is
  * io/hooked.h), and the verdict on a journal found beside a file.
  */
-#ifndef GK_EDIT_JOURNAL_H
-#define GK_EDIT_JOURNAL_H
+#ifndef GK_FORMAT_JOURNAL_H
+#define GK_FORMAT_JOURNAL_H
 
 #include "ggufkit.h"
 #include "io/hooked.h"

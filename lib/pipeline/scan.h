@@ -5,8 +5,8 @@
  * consumers (one per digest, say) share the cores. Memory is a fixed ring of
  * chunk buffers whatever the model size. Hashing and data checks use it.
  */
-#ifndef GK_IO_SCAN_H
-#define GK_IO_SCAN_H
+#ifndef GK_PIPELINE_SCAN_H
+#define GK_PIPELINE_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "format/file.h"
-#include "io/scan.h"
+#include "pipeline/scan.h"
 
 #define SLOTS 8
 #define DEFAULT_CHUNK (1u << 20)

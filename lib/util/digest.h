@@ -8,8 +8,8 @@
  * ...; gk_digest_final(&d, &value); gk_digest_free(&d). A finished digest may be
  * started again with gk_digest_reset.
  */
-#ifndef GK_HASH_DIGEST_H
-#define GK_HASH_DIGEST_H
+#ifndef GK_UTIL_DIGEST_H
+#define GK_UTIL_DIGEST_H
 
 #include <stddef.h>
 
