@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "cmd.h"
-#include "convert/convert.h"
 
 static const char *const usage =
     "usage: ggufkit convert [--vocab-only] [--threads N] [--ignore-model-card] [--force] HF_DIR OUT TYPE\n\n"

@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
-#include "util/json.h"
+#include "json.h"
 
 typedef struct dump_opts {
     bool json;

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         return GK_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("ggufkit %s\n", GK_VERSION_STRING);
+        printf("ggufkit %s\n", gk_version());
         printf("kernels: %s\n", gk_kernels_name());
         return GK_EXIT_OK;
     }

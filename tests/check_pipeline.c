@@ -20,8 +20,10 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "format/file.h"
 #include "pipeline/readahead.h"
 #include "pipeline/workers.h"
+#include "quant/overrides.h"
 
 #define NE0 256
 #define NE1 4

@@ -16,6 +16,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "pipeline/pipeline.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 

@@ -15,7 +15,7 @@
 
 #include "convert/arch.h"
 #include "convert/checkpoint.h"
-#include "convert/convert.h"
+#include "ggufkit.h"
 #include "convert/hfjson.h"
 #include "convert/meta.h"
 #include "convert/modelcard.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "diff/diff_internal.h"
+#include "pipeline/workers.h"
 #include "format/file.h"
 
 static bool same_shape(const gk_tensor *a, const gk_tensor *b) {

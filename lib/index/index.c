@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "index/db.h"
+#include "pipeline/workers.h"
 
 #define IX_DEFAULT_HEAD 8
 #define IX_DEFAULT_BATCH 200

@@ -18,7 +18,7 @@
 #include "index/index_internal.h"
 #include "split/shardname.h"
 #include "io/source.h"
-#include "util/json.h"
+#include "shared/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
 
 /* ------------------------------------------------------------------------ */

@@ -17,6 +17,7 @@
 
 #include "meta/model.h"
 #include "quant/mix.h"
+#include "quant/overrides.h"
 
 /* ------------------------------------------------------------------------ */
 /* Targets: llama-quantize's names, file type numbers and base types        */
