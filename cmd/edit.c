@@ -445,7 +445,7 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     cmd_progress_start(&bar, "edit", 0);
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar, .clone = a->no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
                            .stats = &stats };
     /* A padding pair the edit deleted is not put back to make the tensors clone. */

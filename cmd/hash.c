@@ -170,7 +170,7 @@ static void print_manifest_header(const hash_cli *c) {
 }
 
 int cmd_hash(int argc, char **argv) {
-    hash_cli c = { .all_passed = true };
+    hash_cli c = { .opts = { GK_OPTS_INIT(gk_hash_opts) }, .all_passed = true };
     int first = 1;
     for (; first < argc && argv[first][0] == '-' && argv[first][1] != '\0'; first++) {
         const char *a = argv[first];

@@ -650,7 +650,7 @@ static int write_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs,
         cmd_catch_interrupts();
         outputs_progress pr = { .ends = ends, .n = n };
         cmd_progress_start(&pr.bar, "quantize", 0);
-        gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
+        gk_write_opts wo = { GK_OPTS_INIT(gk_write_opts), .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
                              .threads = (int)a->threads, .progress = outputs_progress_fn, .progress_ctx = &pr };
         gk_error err;
         gk_outputs_failure at;
@@ -734,7 +734,7 @@ static void record_side_inputs(int argc, char **argv) {
 }
 
 int cmd_quantize(int argc, char **argv) {
-    quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
+    quant_args a = { .qo = { GK_OPTS_INIT(gk_quant_opts), .output_type = -1, .token_embd_type = -1 } };
     record_side_inputs(argc, argv);
     bool done;
     int rc = parse_args(argc, argv, &a, &done);

@@ -769,6 +769,7 @@ typedef struct gk_write_stats {
 } gk_write_stats;
 
 typedef struct gk_write_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_write_opts) */
     unsigned sink_flags;      /* GK_SINK_* */
     bool pad_end;             /* without tensors: pad the header to the alignment (with
                                  tensors the last one is always padded, as ggml reads it) */
@@ -890,6 +891,7 @@ typedef struct gk_kv_override {
 GK_API gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
 
 typedef struct gk_quant_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_quant_opts) */
     const gk_quant_target *target;
     bool pure;                /* every eligible tensor gets the base type */
     bool allow_requantize;    /* accept already-quantized inputs */
@@ -1104,6 +1106,7 @@ GK_API void gk_findings_free(gk_finding *findings);
 #define GK_SPLIT_MAX_SHARDS 65535   /* split.count is a u16 */
 
 typedef struct gk_split_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_split_opts) */
     uint64_t max_tensors;        /* at most this many tensors per shard, or 0 */
     uint64_t max_bytes;          /* at most this many tensor bytes per shard (each
                                     tensor counted padded to the alignment), or 0;
@@ -1471,6 +1474,7 @@ GK_API int gk_hash_kind_lookup(const char *name);
 GK_API void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
 
 typedef struct gk_hash_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_hash_opts) */
     unsigned kinds;            /* GK_HASH_BIT(...) of the digests wanted (0: xxh64) */
     bool no_tensors;           /* whole-model digests only (--no-layer) */
     bool canonical;            /* hash big-endian files' blocks as their little-endian form */
@@ -1588,6 +1592,39 @@ typedef bool (*gk_data_finding_fn)(void *ctx, const gk_data_finding *finding);
 GK_API gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk_progress_fn progress,
                          void *progress_ctx, size_t *n_errors, gk_error *err);
 
+/* ======================================================================== */
+/* Beyond the command                                                       */
+/* ======================================================================== */
+
+/* The ggufkit command calls nearly every exported function, and
+ * tests/api/consumer.c (a program built from the installed header) calls most
+ * of the rest. These are exported for other programs though neither calls
+ * them (tests/api_symbols.sh fails on an export that is in none of the three):
+ *   gk_archive_list - names of the GGUF members to open as ARCHIVE::MEMBER
+ *   gk_path_is_archive - whether a path is to be listed that way
+ *   gk_error_about - a program's own error report naming the file it is about
+ *   gk_file_fd - the descriptor, for a program that maps tensor data itself
+ *   gk_file_pads_end - gk_write_opts.pad_end that keeps a tensorless file's shape
+ *   gk_inputs_clear - a long-lived program starting an unrelated task
+ *   gk_model_set_version - writing a model as GGUF v2 for older readers
+ *   gk_tensor_set_type - building an output model by hand for gk_write_model
+ *   gk_tensor_set_offset - a tensor directory laid out other than canonically
+ *   gk_tensor_clear - an output model that keeps the metadata only
+ *   gk_key_name_valid - checking a key before an edit, as gk_edit_apply does
+ *   gk_key_expected_type - the type a well-known key must have
+ *   gk_edit_add_set_value - a typed value in an edit list (not parsed from text)
+ *   gk_imatrix_entry - the names and weights of an importance matrix
+ *   gk_imatrix_find - one entry's weights by name
+ *   gk_imatrix_dataset - the calibration data recorded in a matrix
+ *   gk_imatrix_chunks - the chunk count recorded in a matrix
+ *   gk_imatrix_is_gguf - which of the two forms a matrix was read from
+ *   gk_quant_imatrix_required - whether quantizing one tensor needs a matrix
+ *   gk_quant_target_demands_imatrix - whether a target wants one for most tensors
+ *   gk_split_set_merged - a shard set's merged model and steps for gk_write_model
+ *   gk_split_set_release - keeping a set's open shards after the set
+ *   gk_split_shard_model - one shard's model, for a custom shard writer
+ */
+
 /* ######################################################################## */
 /* EXPERIMENTAL API (below): declared only with GGUFKIT_EXPERIMENTAL defined */
 /* ######################################################################## */
@@ -1597,8 +1634,9 @@ GK_API gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk
 /* Index: a SQLite catalogue of GGUF collections (ggufkit index)            */
 /* ======================================================================== */
 
-/* Options of gk_index_run. Zero for all of them gives the defaults. */
+/* Options of gk_index_run. Zero for all but size gives the defaults. */
 typedef struct gk_index_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_index_opts) */
     int jobs;                 /* header-parsing threads (<= 0: all cores) */
     bool full_arrays;         /* store arrays whole (else the first array_head elements) */
     bool prune;               /* remove the rows of files that no longer exist */
@@ -1745,6 +1783,7 @@ typedef struct gk_diff_result {
 } gk_diff_result;
 
 typedef struct gk_diff_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_diff_opts) */
     int threads;              /* worker threads (<= 0: all cores) */
     gk_progress_fn progress;  /* bytes of tensor data read (both sides), may be NULL */
     void *progress_ctx;

@@ -37,6 +37,7 @@
 #include "io/hooked.h"
 #include "meta/model.h"
 #include "split/shardname.h"
+#include "util/opts.h"
 
 #define STATE_MAGIC "GKMERGE1"
 #define DIGEST_LEN 32
@@ -549,7 +550,9 @@ gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_wr
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
-    gk_write_opts none = { 0 };
+    gk_write_opts none = { GK_OPTS_INIT(gk_write_opts) };
+    gk_status sc = GK_OPTS_CHECK(opts, gk_write_opts, err);
+    if (sc != GK_OK) return sc;
     consume c = { .dest = dest, .opts = opts ? opts : &none };
     c.work = joined(dest, ".ggufkit-merge");
     c.state_path = joined(dest, ".ggufkit-merge-state");
