@@ -48,8 +48,9 @@
  * built against an older 0.x header keeps working with a newer library. The
  * EXPERIMENTAL API is declared only when the program defines
  * GGUFKIT_EXPERIMENTAL before including this header (as zstd's
- * ZSTD_STATIC_LINKING_ONLY): the low-level output sink, the index, diff and
- * convert front ends, and the test-control hook. It may change in any release;
+ * ZSTD_STATIC_LINKING_ONLY): the low-level output sink, the parser of
+ * --override-kv text, the index, diff and convert front ends, and the
+ * test-control hook. It may change in any release;
  * a program using it must be built against the exact library version it runs
  * with (the ggufkit command is). Both tiers are exported by the shared library;
  * nothing else is.
@@ -884,11 +885,15 @@ typedef struct gk_kv_override {
     char s[128];
 } gk_kv_override;
 
+#ifdef GGUFKIT_EXPERIMENTAL
+/* Experimental: the text form is llama-quantize's command-line syntax; a program
+ * fills gk_kv_override itself. */
 /** gk_kv_override_parse() : parses "KEY=int:5", "KEY=float:0.5", "KEY=bool:true",
  *  "KEY=str:text" (llama-quantize's --override-kv syntax; key below 128 bytes,
  *  string at most 127 bytes; numbers must parse whole).
  *  @return : GK_OK, or GK_E_ARG with a message. */
 GK_API gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
+#endif /* GGUFKIT_EXPERIMENTAL */
 
 typedef struct gk_quant_opts {
     size_t size;              /* GK_OPTS_INIT(gk_quant_opts) */
