@@ -360,7 +360,7 @@ GK_API size_t gk_vtype_size(gk_vtype t);
  *  element, nested arrays recursively. */
 GK_API bool gk_value_equal(const gk_value *a, const gk_value *b);
 
-/* The two spellings of a value's type (meta/text.c). */
+/* The two spellings of a value's type. */
 typedef enum gk_label_style {
     GK_LABEL_SHORT,   /* u32, str, array[str], array[array[i32]]: edit's messages */
     GK_LABEL_NAME,    /* UINT32, STRING, [STRING], [[INT32]]: the listings */

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "ggufkit.h"
+#include "names.h"
 
 /* One table field: a pointer typed like the library's function of that name. */
 #define GK_DYNLIB_SLOT(name) __typeof__(name) *name;

@@ -8,6 +8,7 @@
 #define GK_SHARED_JSON_H
 
 #include <stdint.h>
+#include "names.h"
 
 struct cJSON;
 
