@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #include "ggufkit.h"
-#include "meta/value.h"   /* gk_utf8_char_len, gk_utf8_valid */
 
 enum { GK_EXIT_OK = 0, GK_EXIT_FAIL = 1, GK_EXIT_USAGE = 2 };
 

@@ -10,7 +10,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "convert/convert.h"
 
 static const char *const usage =
     "usage: ggufkit convert [--vocab-only] [--threads N] [--ignore-model-card] [--force] HF_DIR OUT TYPE\n\n"
@@ -44,7 +43,7 @@ static bool parse_type(const char *s, uint32_t *t) {
 }
 
 int cmd_convert(int argc, char **argv) {
-    gk_convert_opts o = { 0 };
+    gk_convert_opts o = { GK_OPTS_INIT(gk_convert_opts) };
     bool force = false;
     uint64_t threads = 0;
     const char *pos[3];
@@ -103,7 +102,7 @@ int cmd_convert(int argc, char **argv) {
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "convert", 0);
-    gk_write_opts wo = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .threads = (int)threads,
+    gk_write_opts wo = { GK_OPTS_INIT(gk_write_opts), .sink_flags = force ? GK_SINK_OVERWRITE : 0, .threads = (int)threads,
                          .progress = cmd_write_progress, .progress_ctx = &bar, .clone = GK_CLONE_NEVER };
     gk_status st;
     if (target == NULL) {
@@ -111,7 +110,7 @@ int cmd_convert(int argc, char **argv) {
     } else {
         /* llama-quantize's plan over the F32 conversion: its steps read the
          * converted tensors straight from the checkpoint. */
-        gk_quant_opts qo = { .target = target, .output_type = -1, .token_embd_type = -1 };
+        gk_quant_opts qo = { GK_OPTS_INIT(gk_quant_opts), .target = target, .output_type = -1, .token_embd_type = -1 };
         gk_quant_plan plan;
         st = gk_quant_plan_build(gk_convert_model(c), &qo, &plan, &err);
         if (st == GK_OK) {

@@ -302,7 +302,7 @@ int cmd_diff(int argc, char **argv) {
     for (; done < n && rc == GK_EXIT_OK; done++) {
         cmd_progress bar;
         cmd_progress_start(&bar, "diff", 0);
-        gk_diff_opts opts = { a.threads, cmd_write_progress, &bar };
+        gk_diff_opts opts = { GK_OPTS_INIT(gk_diff_opts), .threads = a.threads, .progress = cmd_write_progress, .progress_ctx = &bar };
         gk_status s = gk_diff_run(in[0], in[done + 1], &opts, &res[done], &err);
         cmd_progress_finish(&bar);
         if (s != GK_OK) rc = cmd_report(NULL, &err);

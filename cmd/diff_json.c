@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
-#include "util/json.h"
+#include "json.h"
 #include "diff_report.h"
 
 /* A finite double exactly, else null (JSON has no infinities). */

@@ -19,11 +19,11 @@
 #include <string.h>
 
 #include "diff_plot.h"
-#include "util/dynlib.h"
+#include "dynlib.h"
 
 /* The cairo functions drawn with (and fontconfig's FcFini, which cairo brings
  * in), reached through K: cairo and its dozen libraries are opened when a
- * picture is first drawn (util/dynlib.h), not by every command at start-up. */
+ * picture is first drawn (shared/dynlib.h), not by every command at start-up. */
 #define CAIRO_FUNCS(X) \
     X(cairo_arc) X(cairo_clip) X(cairo_close_path) X(cairo_create) X(cairo_debug_reset_static_data) \
     X(cairo_destroy) X(cairo_fill) X(cairo_image_surface_create) X(cairo_line_to) X(cairo_move_to) \

@@ -25,7 +25,7 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "util/json.h"
+#include "json.h"
 
 typedef struct dump_opts {
     bool json;

@@ -21,7 +21,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "io/inputs.h"
 
 static const char *const usage =
     "usage: ggufkit edit [OPERATION]... (-o OUT | --in-place[=auto]) [OPTION]... FILE\n\n"
@@ -106,7 +105,7 @@ static char *slurp(const char *path, size_t *len) {
     if (strcmp(path, "-") == 0) {
         gk_inputs_add(path, NULL);   /* standard input redirected from a file */
     } else {
-        int fd = input_open_whole(path);
+        int fd = gk_inputs_open(path);
         if (fd < 0 || (fp = fdopen(fd, "rb")) == NULL) {
             int e = errno;
             if (fd >= 0) close(fd);
@@ -395,14 +394,15 @@ static int report_wait(const char *path, const gk_error *err) {
     return GK_EXIT_FAIL;
 }
 
-/* The fault hook of GGUFKIT_FAULT_AFTER_WRITES (tests only), or none: *fc set. */
-static gk_io_hook fault_from_env(fault_ctx *fc) {
+/* Installs the fault hook of GGUFKIT_FAULT_AFTER_WRITES (tests only) for the
+ * library's in-place writer and recoveries, or none: *fc set. */
+static void fault_from_env(fault_ctx *fc) {
     fc->after = -1;
     fc->done = 0;
     const char *fault = getenv("GGUFKIT_FAULT_AFTER_WRITES");
-    if (fault == NULL || *fault == '\0') return NULL;
-    fc->after = strtol(fault, NULL, 10);
-    return fault_hook;
+    bool on = fault != NULL && *fault != '\0';
+    if (on) fc->after = strtol(fault, NULL, 10);
+    gk_test_control(GK_TEST_IO_HOOK, on ? fault_hook : NULL, on ? (void *)fc : NULL);
 }
 
 /* What to do with a journal: recover (force: also an unproven one), or discard. */
@@ -413,10 +413,11 @@ typedef enum journal_job { JOB_RECOVER, JOB_RECOVER_FORCE, JOB_DISCARD } journal
 static bool recover(const char *path, unsigned wait_ms, journal_job job, gk_recovery *what) {
     gk_error err;
     fault_ctx fc;
-    gk_io_hook hook = fault_from_env(&fc);
-    gk_status st = job == JOB_DISCARD ? gk_journal_discard(path, wait_ms, what, hook, &fc, &err)
-                   : job == JOB_RECOVER_FORCE ? gk_journal_recover_force(path, wait_ms, what, hook, &fc, &err)
-                                              : gk_journal_recover(path, wait_ms, what, hook, &fc, &err);
+    fault_from_env(&fc);
+    gk_status st = job == JOB_DISCARD ? gk_journal_discard(path, wait_ms, what, &err)
+                   : job == JOB_RECOVER_FORCE ? gk_journal_recover_force(path, wait_ms, what, &err)
+                                              : gk_journal_recover(path, wait_ms, what, &err);
+    gk_test_control(GK_TEST_IO_HOOK, NULL, NULL);   /* fc ends here */
     if (st != GK_OK) {
         report_wait(path, &err);
         return false;
@@ -463,7 +464,7 @@ static int rewrite(gk_file *f, gk_model *m, const edit_args *a, const char *dest
     cmd_progress_start(&bar, "edit", 0);
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar, .clone = a->no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
                            .stats = &stats };
     /* A padding pair the edit deleted is not put back to make the tensors clone. */
@@ -506,9 +507,11 @@ static int write_in_place(gk_file *f, gk_model *m, const edit_args *a) {
         return GK_EXIT_OK;
     }
     fault_ctx fc;
-    gk_io_hook hook = fault_from_env(&fc);
+    fault_from_env(&fc);
     bool changed;
-    if (gk_inplace_write(f, m, hook, &fc, &changed, &err) != GK_OK) return cmd_report(a->path, &err);
+    gk_status st = gk_inplace_write(f, m, &changed, &err);
+    gk_test_control(GK_TEST_IO_HOOK, NULL, NULL);   /* fc ends here */
+    if (st != GK_OK) return cmd_report(a->path, &err);
     printf("%s: %s\n", a->path, changed ? "edited in place" : "unchanged");
     return GK_EXIT_OK;
 }

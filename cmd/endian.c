@@ -71,7 +71,7 @@ int cmd_endian(int argc, char **argv) {
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "endian", 0);
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar };
     gk_status st = gk_endian_convert(in, paths[1], to == 1, &opts, &err);
     cmd_progress_finish(&bar);

@@ -171,7 +171,7 @@ static void print_manifest_header(const hash_cli *c) {
 }
 
 int cmd_hash(int argc, char **argv) {
-    hash_cli c = { .all_passed = true };
+    hash_cli c = { .opts = { GK_OPTS_INIT(gk_hash_opts) }, .all_passed = true };
     /* the digest options' ids are 1 + their gk_hash_kind; the table names every kind */
     enum { OPT_XXH64 = 1 + GK_HASH_XXH64, OPT_SHA1 = 1 + GK_HASH_SHA1, OPT_SHA256 = 1 + GK_HASH_SHA256,
            OPT_UUID = 1 + GK_HASH_UUID, OPT_ALL = 1 + GK_HASH_KINDS, OPT_NO_LAYER, OPT_CANONICAL, OPT_SET,

@@ -133,7 +133,7 @@ int cmd_index(int argc, char **argv) {
     cmd_catch_interrupts();
     cmd_progress bar;
     cmd_progress_start(&bar, "index", 0);
-    gk_index_opts opts = {
+    gk_index_opts opts = { GK_OPTS_INIT(gk_index_opts),
         .jobs = a.jobs, .full_arrays = a.full_arrays, .prune = a.prune, .hash = a.hash,
         .progress = cmd_write_progress, .progress_ctx = &bar, .left_out = report_left_out,
     };

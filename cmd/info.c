@@ -15,7 +15,7 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "util/json.h"
+#include "json.h"
 
 /* Tensors and bytes of one tensor type. A type ggufkit does not know has a row
  * of its own (its bytes unknown) for the first UNKNOWN_ROWS such ids; the ids

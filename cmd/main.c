@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
         print_usage(stdout);
         return GK_EXIT_OK;
     case OPT_VERSION:
-        printf("ggufkit %s\n", GK_VERSION_STRING);
+        printf("ggufkit %s\n", gk_version());
         printf("kernels: %s\n", gk_kernels_name());
         return GK_EXIT_OK;
     default: break;

@@ -46,7 +46,7 @@ static int merge_consuming(const char *shard, const char *out, bool force, gk_er
     cmd_progress_start(&bar, "merge", 0);
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar, .stats = &stats };
     gk_status st = gk_merge_consume(shard, out, &opts, err);
     cmd_progress_finish(&bar);
@@ -99,7 +99,7 @@ int cmd_merge(int argc, char **argv) {
     cmd_progress_start(&bar, "merge", gk_split_set_tensor_bytes(set));
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar, .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
                            .stats = &stats };
     gk_status st = gk_merge_write(set, paths[1], &opts, &err);

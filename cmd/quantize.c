@@ -669,7 +669,7 @@ static int write_outputs(const quant_args *a, gk_file **inputs, size_t n_inputs,
         cmd_catch_interrupts();
         outputs_progress pr = { .ends = ends, .n = n };
         cmd_progress_start(&pr.bar, "quantize", 0);
-        gk_write_opts wo = { .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
+        gk_write_opts wo = { GK_OPTS_INIT(gk_write_opts), .sink_flags = a->force ? GK_SINK_OVERWRITE : 0, .pad_end = true,
                              .threads = (int)a->threads, .progress = outputs_progress_fn, .progress_ctx = &pr };
         gk_error err;
         gk_outputs_failure at;
@@ -737,7 +737,7 @@ static int check_imatrix_coverage(const quant_args *a, const gk_model *const *mo
 }
 
 int cmd_quantize(int argc, char **argv) {
-    quant_args a = { .qo = { .output_type = -1, .token_embd_type = -1 } };
+    quant_args a = { .qo = { GK_OPTS_INIT(gk_quant_opts), .output_type = -1, .token_embd_type = -1 } };
     bool done;
     int rc = parse_args(argc, argv, &a, &done);
     if (rc != GK_EXIT_OK || done) {

@@ -101,7 +101,7 @@ int cmd_repack(int argc, char **argv) {
     cmd_progress_start(&bar, "repack", 0);
     gk_write_stats stats = { 0 };
     bar.stats = &stats;
-    gk_write_opts opts = { .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = force ? GK_SINK_OVERWRITE : 0, .progress = cmd_write_progress,
                            .progress_ctx = &bar, .clone = no_clone ? GK_CLONE_NEVER : GK_CLONE_PAD,
                            .stats = &stats };
     gk_status st = gk_rewrite(in, out, paths[1], &opts, &err);   /* v1 becomes v3, the end padded as IN's */

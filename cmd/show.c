@@ -94,7 +94,7 @@ void cmd_print_element(FILE *out, gk_vtype elem, const void *data, uint64_t i) {
 
 /* Prints the first elements of an array: [a, b, c, ...]. */
 static void print_summary(FILE *out, const gk_value *v) {
-    uint64_t n = v->arr.n, held = gk_value_held(v);   /* a preview holds GK_PREVIEW_ELEMS */
+    uint64_t n = v->arr.n, held = n - v->arr.n_unread;   /* a preview holds GK_PREVIEW_ELEMS */
     uint64_t shown = held < SUMMARY_ELEMS ? held : SUMMARY_ELEMS;
     fputc('[', out);
     for (uint64_t i = 0; i < shown; i++) {

@@ -61,7 +61,7 @@ static void print_plan(const char *prefix, const gk_model *m, const gk_split_pla
 }
 
 int cmd_split(int argc, char **argv) {
-    gk_split_opts so = { 0 };
+    gk_split_opts so = { GK_OPTS_INIT(gk_split_opts) };
     bool dry_run = false;
     unsigned clone = GK_CLONE_AUTO;
     const char *paths[2];
@@ -131,7 +131,7 @@ int cmd_split(int argc, char **argv) {
         cmd_progress_start(&bar, "split", 0);
         gk_write_stats stats = { 0 };
         bar.stats = &stats;
-        gk_write_opts opts = { .progress = cmd_write_progress, .progress_ctx = &bar, .clone = clone,
+        gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .progress = cmd_write_progress, .progress_ctx = &bar, .clone = clone,
                                .stats = &stats };
         gk_status st = gk_split_write(in, paths[1], &plan, &opts, &err);
         cmd_progress_finish(&bar);

@@ -17,7 +17,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "types/fp16.h"
 
 /* Elements generated per chunk: 1 Mi floats (4 MiB of F32). */
 #define SYNTH_CHUNK_ELEMS ((size_t)1 << 20)
@@ -355,7 +354,7 @@ static gk_status write_tensor(synth_stream *s, const gk_tensor *t, gk_error *err
         generate(&state, is_norm, s->vals, k);
         void *bytes = s->vals;
         if (t->type == GK_TYPE_F16) {
-            for (size_t i = 0; i < k; i++) s->halfs[i] = gk_fp32_to_fp16(s->vals[i]);
+            for (size_t i = 0; i < k; i++) s->halfs[i] = gk_f16_from_f32(s->vals[i]);
             bytes = s->halfs;
         }
         if (s->big_endian) info->byteswap(bytes, (int64_t)k);

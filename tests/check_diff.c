@@ -187,7 +187,7 @@ START_TEST(tensor_numbers) {
     ck_assert_int_eq(gk_diff_input_open(pa, &ia, NULL), GK_OK);
     ck_assert_int_eq(gk_diff_input_open(pb, &ib, NULL), GK_OK);
     gk_diff_result r1, r3;
-    gk_diff_opts o1 = { .threads = 1 }, o3 = { .threads = 3 };
+    gk_diff_opts o1 = { GK_OPTS_INIT(gk_diff_opts), .threads = 1 }, o3 = { GK_OPTS_INIT(gk_diff_opts), .threads = 3 };
     ck_assert_int_eq(gk_diff_run(ia, ib, &o1, &r1, NULL), GK_OK);
     ck_assert_int_eq(gk_diff_run(ia, ib, &o3, &r3, NULL), GK_OK);
     ck_assert_uint_eq(r1.n_tensors, 6);
@@ -401,7 +401,7 @@ START_TEST(interrupted_and_bad_input) {
     ck_assert_int_eq(gk_diff_input_open(pb, &ib, NULL), GK_OK);
     gk_diff_result r;
     gk_error err;
-    gk_diff_opts o = { .threads = 2, .progress = stop_at_once };
+    gk_diff_opts o = { GK_OPTS_INIT(gk_diff_opts), .threads = 2, .progress = stop_at_once };
     ck_assert_int_eq(gk_diff_run(ia, ib, &o, &r, &err), GK_E_INTERRUPTED);
     ck_assert_ptr_null(r.tensors);
     gk_diff_input_close(ia);

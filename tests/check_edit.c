@@ -17,7 +17,8 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
-#include "util/digest.h"
+#include "format/journal.h"
+#include "io/digest.h"
 
 /* A small model: a few pairs of several types, a vocabulary, two F32 tensors. */
 static gk_model *small_model(void) {
@@ -490,7 +491,7 @@ static gk_status edit_name_in_place(const char *path, const char *name, gk_io_ho
     gk_inplace_plan plan;
     ck_assert_int_eq(gk_inplace_fit(f, m, &plan, NULL), GK_OK);
     *fits = plan.fits;
-    if (plan.fits) st = gk_inplace_write(f, m, hook, ctx, NULL, NULL);
+    if (plan.fits) st = gk_inplace_write_hooked(f, m, hook, ctx, NULL, NULL);
     gk_model_free(m);
     gk_close(f);
     return st;
@@ -587,7 +588,7 @@ START_TEST(test_inplace_crash_recovery) {
         crash_at c = { at, 0 };
         gk_status st = edit_name_in_place(path, "a-longer-name", crash_hook, &c, &fits);
         gk_recovery what;
-        ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, NULL), GK_OK);
+        ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL), GK_OK);
         if (st == GK_OK) ck_assert_int_eq(what, GK_RECOVERY_NONE);
         if (what == GK_RECOVERY_RESTORED) restored++;
         size_t len;
@@ -635,7 +636,7 @@ START_TEST(test_journal_torn_and_foreign) {
     fputs("GGUFKJ01 and nothing more", fp);
     fclose(fp);
     gk_recovery what;
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, NULL), GK_OK);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_TORN);
     ck_assert_int_ne(access(j, F_OK), 0);
     /* a journal left beside the file: readers refuse the file and leave the
@@ -660,7 +661,7 @@ START_TEST(test_journal_torn_and_foreign) {
     ck_assert_int_eq(edit_name_in_place(other, "smol", crash_hook, &c, &fits), GK_E_INTERRUPTED);
     ck_assert_int_eq(rename(oj, j), 0);
     gk_error err;
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_E_JOURNAL);
     ck_assert_ptr_nonnull(strstr(err.message, "stale"));
     ck_assert_ptr_nonnull(strstr(err.message, "--discard-journal"));
     ck_assert_int_eq(access(j, F_OK), 0);
@@ -671,7 +672,7 @@ START_TEST(test_journal_torn_and_foreign) {
     uint8_t *now = read_whole_file(path, &len);
     ck_assert(len == old_len && memcmp(now, old, len) == 0);
     free(now);
-    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, &err), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_DISCARDED);
     ck_assert_int_ne(access(j, F_OK), 0);
     now = read_whole_file(path, &len);
@@ -741,14 +742,14 @@ START_TEST(test_journal_proves_its_file) {
             ck_assert_int_eq(ftruncate(fileno(fp), 0), 0);
             fwrite(srcb, 1, src_len, fp);
             fclose(fp);
-            ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+            ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_E_JOURNAL);
             ck_assert_ptr_nonnull(strstr(err.message, "stale"));
             uint8_t *now = read_whole_file(path, &len);
             ck_assert(len == src_len && memcmp(now, srcb, len) == 0);
             free(now);
             gk_file *f;
             ck_assert_int_eq(gk_open_exclusive(path, 0, 0, &what, &f, &err), GK_E_JOURNAL);
-            ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+            ck_assert_int_eq(gk_journal_discard(path, 0, &what, &err), GK_OK);
             ck_assert_int_eq(what, GK_RECOVERY_DISCARDED);
             ck_assert_int_ne(access(j, F_OK), 0);
             now = read_whole_file(path, &len);
@@ -770,9 +771,9 @@ START_TEST(test_journal_proves_its_file) {
     fwrite(mid, 1, len, fp);
     fclose(fp);
     free(mid);
-    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, &err), GK_E_JOURNAL);
     ck_assert_ptr_nonnull(strstr(err.message, "--recover"));
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_RESTORED);
     uint8_t *now = read_whole_file(path, &len);
     ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
@@ -784,9 +785,9 @@ START_TEST(test_journal_proves_its_file) {
         c = (crash_at){ 7, 0 };
         ck_assert_int_eq(edit_name_in_place(path, "edited-again", crash_hook, &c, &fits), GK_E_INTERRUPTED);
         crash_at rc = { at, 0 };
-        gk_status st = gk_journal_recover(path, 0, &what, crash_hook, &rc, &err);
+        gk_status st = gk_journal_recover_hooked(path, 0, &what, crash_hook, &rc, &err);
         ck_assert(st == GK_OK || st == GK_E_INTERRUPTED);
-        ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+        ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_OK);
         now = read_whole_file(path, &len);
         ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
         free(now);
@@ -809,7 +810,7 @@ START_TEST(test_journal_proves_its_file) {
     fp = fopen(j, "wb");
     fwrite(v1, 1, sizeof v1, fp);
     fclose(fp);
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_UNTOUCHED);
     fp = fopen(path, "r+b");   /* the range changed: unproven */
     fseek(fp, 40, SEEK_SET);
@@ -818,9 +819,9 @@ START_TEST(test_journal_proves_its_file) {
     fp = fopen(j, "wb");
     fwrite(v1, 1, sizeof v1, fp);
     fclose(fp);
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_E_JOURNAL);
     ck_assert_ptr_nonnull(strstr(err.message, "--force"));
-    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, &err), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_RESTORED);
     now = read_whole_file(path, &len);
     ck_assert(len == ref_len && memcmp(now, refb, len) == 0);
@@ -831,18 +832,18 @@ START_TEST(test_journal_proves_its_file) {
     fp = fopen(j, "wb");
     fwrite(v1, 1, sizeof v1, fp);
     fclose(fp);
-    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, NULL, NULL, &err), GK_E_JOURNAL);
+    ck_assert_int_eq(gk_journal_recover_force(path, 0, &what, &err), GK_E_JOURNAL);
     ck_assert_ptr_nonnull(strstr(err.message, "stale"));
-    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, &err), GK_OK);
     ck_assert_int_ne(access(j, F_OK), 0);
     /* A journal whose file is gone: discarded. */
     fp = fopen(j, "wb");
     fwrite(v1, 1, sizeof v1, fp);
     fclose(fp);
     ck_assert_int_eq(unlink(path), 0);
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_NOT_FOUND);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_E_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(err.message, "--discard-journal"));
-    ck_assert_int_eq(gk_journal_discard(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_discard(path, 0, &what, &err), GK_OK);
     ck_assert_int_ne(access(j, F_OK), 0);
     free(refb);
     free(ref);
@@ -873,7 +874,7 @@ START_TEST(test_edit_lock) {
     gk_inplace_plan plan;
     ck_assert_int_eq(gk_inplace_fit(reader, e, &plan, NULL), GK_OK);
     ck_assert(plan.fits);
-    ck_assert_int_eq(gk_inplace_write(reader, e, NULL, NULL, NULL, &err), GK_E_ARG);
+    ck_assert_int_eq(gk_inplace_write(reader, e, NULL, &err), GK_E_ARG);
     ck_assert_int_eq(gk_edit_rewrite(reader, e, NULL, NULL, &err), GK_E_ARG);
     gk_model_free(e);
     gk_close(reader);
@@ -881,10 +882,10 @@ START_TEST(test_edit_lock) {
     FILE *fp = fopen(j, "wb");
     fclose(fp);
     gk_recovery what;
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_E_LOCKED);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_E_LOCKED);
     ck_assert_int_eq(access(j, F_OK), 0);
     gk_close(held);
-    ck_assert_int_eq(gk_journal_recover(path, 0, &what, NULL, NULL, &err), GK_OK);
+    ck_assert_int_eq(gk_journal_recover(path, 0, &what, &err), GK_OK);
     ck_assert_int_eq(what, GK_RECOVERY_TORN);
     /* once the holder is gone, the next one gets in */
     ck_assert_int_eq(gk_open_exclusive(path, 0, 0, NULL, &other, NULL), GK_OK);

@@ -13,7 +13,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
-#include "util/digest.h"
+#include "io/digest.h"
 #include "pipeline/scan.h"
 
 static void hex_of(gk_hash_kind k, const void *p, size_t n, char *out) {
@@ -170,7 +170,7 @@ START_TEST(test_hash_result) {
     ck_assert_int_eq(gk_open_memory(buf, len, 0, &f, &err), GK_OK);
     ck_assert_int_eq(gk_open_memory(be, len_be, 0, &fb, &err), GK_OK);
     unsigned all = GK_HASH_BIT(GK_HASH_KINDS) - 1;
-    gk_hash_opts o = { .kinds = all };
+    gk_hash_opts o = { GK_OPTS_INIT(gk_hash_opts), .kinds = all };
     gk_hash_result r, rb, rc;
     ck_assert_int_eq(gk_hash_file(f, &o, &r, &err), GK_OK);
     ck_assert_uint_eq(r.n_tensors, 3);
@@ -211,7 +211,7 @@ START_TEST(test_hash_result) {
     ck_assert(lines[0].kind == GK_HASH_XXH64 && lines[0].tensor == 0 && lines[2].kind == GK_HASH_SHA256);
     ck_assert(lines[9].tensor == -1 && lines[12].kind == GK_HASH_UUID);
     free(lines);
-    o = (gk_hash_opts){ .no_tensors = true };
+    o = (gk_hash_opts){ GK_OPTS_INIT(gk_hash_opts), .no_tensors = true };
     ck_assert_int_eq(gk_hash_file(f, &o, &rc, &err), GK_OK);
     ck_assert_ptr_null(rc.tensors);
     ck_assert_int_eq(gk_hash_lines(&rc, true, &lines, &n, &err), GK_OK);
@@ -246,7 +246,7 @@ START_TEST(test_manifest_check) {
     gk_file *f;
     gk_error err;
     ck_assert_int_eq(gk_open_memory(buf, len, 0, &f, &err), GK_OK);
-    gk_hash_opts o = { .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
+    gk_hash_opts o = { GK_OPTS_INIT(gk_hash_opts), .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
     gk_hash_result r;
     ck_assert_int_eq(gk_hash_file(f, &o, &r, &err), GK_OK);
     char t0[GK_HASH_HEX_MAX], t1[GK_HASH_HEX_MAX], mod[GK_HASH_HEX_MAX], text[1024];

@@ -28,6 +28,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "quant/overrides.h"
 #include "types/kernels.h"
 #include "sha256.h"
 

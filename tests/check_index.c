@@ -199,7 +199,7 @@ static void build_folder(void) {
 }
 
 static gk_status run(const char *db, const char *path, int jobs, bool prune, gk_index_stats *st) {
-    gk_index_opts o = { .jobs = jobs, .prune = prune };
+    gk_index_opts o = { GK_OPTS_INIT(gk_index_opts), .jobs = jobs, .prune = prune };
     gk_error err;
     gk_error_clear(&err);
     const char *paths[1] = { path };

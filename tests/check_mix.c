@@ -100,7 +100,7 @@ typedef struct planned {
 } planned;
 
 static gk_quant_opts opts_for(const char *target) {
-    gk_quant_opts o = { .target = gk_quant_target_lookup(target), .output_type = -1, .token_embd_type = -1 };
+    gk_quant_opts o = { GK_OPTS_INIT(gk_quant_opts), .target = gk_quant_target_lookup(target), .output_type = -1, .token_embd_type = -1 };
     ck_assert_msg(o.target != NULL, "unknown target %s", target);
     return o;
 }

@@ -20,8 +20,10 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "format/file.h"
 #include "pipeline/readahead.h"
 #include "pipeline/workers.h"
+#include "quant/overrides.h"
 
 #define NE0 256
 #define NE1 4
@@ -73,7 +75,7 @@ static gk_status write_quantized(gk_file *src, const char *dest, uint32_t type, 
     gk_model *out = gk_model_clone(gk_file_model(src));
     ck_assert_int_eq(gk_tensor_set_type(out, 0, type, err), GK_OK);
     gk_step steps[2] = { { src, 0, imat }, { src, 1, NULL } };
-    gk_write_opts o = { .threads = threads, .pad_end = true };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts), .threads = threads, .pad_end = true };
     gk_status st = gk_write_model(dest, out, steps, &o, err);
     gk_model_free(out);
     return st;
@@ -97,7 +99,7 @@ START_TEST(test_copy_is_identical) {
     make_tmpdir("check_pipeline");
     char dest[300];
     snprintf(dest, sizeof dest, "%s/copy.gguf", tmpdir);
-    gk_write_opts o = { .pad_end = false };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts), .pad_end = false };
     ck_assert_int_eq(write_copy(f, dest, &o, &err), GK_OK);
     size_t olen;
     uint8_t *got = read_whole_file(dest, &olen);
@@ -249,7 +251,7 @@ START_TEST(test_last_tensor_always_padded) {
         gk_value a = { .type = GK_V_U32, .u = aligns[i] };
         gk_model *out = small_model("general.alignment", &a);
         gk_step steps[1] = { { f, 0, NULL } };
-        gk_write_opts o = { .pad_end = false };   /* only a tensorless file may end unpadded */
+        gk_write_opts o = { GK_OPTS_INIT(gk_write_opts), .pad_end = false };   /* only a tensorless file may end unpadded */
         snprintf(dest, sizeof dest, "%s/a%u.gguf", tmpdir, aligns[i]);
         ck_assert_int_eq(gk_write_model(dest, out, steps, &o, NULL), GK_OK);
         struct stat sb;
@@ -369,7 +371,7 @@ START_TEST(test_stats_count_copied) {
     snprintf(a, sizeof a, "%s/pad.gguf", tmpdir);
     snprintf(b, sizeof b, "%s/never.gguf", tmpdir);
     gk_write_stats st = { 7, 5 };
-    gk_write_opts o = { .pad_end = true, .clone = GK_CLONE_PAD, .stats = &st };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts), .pad_end = true, .clone = GK_CLONE_PAD, .stats = &st };
     ck_assert_int_eq(write_copy(f, a, &o, &err), GK_OK);
     size_t alen, blen;
     uint8_t *got = read_whole_file(a, &alen);

@@ -20,6 +20,7 @@
 #include "check_util.h"
 #include "ggufkit.h"
 #include "io/lock.h"
+#include "io/sink_set.h"
 
 #define SOURCE_BYTES (21u << 20)
 

@@ -16,6 +16,7 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "pipeline/pipeline.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -88,7 +89,7 @@ static gk_file *make_input(const char *name, size_t n, uint32_t align, bool big)
 }
 
 static void split_file(gk_file *in, const char *prefix, uint64_t max_tensors) {
-    gk_split_opts o = { .max_tensors = max_tensors };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = max_tensors };
     gk_split_plan plan;
     gk_error err;
     ck_assert_int_eq(gk_split_plan_build(gk_file_model(in), &o, &plan, &err), GK_OK);
@@ -100,7 +101,7 @@ static void split_file(gk_file *in, const char *prefix, uint64_t max_tensors) {
 
 START_TEST(plan_by_tensors) {
     gk_model *m = make_model(21, 32, false);
-    gk_split_opts o = { .max_tensors = 5 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 5 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(m, &o, &p, NULL), GK_OK);
     ck_assert_uint_eq(p.n_shards, 5);
@@ -116,7 +117,7 @@ START_TEST(plan_by_tensors) {
     ck_assert_uint_eq(p.shards[1].n_tensors, 5);
     ck_assert_uint_eq(p.shards[5].n_tensors, 1);
     gk_split_plan_free(&p);
-    o = (gk_split_opts){ .max_tensors = 100 };
+    o = (gk_split_opts){ GK_OPTS_INIT(gk_split_opts), .max_tensors = 100 };
     ck_assert_int_eq(gk_split_plan_build(m, &o, &p, NULL), GK_OK);
     ck_assert_uint_eq(p.n_shards, 1);
     ck_assert_uint_eq(p.shards[0].n_tensors, 21);
@@ -134,7 +135,7 @@ START_TEST(plan_by_size) {
         snprintf(name, sizeof name, "w%zu", i);
         ck_assert_int_eq(gk_tensor_add(m, name, GK_TYPE_F32, 1, &elems[i], NULL), GK_OK);
     }
-    gk_split_opts o = { .max_bytes = 1200 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_bytes = 1200 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(m, &o, &p, NULL), GK_OK);
     /* [w0 w1] (1152) [w2] (w2+w3 > 1200) [w3] (alone, larger than the limit) [w4 w5] */
@@ -162,7 +163,7 @@ END_TEST
 START_TEST(plan_bad_options) {
     gk_model *m = make_model(3, 32, false);
     gk_split_plan p;
-    gk_split_opts none = { 0 }, both = { .max_tensors = 1, .max_bytes = 10 };
+    gk_split_opts none = { GK_OPTS_INIT(gk_split_opts) }, both = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 1, .max_bytes = 10 };
     ck_assert_int_eq(gk_split_plan_build(m, &none, &p, NULL), GK_E_ARG);
     ck_assert_int_eq(gk_split_plan_build(m, &both, &p, NULL), GK_E_ARG);
     gk_model_free(m);
@@ -175,7 +176,7 @@ static const char *key_at(const gk_model *m, size_t i) { return gk_kv_at(m, i)->
 
 START_TEST(shard_model_keys) {
     gk_model *m = make_model(7, 32, false);
-    gk_split_opts o = { .max_tensors = 3 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 3 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(m, &o, &p, NULL), GK_OK);
     gk_model *s0, *s2;
@@ -242,7 +243,7 @@ static void round_trip(uint32_t align, bool big, uint64_t max_tensors, size_t fr
     ck_assert_msg(gk_merge_write(set, tmp_path("merged.gguf"), NULL, &err) == GK_OK, "%s", err.message);
     ck_assert(same_bytes(tmp_path("merged.gguf"), tmp_path("in.gguf")));
     /* never over a shard, even when asked to replace */
-    gk_write_opts force = { .sink_flags = GK_SINK_OVERWRITE };
+    gk_write_opts force = { GK_OPTS_INIT(gk_write_opts), .sink_flags = GK_SINK_OVERWRITE };
     ck_assert_int_eq(gk_merge_write(set, first, &force, &err), GK_E_SAME_FILE);
     gk_split_set_close(set);
     free(first);
@@ -262,7 +263,7 @@ START_TEST(split_refuses_existing) {
     gk_file *in = make_input("in.gguf", 6, 32, false);
     FILE *f = fopen(tmp_path("s-00002-of-00002.gguf"), "w");
     fclose(f);
-    gk_split_opts o = { .max_tensors = 3 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 3 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(gk_file_model(in), &o, &p, NULL), GK_OK);
     gk_error err;
@@ -283,12 +284,12 @@ static bool stop_in_second(void *ctx, uint64_t done, uint64_t total) {
 START_TEST(split_all_or_none) {
     make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 9, 32, false);
-    gk_split_opts o = { .max_tensors = 3 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 3 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(gk_file_model(in), &o, &p, NULL), GK_OK);
     uint64_t first_bytes = 0;
     for (size_t i = 0; i < 3; i++) first_bytes += gk_tensor_at(gk_file_model(in), i)->nbytes;
-    gk_write_opts wo = { .progress = stop_in_second, .progress_ctx = &first_bytes };
+    gk_write_opts wo = { GK_OPTS_INIT(gk_write_opts), .progress = stop_in_second, .progress_ctx = &first_bytes };
     gk_error err;
     ck_assert_int_eq(gk_split_write(in, tmp_path("s"), &p, &wo, &err), GK_E_INTERRUPTED);
     ck_assert_msg(strstr(err.message, "shard 2 of 3") != NULL, "%s", err.message);
@@ -314,7 +315,7 @@ static void write_edited_shard(gk_file *in, const gk_split_plan *p, size_t k, co
     edit(m);
     char *path = gk_split_path(tmp_path(prefix), k, p->n_shards);
     unlink(path);
-    gk_write_opts o = { .pad_end = true };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts), .pad_end = true };
     gk_error err;
     ck_assert_msg(gk_write_model(path, m, steps, &o, &err) == GK_OK, "%s", err.message);
     free(path);
@@ -350,7 +351,7 @@ static void expect_refused(void (*edit)(gk_model *), gk_status want, const char 
     make_tmpdir("check_split");
     gk_file *in = make_input("in.gguf", 9, 32, false);
     split_file(in, "s", 3);
-    gk_split_opts o = { .max_tensors = 3 };
+    gk_split_opts o = { GK_OPTS_INIT(gk_split_opts), .max_tensors = 3 };
     gk_split_plan p;
     ck_assert_int_eq(gk_split_plan_build(gk_file_model(in), &o, &p, NULL), GK_OK);
     write_edited_shard(in, &p, 1, "s", edit);

@@ -3,7 +3,7 @@
 
 The stack, bottom first (docs/layers.md says why each folder sits where it does):
 
-    util < io < types < meta < format < pipeline < split < hash < verify
+    util < shared < io < types < meta < format < pipeline < split < hash < verify
          < edit < quant < diff < index < convert
 
 A folder may include the headers of, and call the functions of, its own folder
@@ -35,7 +35,7 @@ import re
 import subprocess
 import sys
 
-STACK = ["util", "io", "types", "meta", "format", "pipeline", "split", "hash",
+STACK = ["util", "shared", "io", "types", "meta", "format", "pipeline", "split", "hash",
          "verify", "edit", "quant", "diff", "index", "convert"]
 RANK = {d: i for i, d in enumerate(STACK)}
 

@@ -1,7 +1,7 @@
 /*
  * sha256.h - the incremental SHA-256 interface the test suites use, now a thin
- * layer over the library's digests (util/digest.h, libcrypto): no SHA-256 of
- * our own. Library code uses util/digest.h directly.
+ * layer over the library's digests (io/digest.h, libcrypto): no SHA-256 of
+ * our own. Library code uses io/digest.h directly.
  */
 #ifndef GK_UTIL_SHA256_H
 #define GK_UTIL_SHA256_H
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/digest.h"
+#include "io/digest.h"
 
 #define GK_SHA256_DIGEST_SIZE 32
 #define GK_SHA256_HEX_SIZE 65 /* 64 hex digits and the terminating NUL */

@@ -15,13 +15,14 @@
 
 #include "convert/arch.h"
 #include "convert/checkpoint.h"
-#include "convert/convert.h"
+#include "ggufkit.h"
 #include "convert/hfjson.h"
 #include "convert/meta.h"
 #include "convert/modelcard.h"
 #include "convert/source.h"
 #include "convert/vocab.h"
 #include "util/grow.h"
+#include "util/opts.h"
 
 struct gk_convert {
     gk_model *out;
@@ -715,6 +716,9 @@ static bool is_reranker(const char *dir, const cJSON *config) {
 
 gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert **out, gk_error *err) {
     *out = NULL;
+    if (o == NULL) return gk_error_set(err, GK_E_ARG, -1, "no options");
+    gk_status sc = GK_OPTS_CHECK(o, gk_convert_opts, err);
+    if (sc != GK_OK) return sc;
     if (o->out_type != GK_TYPE_F32 && o->out_type != GK_TYPE_F16 && o->out_type != GK_TYPE_BF16 &&
         o->out_type != GK_TYPE_Q8_0)
         return gk_error_set(err, GK_E_UNSUPPORTED, -1, "output type must be F32, F16, BF16 or Q8_0");

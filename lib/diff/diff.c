@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "diff/diff_internal.h"
+#include "pipeline/workers.h"
 #include "format/file.h"
+#include "util/opts.h"
 
 static bool same_shape(const gk_tensor *a, const gk_tensor *b) {
     return memcmp(a->ne, b->ne, sizeof a->ne) == 0;
@@ -95,8 +97,10 @@ gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_diff_op
     if (err == NULL) err = &local;
     gk_error_clear(err);
     memset(res, 0, sizeof *res);
-    gk_diff_opts defaults = { 0 };
+    gk_diff_opts defaults = { GK_OPTS_INIT(gk_diff_opts) };
     if (opts == NULL) opts = &defaults;
+    gk_status sc = GK_OPTS_CHECK(opts, gk_diff_opts, err);
+    if (sc != GK_OK) return sc;
     int threads = opts->threads > 0 ? opts->threads : gk_default_threads();
     if (threads > 64) threads = 64;
     const gk_model *a = ref->model, *b = other->model;

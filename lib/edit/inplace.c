@@ -206,8 +206,13 @@ static gk_status write_new(io_ctx *io, int fd, const char *path, const uint8_t *
     return st;
 }
 
-gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx, bool *changed,
-                           gk_error *err) {
+gk_status gk_inplace_write(gk_file *f, const gk_model *m, bool *changed, gk_error *err) {
+    io_ctx t = io_test_hook();
+    return gk_inplace_write_hooked(f, m, t.hook, t.ctx, changed, err);
+}
+
+gk_status gk_inplace_write_hooked(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx, bool *changed,
+                                  gk_error *err) {
     io_ctx io = { hook, hook_ctx };
     if (changed) *changed = false;
     if (f->fd < 0 || f->mem != NULL || f->stream != NULL)

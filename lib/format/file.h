@@ -72,4 +72,14 @@ typedef struct gk_clone_layout {
 gk_status gk_layout_clone_residue(const gk_model *out, const gk_step *steps, uint64_t block,
                                   gk_clone_layout *best, gk_error *err);
 
+/** gk_model_pad_to_residue() : makes m's data section (gk_model_data_start)
+ *  start at `residue` modulo `block` by growing its GK_PADDING_KEY pair (added
+ *  at the end when absent; a pair that is not an array of UINT8 becomes one);
+ *  nothing changes when it starts there already. Used so that a rewrite's
+ *  tensors keep their input's position modulo the filesystem block and clone.
+ *  *done is false when no padding gets there (residue not a multiple of the
+ *  alignment, or block not one of it). @return : GK_OK or GK_E_NOMEM. */
+gk_status gk_model_pad_to_residue(gk_model *m, uint64_t block, uint64_t residue, bool *done,
+                                         gk_error *err);
+
 #endif

@@ -51,7 +51,7 @@
 #include "io/lock.h"
 #include "io/source.h"
 #include "util/byteorder.h"
-#include "util/digest.h"
+#include "io/digest.h"
 
 #define MAGIC_V1 "GGUFKJ01"
 #define MAGIC_V2 "GGUFKJ02"
@@ -558,19 +558,34 @@ static gk_status recover_path(const char *path, mode how, unsigned wait_ms, gk_r
     return st;
 }
 
-gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
-                             void *hook_ctx, gk_error *err) {
+gk_status gk_journal_recover_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err) {
     return recover_path(path, MODE_RECOVER, wait_ms, what, hook, hook_ctx, err);
 }
 
-gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
-                                   void *hook_ctx, gk_error *err) {
+gk_status gk_journal_recover_force_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                          void *hook_ctx, gk_error *err) {
     return recover_path(path, MODE_FORCE, wait_ms, what, hook, hook_ctx, err);
 }
 
-gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
-                             void *hook_ctx, gk_error *err) {
+gk_status gk_journal_discard_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err) {
     return recover_path(path, MODE_DISCARD, wait_ms, what, hook, hook_ctx, err);
+}
+
+gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_error *err) {
+    io_ctx t = io_test_hook();
+    return recover_path(path, MODE_RECOVER, wait_ms, what, t.hook, t.ctx, err);
+}
+
+gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk_recovery *what, gk_error *err) {
+    io_ctx t = io_test_hook();
+    return recover_path(path, MODE_FORCE, wait_ms, what, t.hook, t.ctx, err);
+}
+
+gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_error *err) {
+    io_ctx t = io_test_hook();
+    return recover_path(path, MODE_DISCARD, wait_ms, what, t.hook, t.ctx, err);
 }
 
 gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, gk_recovery *recovered,

@@ -53,4 +53,16 @@ gk_status journal_judge(int fd, const char *path, bool *there, journal_verdict *
  *  for a file with a journal of verdict v beside it (what to run next). */
 gk_status journal_refusal(const char *path, journal_verdict v, const char *why, gk_error *err);
 
+/* The hook-taking forms of gk_inplace_write, gk_journal_recover,
+ * gk_journal_recover_force and gk_journal_discard (the suites stop them at each
+ * step; hook may be NULL). The stable functions pass gk_test_control's hook. */
+gk_status gk_inplace_write_hooked(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx, bool *changed,
+                                  gk_error *err);
+gk_status gk_journal_recover_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err);
+gk_status gk_journal_recover_force_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                          void *hook_ctx, gk_error *err);
+gk_status gk_journal_discard_hooked(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
+                                    void *hook_ctx, gk_error *err);
+
 #endif

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/digest.h"
+#include "io/digest.h"
 #include "pipeline/scan.h"
+#include "util/opts.h"
 
 /* One digest stream: a kind, over each tensor alone or over all of them. */
 typedef struct stream {
@@ -36,9 +37,11 @@ void gk_hash_result_free(gk_hash_result *r) {
 /* Hashes the items (files[k]'s tensors, for k < n_files, in order). */
 static gk_status hash_files(gk_file *const *files, size_t n_files, const gk_hash_opts *opts,
                             gk_hash_result *out, gk_error *err) {
-    static const gk_hash_opts defaults = { 0 };
+    static const gk_hash_opts defaults = { GK_OPTS_INIT(gk_hash_opts) };
     const gk_hash_opts *o = opts ? opts : &defaults;
     memset(out, 0, sizeof *out);
+    gk_status sc = GK_OPTS_CHECK(o, gk_hash_opts, err);
+    if (sc != GK_OK) return sc;
     out->kinds = o->kinds ? o->kinds & (GK_HASH_BIT(GK_HASH_KINDS) - 1) : GK_HASH_BIT(GK_HASH_XXH64);
     size_t n = 0;
     for (size_t k = 0; k < n_files; k++) n += gk_tensor_count(gk_file_model(files[k]));

@@ -169,7 +169,7 @@ void gk_manifest_free(gk_manifest *m) {
 
 gk_status gk_manifest_load(const char *path, gk_manifest **out, gk_error *err) {
     *out = NULL;
-    int fd = input_open_whole(path);   /* recorded: no output may replace the manifest */
+    int fd = gk_inputs_open(path);   /* recorded: no output may replace the manifest */
     FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (fp == NULL) {
         if (fd >= 0) close(fd);

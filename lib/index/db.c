@@ -15,12 +15,12 @@
 #include <time.h>
 
 #include "index/db.h"
-#include "util/digest.h"
-#include "util/dynlib.h"
+#include "io/digest.h"
+#include "shared/dynlib.h"
 #include "util/grow.h"
 
 /* The SQLite functions used here, reached through S: SQLite is opened when a
- * database is first opened (util/dynlib.h), not by every command at start-up. */
+ * database is first opened (shared/dynlib.h), not by every command at start-up. */
 #define SQLITE_FUNCS(X) \
     X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null) \
     X(sqlite3_bind_text) X(sqlite3_bind_value) X(sqlite3_busy_timeout) X(sqlite3_clear_bindings) \

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "index/db.h"
+#include "pipeline/workers.h"
+#include "util/opts.h"
 
 #define IX_DEFAULT_HEAD 8
 #define IX_DEFAULT_BATCH 200
@@ -242,11 +244,13 @@ static gk_status check_db_path(const char *db_path, const char *const *paths, si
 
 gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_paths, const gk_index_opts *opts,
                        gk_index_stats *stats, gk_error *err) {
-    gk_index_opts defaults = { 0 };
+    gk_index_opts defaults = { GK_OPTS_INIT(gk_index_opts) };
     const gk_index_opts *o = opts ? opts : &defaults;
     gk_index_stats local;
     if (stats == NULL) stats = &local;
     memset(stats, 0, sizeof *stats);
+    gk_status sc = GK_OPTS_CHECK(o, gk_index_opts, err);
+    if (sc != GK_OK) return sc;
     if (db_path == NULL || (n_paths > 0 && paths == NULL))
         return gk_error_set(err, GK_E_ARG, -1, "no database path");
 

@@ -21,7 +21,7 @@
 #include "util/byteorder.h"
 #include "util/chars.h"
 #include "util/hashmap.h"
-#include "util/json.h"
+#include "shared/json.h"
 #include "meta/value.h"   /* gk_value_held, gk_format_double, gk_utf8_repair */
 #include "util/grow.h"
 
@@ -336,7 +336,7 @@ static bool fill_derived(ix_row *row, const gk_model *m) {
  * and for a big-endian file the tensors' xxh64 as `hash --canonical` prints them.
  * Data that cannot be read makes the row a broken one. @return : false when out of memory. */
 static bool fill_hashes(ix_row *row, gk_file *f) {
-    gk_hash_opts ho = { .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
+    gk_hash_opts ho = { GK_OPTS_INIT(gk_hash_opts), .kinds = GK_HASH_BIT(GK_HASH_XXH64) };
     gk_hash_result hr;
     gk_error err;
     gk_status st = gk_hash_file(f, &ho, &hr, &err);

@@ -4,7 +4,7 @@
  * libarchive brings a dozen shared libraries with it (XML, ICU, compressors,
  * C++ runtime), whose loading doubles the start-up time of every ggufkit
  * command although only archive members need them. The library is therefore
- * opened on first use (util/dynlib.h); its functions are reached through the
+ * opened on first use (shared/dynlib.h); its functions are reached through the
  * table below, typed from <archive.h> itself and named as there.
  */
 #ifndef GK_IO_ARCHIVE_LOAD_H
@@ -14,7 +14,7 @@
 #include <archive_entry.h>
 
 #include "ggufkit.h"
-#include "util/dynlib.h"
+#include "shared/dynlib.h"
 
 /* The libarchive functions ggufkit uses. */
 #define GK_ARCHIVE_FUNCS(X)                                                                      \

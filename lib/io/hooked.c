@@ -1,9 +1,11 @@
 /*
  * hooked.c - low-level I/O that asks a test hook before each step (the crash
- * tests of in-place edits stop a write there): chunked pwrite, folder fsync.
+ * tests of in-place edits stop a write there): chunked pwrite, folder fsync;
+ * and gk_test_control, which installs such a hook for the stable entry points.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,25 @@
 #include "io/hooked.h"
 
 #define IO_CHUNK (1u << 20)
+
+/* The process's test hook (gk_test_control): set before any edit starts. */
+static io_ctx test_hook;
+
+gk_status gk_test_control(int op, ...) {
+    va_list ap;
+    va_start(ap, op);
+    gk_status st = GK_OK;
+    if (op == GK_TEST_IO_HOOK) {
+        test_hook.hook = va_arg(ap, gk_io_hook);
+        test_hook.ctx = va_arg(ap, void *);
+    } else {
+        st = GK_E_ARG;
+    }
+    va_end(ap);
+    return st;
+}
+
+io_ctx io_test_hook(void) { return test_hook; }
 
 bool io_step(io_ctx *io, const char *what) {
     return io == NULL || io->hook == NULL || io->hook(io->ctx, what);

@@ -13,6 +13,11 @@ typedef struct io_ctx {
     void *ctx;
 } io_ctx;
 
+/** io_test_hook() : the hook gk_test_control(GK_TEST_IO_HOOK, ...) installed
+ *  for the stable in-place writer and recoveries. @return : it, or an io_ctx of
+ *  NULLs when none was. */
+io_ctx io_test_hook(void);
+
 /** io_step() : asks the hook before an operation. @return : false to stop now. */
 bool io_step(io_ctx *io, const char *what);
 

@@ -185,7 +185,7 @@ gk_status input_open(const char *path, int *out, gk_error *err) {
     return GK_OK;
 }
 
-int input_open_whole(const char *path) {
+int gk_inputs_open(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
     struct stat sb;
@@ -204,7 +204,7 @@ int input_open_whole(const char *path) {
 gk_status input_read_whole(const char *path, size_t max, char **out, size_t *len, gk_error *err) {
     *out = NULL;
     *len = 0;
-    int fd = input_open_whole(path);
+    int fd = gk_inputs_open(path);
     if (fd < 0) {
         gk_status code = gk_error_set(err, errno == ENOENT ? GK_E_NOT_FOUND : GK_E_IO, -1, "cannot open: %s",
                                       strerror(errno));

@@ -1,7 +1,8 @@
 /*
  * inputs.h - the files this process reads (its inputs), which no output may
  * replace, and the non-blocking open every input goes through. The public half
- * (gk_inputs_add, gk_inputs_check_output, gk_inputs_clear) is in ggufkit.h.
+ * (gk_inputs_add, gk_inputs_open, gk_inputs_check_output, gk_inputs_clear) is
+ * in ggufkit.h.
  */
 #ifndef GK_IO_INPUTS_H
 #define GK_IO_INPUTS_H
@@ -19,15 +20,8 @@ void inputs_add_fd(int fd, const char *path);
  *  @return : GK_OK, GK_E_IO ("cannot open: " errno's text), GK_E_UNSUPPORTED. */
 gk_status input_open(const char *path, int *fd, gk_error *err);
 
-/** input_open_whole() : opens path for a reader that reads it whole, front to
- *  back (a patch, a template, a matrix, a manifest): a pipe is fine there (`--patch
- *  <(cmd)`), and opening one with no writer does not block (its read then ends
- *  at once). A folder is refused (EISDIR); a regular file is recorded as an input.
- *  @return : the fd, or -1 with errno set. */
-int input_open_whole(const char *path);
-
 /** input_read_whole() : reads the small file at path whole (at most max bytes)
- *  into *out, NUL-terminated (*len without the NUL), through input_open_whole, so
+ *  into *out, NUL-terminated (*len without the NUL), through gk_inputs_open, so
  *  the file is recorded as an input. The caller frees *out.
  *  @return : GK_OK; GK_E_NOT_FOUND (no such file); GK_E_UNSUPPORTED (larger than
  *            max); GK_E_IO; GK_E_NOMEM. err names path. */

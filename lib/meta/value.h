@@ -1,5 +1,6 @@
 /*
- * value.h - internal ownership rules for gk_value.
+ * value.h - internal ownership rules for gk_value (its comparison, labels and
+ * the UTF-8 checks are public: ggufkit.h, "Metadata values").
  *
  * A gk_value owned by the model owns its memory:
  *   STR: s.ptr is malloc'ed and NUL terminated.
@@ -13,7 +14,7 @@
 #define GK_META_VALUE_H
 
 #include "ggufkit.h"
-#include "util/numtext.h"   /* gk_format_double: values print their numbers with it */
+#include "shared/numtext.h"   /* gk_format_double: values print their numbers with it */
 
 /** gk_value_held() : @return : the elements of array v in memory: arr.n less
  *  those a preview left unread (0 for a non-array). */
@@ -26,13 +27,6 @@ gk_status gk_value_copy(gk_value *dst, const gk_value *src);
 
 /** gk_value_free() : releases what v owns and leaves it an empty U8. */
 void gk_value_free(gk_value *v);
-
-/** gk_value_equal() : @return : true when a and b have the same type and the same
- *  contents: numbers bit for bit as the file holds them (an F32 compared as the
- *  float it is written as; NaN equals the same NaN, and 0.0 differs from -0.0,
- *  as their bytes in a file do), strings byte for byte, arrays element by
- *  element, nested arrays recursively. */
-bool gk_value_equal(const gk_value *a, const gk_value *b);
 
 /** gk_value_first_diff() : for two arrays of the same element type, @return : the
  *  first index at which they differ (an element, or the end of the shorter one),
@@ -56,40 +50,10 @@ static inline bool gk_vtype_is_integer(gk_vtype t) {
            t == GK_V_I32 || t == GK_V_U64 || t == GK_V_I64;
 }
 
-/* The two spellings of a value's type (meta/text.c). */
-typedef enum gk_label_style {
-    GK_LABEL_SHORT,   /* u32, str, array[str], array[array[i32]]: edit's messages */
-    GK_LABEL_NAME,    /* UINT32, STRING, [STRING], [[INT32]]: the listings */
-} gk_label_style;
-
-/** gk_value_type_label() : writes the type label of v into buf (size bytes, cut
- *  to fit). Nested arrays are labelled through their first element; an empty
- *  inner array shows as array / ARRAY. */
-void gk_value_type_label(const gk_value *v, gk_label_style style, char *buf, size_t size);
-
-/** gk_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
- *  starts s (of n bytes left), or 0 when none does (bad lead byte, overlong form,
- *  surrogate, past U+10FFFF, cut short). */
-size_t gk_utf8_char_len(const char *s, uint64_t n);
-/** gk_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
-bool gk_utf8_valid(const char *s, uint64_t n);
-
 /** gk_utf8_bad_len() : where gk_utf8_char_len is 0, @return : bytes of the
  *  ill-formed part at s (at least 1; Unicode's "maximal subpart") that one U+FFFD
  *  stands for. */
 size_t gk_utf8_bad_len(const char *s, uint64_t n);
 
-/* What gk_utf8_repair replaces by U+FFFD. */
-typedef enum gk_utf8_repair_rule {
-    GK_UTF8_REPAIR_MAXIMAL,   /* each maximal ill-formed part; NUL bytes kept
-                               * (as Python decodes with "replace": dump, info, diff) */
-    GK_UTF8_REPAIR_BYTES,     /* each byte that starts no well-formed character, and
-                               * each NUL byte (text for a NUL-ended string: index) */
-} gk_utf8_repair_rule;
-
-/** gk_utf8_repair() : copies the n bytes at s with ill-formed parts replaced by
- *  U+FFFD under rule; *out_len (when not NULL) gets the copy's length.
- *  @return : the malloc'ed, NUL-terminated copy, or NULL when out of memory. */
-char *gk_utf8_repair(const char *s, uint64_t n, gk_utf8_repair_rule rule, uint64_t *out_len);
 
 #endif

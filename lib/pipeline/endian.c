@@ -10,6 +10,7 @@
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "pipeline/pipeline.h"
 
 gk_status gk_endian_check(const gk_model *m, gk_error *err) {
     for (size_t i = 0; i < m->n_tensors; i++) {

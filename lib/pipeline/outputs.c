@@ -12,6 +12,7 @@
 #include "format/file.h"
 #include "io/sink_set.h"
 #include "pipeline/pipeline.h"
+#include "util/opts.h"
 
 /* Files waiting for their commit at most (each holds a file descriptor). */
 #define COMMIT_BATCH 32
@@ -64,9 +65,11 @@ gk_status gk_write_outputs(const gk_output *outs, size_t n, gk_file *const *inpu
     gk_outputs_failure where_local;
     gk_outputs_failure *where = failure ? failure : &where_local;
     *where = (gk_outputs_failure){ .output = n, .checking = true };
-    gk_write_opts defaults = { 0 };
+    gk_write_opts defaults = { GK_OPTS_INIT(gk_write_opts) };
     if (opts == NULL) opts = &defaults;
-    gk_status s = check_names(outs, n, inputs, n_inputs, opts->sink_flags, where, err);
+    gk_status s = GK_OPTS_CHECK(opts, gk_write_opts, err);
+    if (s != GK_OK) return s;
+    s = check_names(outs, n, inputs, n_inputs, opts->sink_flags, where, err);
     if (s != GK_OK) return s;
     *where = (gk_outputs_failure){ .output = n, .checking = false };
 

@@ -28,6 +28,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/readahead.h"
 #include "pipeline/workers.h"
+#include "util/opts.h"
 
 #define CHUNK_F32_BYTES (2u << 20)   /* F32 working set of one chunk (of two in flight), all threads */
 #define SWAP_CHUNK_BYTES (4u << 20)
@@ -417,8 +418,10 @@ gk_status gk_write_model_uncommitted(const char *dest, gk_model *out, const gk_s
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
-    gk_write_opts defaults = { 0 };
+    gk_write_opts defaults = { GK_OPTS_INIT(gk_write_opts) };
     if (opts == NULL) opts = &defaults;
+    gk_status checked = GK_OPTS_CHECK(opts, gk_write_opts, err);
+    if (checked != GK_OK) return checked;
     int threads = opts->threads > 0 ? opts->threads : gk_default_threads();
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     for (size_t i = 0; i < out->n_tensors && !(opts->sink_flags & GK_SINK_REPLACE_HELD); i++) {

@@ -14,4 +14,9 @@
 gk_status gk_write_model_uncommitted(const char *dest, gk_model *out, const gk_step *steps,
                                      const gk_write_opts *opts, gk_sink **sink, gk_error *err);
 
+/** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
+ *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first
+ *  tensor and type that cannot. */
+gk_status gk_endian_check(const gk_model *m, gk_error *err);
+
 #endif

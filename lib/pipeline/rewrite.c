@@ -12,6 +12,7 @@
 
 #include "format/file.h"
 #include "meta/model.h"
+#include "util/opts.h"
 
 gk_status gk_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_opts *opts, gk_error *err) {
     if (m->n_tensors != f->model->n_tensors) return gk_error_set(err, GK_E_ARG, -1, "the edited model has other tensors");
@@ -19,7 +20,7 @@ gk_status gk_rewrite(gk_file *f, gk_model *m, const char *dest, const gk_write_o
     gk_step *steps = calloc(m->n_tensors + 1, sizeof *steps);
     if (steps == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     for (size_t i = 0; i < m->n_tensors; i++) steps[i] = (gk_step){ f, i, NULL };
-    gk_write_opts o = { 0 };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts) };
     if (opts) o = *opts;
     o.pad_end = gk_file_pads_end(f);
     gk_status st;

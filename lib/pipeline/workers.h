@@ -31,4 +31,8 @@ void gk_workers_join(gk_workers *w);
 /** gk_workers_stop() : ends the helper threads and frees w (NULL is fine). */
 void gk_workers_stop(gk_workers *w);
 
+/** gk_default_threads() : @return : the number of online cores (at least 1): the
+ *  thread count every `threads <= 0` option means (pipeline.c). */
+int gk_default_threads(void);
+
 #endif

@@ -205,7 +205,7 @@ static gk_status parse_legacy(byte_reader *r, gk_imatrix *im, gk_error *err) {
 
 /* Reads a whole (small) file into memory. */
 static gk_status slurp(const char *path, uint8_t **data, size_t *size, gk_error *err) {
-    int fd = input_open_whole(path);   /* recorded: no output may replace the matrix */
+    int fd = gk_inputs_open(path);   /* recorded: no output may replace the matrix */
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (f == NULL) {
         int e = errno;

@@ -17,6 +17,8 @@
 
 #include "meta/model.h"
 #include "quant/mix.h"
+#include "quant/overrides.h"
+#include "util/opts.h"
 
 /* ------------------------------------------------------------------------ */
 /* Targets: llama-quantize's names, file type numbers and base types        */
@@ -552,6 +554,8 @@ gk_status gk_quant_plan_build_inputs(const gk_model *const *inputs, size_t n_inp
     memset(plan, 0, sizeof *plan);
     if (n_inputs == 0 || o == NULL || o->target == NULL)
         return gk_error_set(err, GK_E_ARG, -1, "no input or no target");
+    gk_status sc = GK_OPTS_CHECK(o, gk_quant_opts, err);
+    if (sc != GK_OK) return sc;
     size_t n = 0;
     for (size_t k = 0; k < n_inputs; k++) n += gk_tensor_count(inputs[k]);
     src_ref *order = malloc((n ? n : 1) * sizeof *order);

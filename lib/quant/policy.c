@@ -18,12 +18,6 @@ bool gk_quant_target_demands_imatrix(const gk_quant_target *t) {
     return false;
 }
 
-gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err) {
-    if (im != NULL || !gk_quant_target_demands_imatrix(t)) return GK_OK;
-    return gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                        "%s needs an importance matrix (--imatrix) for most of its tensors", t->name);
-}
-
 gk_status gk_quant_check_imatrix_coverage(const gk_quant_target *target, const gk_model *const *models,
                                           const gk_quant_plan *plan, const gk_imatrix *im, char *text,
                                           size_t text_size, gk_error *err) {

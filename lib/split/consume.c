@@ -37,7 +37,8 @@
 #include "meta/model.h"
 #include "split/shardname.h"
 #include "util/byteorder.h"
-#include "util/digest.h"
+#include "io/digest.h"
+#include "util/opts.h"
 
 #define STATE_MAGIC "GKMERGE1"
 #define DIGEST_LEN 32
@@ -540,7 +541,9 @@ gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_wr
     gk_error local;
     if (err == NULL) err = &local;
     gk_error_clear(err);
-    gk_write_opts none = { 0 };
+    gk_write_opts none = { GK_OPTS_INIT(gk_write_opts) };
+    gk_status sc = GK_OPTS_CHECK(opts, gk_write_opts, err);
+    if (sc != GK_OK) return sc;
     consume c = { .dest = dest, .opts = opts ? opts : &none };
     c.work = joined(dest, ".ggufkit-merge");
     c.state_path = joined(dest, ".ggufkit-merge-state");

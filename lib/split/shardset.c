@@ -22,6 +22,7 @@
 #include "meta/model.h"
 #include "split/shardname.h"
 #include "util/strset.h"
+#include "util/opts.h"
 
 struct gk_split_set {
     char *prefix;
@@ -288,7 +289,7 @@ gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_write_opt
     gk_step *steps;
     gk_status s = gk_split_set_merged(set, &m, &steps, err);
     if (s != GK_OK) return s;
-    gk_write_opts o = { 0 };
+    gk_write_opts o = { GK_OPTS_INIT(gk_write_opts) };
     if (opts) o = *opts;
     o.pad_end = true;
     s = gk_write_model(dest, m, steps, &o, err);

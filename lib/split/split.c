@@ -11,6 +11,7 @@
 #include "format/file.h"
 #include "meta/model.h"
 #include "util/grow.h"
+#include "util/opts.h"
 
 /* ------------------------------------------------------------------------ */
 /* The plan                                                                 */
@@ -53,6 +54,8 @@ static gk_status shard_file_bytes(const gk_model *in, const gk_split_plan *plan,
 gk_status gk_split_plan_build(const gk_model *in, const gk_split_opts *opts, gk_split_plan *plan,
                               gk_error *err) {
     memset(plan, 0, sizeof *plan);
+    gk_status sc = GK_OPTS_CHECK(opts, gk_split_opts, err);
+    if (sc != GK_OK) return sc;
     if ((opts->max_tensors == 0) == (opts->max_bytes == 0))
         return gk_error_set(err, GK_E_ARG, -1, "give exactly one of a tensor limit and a size limit");
     uint64_t align = gk_model_alignment(in);
@@ -155,7 +158,7 @@ gk_status gk_split_write(gk_file *in, const char *prefix, const gk_split_plan *p
     gk_output *outs = calloc(n ? n : 1, sizeof *outs);
     if (outs == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     gk_status s = shard_outputs(in, prefix, plan, outs, err);
-    gk_write_opts shard_opts = { 0 };
+    gk_write_opts shard_opts = { GK_OPTS_INIT(gk_write_opts) };
     if (opts) shard_opts = *opts;
     shard_opts.pad_end = true;
     gk_outputs_failure at;

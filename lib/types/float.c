@@ -147,3 +147,9 @@ void gk_dequantize_i64(const void *src, float *dst, int64_t n) {
 
 /** gk_byteswap_i64() : reverse the byte order of each of n int64 values. */
 void gk_byteswap_i64(void *blocks, int64_t nblocks) { gk_swap64_run(blocks, nblocks); }
+
+/* ---- One value at a time (the public conversions) ------------------------------ */
+
+uint16_t gk_f16_from_f32(float f) { return gk_fp32_to_fp16(f); }
+
+float gk_f16_to_f32(uint16_t h) { return gk_fp16_to_fp32(h); }

@@ -418,7 +418,7 @@ else
   echo "SKIPPED: a failing fdatasync during a large write (no fault shim)"
 fi
 
-# Without the other libraries opened on first use (lib/util/dynlib.h): what
+# Without the other libraries opened on first use (lib/shared/dynlib.h): what
 # needs them is refused with a reason, the rest works.
 if [ -n "$SHIM" ]; then
   D="$TMP/aout/no-dynlib"

@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char path[128];
     snprintf(path, sizeof path, "%s/out.gguf", dir);
     unlink(path);
-    gk_write_opts opts = { .sink_flags = GK_SINK_OVERWRITE, .pad_end = gk_file_pads_end(f), .threads = 1 };
+    gk_write_opts opts = { GK_OPTS_INIT(gk_write_opts), .sink_flags = GK_SINK_OVERWRITE, .pad_end = gk_file_pads_end(f), .threads = 1 };
     gk_status st = gk_write_model(path, out, steps, &opts, &err);
     if (st != GK_OK) {
         if (err.code == GK_OK || err.message[0] == '\0') abort();

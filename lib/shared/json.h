@@ -1,12 +1,14 @@
 /*
  * json.h - cJSON items the library and the command both build: numbers written
  * exactly (64-bit integers as their digits, doubles as their shortest text),
- * which cJSON's own numbers (doubles) cannot hold.
+ * which cJSON's own numbers (doubles) cannot hold. lib/shared: compiled into
+ * both the library (hidden) and the command; includes only the public header.
  */
-#ifndef GK_UTIL_JSON_H
-#define GK_UTIL_JSON_H
+#ifndef GK_SHARED_JSON_H
+#define GK_SHARED_JSON_H
 
 #include <stdint.h>
+#include "names.h"
 
 struct cJSON;
 

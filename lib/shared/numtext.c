@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/numtext.h"
+#include "ggufkit.h"   /* gk_format_double is public API */
+#include "numtext.h"
 
 void gk_format_double(char *buf, size_t size, double d) {
     if (isnan(d)) {

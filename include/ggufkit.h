@@ -41,6 +41,26 @@
  * valid as long as the handle lives unmodified. A result of small fixed size
  * goes into a caller buffer of the size the function names (GK_HASH_HEX_MAX,
  * out[4]). The one exception is marked where it is (gk_split_set_merged).
+ *
+ * Two tiers. The STABLE API is every declaration outside the
+ * `#ifdef GGUFKIT_EXPERIMENTAL` blocks: a function of it keeps its name,
+ * signature and meaning within a major version (libggufkit.so.0), so a program
+ * built against an older 0.x header keeps working with a newer library. The
+ * EXPERIMENTAL API is declared only when the program defines
+ * GGUFKIT_EXPERIMENTAL before including this header (as zstd's
+ * ZSTD_STATIC_LINKING_ONLY): the low-level output sink, the parser of
+ * --override-kv text, the index, diff and convert front ends, and the
+ * test-control hook. It may change in any release;
+ * a program using it must be built against the exact library version it runs
+ * with (the ggufkit command is). Both tiers are exported by the shared library;
+ * nothing else is.
+ *
+ * Option structs (gk_*_opts) start with a `size` field that the caller sets to
+ * the struct's size with GK_OPTS_INIT, so that later versions can append
+ * fields: the library refuses a size it does not know (GK_E_ARG).
+ *
+ * The version is in ggufkit_version.h (compile time: GK_VERSION_STRING,
+ * GK_VERSION_NUMBER) and gk_version() / gk_version_number() (the library loaded).
  */
 #ifndef GGUFKIT_H
 #define GGUFKIT_H
@@ -53,7 +73,7 @@
 extern "C" {
 #endif
 
-#define GK_VERSION_STRING "0.1.0"
+#include "ggufkit_version.h"
 
 /* GK_API marks a function of the public interface: the shared library exports
  * those and hides every other symbol. */
@@ -62,6 +82,17 @@ extern "C" {
 #else
 #define GK_API
 #endif
+
+/** gk_version() : @return : the version of the library loaded ("0.1.0"), which
+ *  may be newer than GK_VERSION_STRING, the header's. A static string. */
+GK_API const char *gk_version(void);
+/** gk_version_number() : @return : the same as MAJOR * 10000 + MINOR * 100 + PATCH. */
+GK_API unsigned gk_version_number(void);
+
+/* Sets an option struct's size field (the first) in its initializer:
+ *     gk_write_opts wo = { GK_OPTS_INIT(gk_write_opts), .threads = 4 };
+ * Every other field not named is zero, which always means the default. */
+#define GK_OPTS_INIT(type) .size = sizeof(type)
 
 /* ======================================================================== */
 /* Status codes and errors                                                  */
@@ -262,6 +293,12 @@ GK_API const char *gk_kernels_name(void);
  *  @return : a static string, or NULL for a number llama.cpp never used. */
 GK_API const char *gk_ftype_name(uint32_t ftype);
 
+/** gk_f16_from_f32() : @return : the IEEE binary16 bits nearest to f (ties to
+ *  even; NaN stays NaN), as ggml converts F32 to F16. */
+GK_API uint16_t gk_f16_from_f32(float f);
+/** gk_f16_to_f32() : @return : the float binary16 bits h stand for (exact). */
+GK_API float gk_f16_to_f32(uint16_t h);
+
 /* ======================================================================== */
 /* Metadata values                                                          */
 /* ======================================================================== */
@@ -315,6 +352,48 @@ GK_API const char *gk_vtype_short_name(gk_vtype t);
 
 /** gk_vtype_size() : @return : bytes of one scalar value in the file (0 for STR and ARR). */
 GK_API size_t gk_vtype_size(gk_vtype t);
+
+/** gk_value_equal() : @return : true when a and b have the same type and the same
+ *  contents: numbers bit for bit as the file holds them (an F32 compared as the
+ *  float it is written as; NaN equals the same NaN, and 0.0 differs from -0.0,
+ *  as their bytes in a file do), strings byte for byte, arrays element by
+ *  element, nested arrays recursively. */
+GK_API bool gk_value_equal(const gk_value *a, const gk_value *b);
+
+/* The two spellings of a value's type. */
+typedef enum gk_label_style {
+    GK_LABEL_SHORT,   /* u32, str, array[str], array[array[i32]]: edit's messages */
+    GK_LABEL_NAME,    /* UINT32, STRING, [STRING], [[INT32]]: the listings */
+} gk_label_style;
+
+/** gk_value_type_label() : writes the type label of v into buf (size bytes, cut
+ *  to fit). Nested arrays are labelled through their first element; an empty
+ *  inner array shows as array / ARRAY. */
+GK_API void gk_value_type_label(const gk_value *v, gk_label_style style, char *buf, size_t size);
+
+/** gk_format_double() : the shortest text that reads back as d (NaN, Infinity,
+ *  -Infinity as Python's json writes them; "3.0" rather than "3"). */
+GK_API void gk_format_double(char *buf, size_t size, double d);
+
+/** gk_utf8_char_len() : @return : bytes of the well-formed UTF-8 character that
+ *  starts s (of n bytes left), or 0 when none does (bad lead byte, overlong form,
+ *  surrogate, past U+10FFFF, cut short). */
+GK_API size_t gk_utf8_char_len(const char *s, uint64_t n);
+/** gk_utf8_valid() : @return : true if the n bytes at s are well-formed UTF-8. */
+GK_API bool gk_utf8_valid(const char *s, uint64_t n);
+
+/* What gk_utf8_repair replaces by U+FFFD. */
+typedef enum gk_utf8_repair_rule {
+    GK_UTF8_REPAIR_MAXIMAL,   /* each maximal ill-formed part; NUL bytes kept
+                               * (as Python decodes with "replace": dump, info, diff) */
+    GK_UTF8_REPAIR_BYTES,     /* each byte that starts no well-formed character, and
+                               * each NUL byte (text for a NUL-ended string: index) */
+} gk_utf8_repair_rule;
+
+/** gk_utf8_repair() : copies the n bytes at s with ill-formed parts replaced by
+ *  U+FFFD under rule; *out_len (when not NULL) gets the copy's length.
+ *  @return : the malloc'ed, NUL-terminated copy, or NULL when out of memory. */
+GK_API char *gk_utf8_repair(const char *s, uint64_t n, gk_utf8_repair_rule rule, uint64_t *out_len);
 
 /* ======================================================================== */
 /* The in-memory model: ordered metadata and the tensor directory           */
@@ -606,6 +685,13 @@ GK_API bool gk_sink_dest_ok(const char *dest, unsigned flags, gk_error *err);
  *  fails on its own). Thread-safe. @return : GK_OK. */
 GK_API gk_status gk_inputs_add(const char *path, gk_error *err);
 
+/** gk_inputs_open() : opens path for a reader that reads it whole, front to
+ *  back (a patch, a template, a matrix, a manifest): a pipe is fine there (`--patch
+ *  <(cmd)`), and opening one with no writer does not block (its read then ends
+ *  at once). A folder is refused (EISDIR); a regular file is recorded as an input.
+ *  @return : the fd, or -1 with errno set. */
+GK_API int gk_inputs_open(const char *path);
+
 /** gk_inputs_check_output() : @return : GK_OK when dest (after links) is none
  *  of the recorded inputs, else GK_E_SAME_FILE with a message naming the input.
  *  gk_sink_dest_ok and gk_sink_open call it. */
@@ -621,6 +707,9 @@ GK_API void gk_inputs_forbid_fd(int fd, const char *what);
  *  next task may write what an earlier one read). */
 GK_API void gk_inputs_clear(void);
 
+#ifdef GGUFKIT_EXPERIMENTAL
+/* The output sink itself (experimental: gk_write_model is the stable way to
+ * write a model). */
 /** gk_sink_open() : creates the temporary file for dest. Refuses what
  *  gk_sink_dest_ok refuses. A dest ending in ".zst" (or with GK_SINK_ZSTD) is
  *  written zstd-compressed. A dest that is a symbolic link is followed: the file
@@ -630,33 +719,6 @@ GK_API gk_status gk_sink_open(const char *dest, unsigned flags, gk_sink **out, g
 GK_API gk_status gk_sink_write(gk_sink *s, const void *buf, size_t len, gk_error *err);
 /** gk_sink_write_zeros() : appends n zero bytes. */
 GK_API gk_status gk_sink_write_zeros(gk_sink *s, uint64_t n, gk_error *err);
-/** gk_sink_copy_from() : appends len bytes read from fd at offset off: read
- *  straight into the sink's write buffers, or with GK_SINK_BUFFERED (and where
- *  O_DIRECT is refused) through copy_file_range where the kernel allows it. */
-GK_API gk_status gk_sink_copy_from(gk_sink *s, int fd, uint64_t off, uint64_t len, gk_error *err);
-/** gk_sink_copy_swapped() : appends len bytes read from fd at offset off, a
- *  whole number of blocks of block_bytes, each byte-swapped by swap (a type's
- *  byteswap kernel) on the way. @return : as gk_sink_copy_from; GK_E_ARG when len
- *  is not whole blocks. */
-GK_API gk_status gk_sink_copy_swapped(gk_sink *s, int fd, uint64_t off, uint64_t len, size_t block_bytes,
-                               gk_byteswap_fn swap, gk_error *err);
-/** gk_sink_clone_probe() : tries whether the output can share blocks with the
- *  file open at fd (same filesystem, one that clones: XFS with reflink, btrfs);
- *  when it can, later gk_sink_copy_from calls from any file clone the whole
- *  blocks whose source and output offsets are congruent modulo the block size,
- *  and copy the rest (a refusal then turns cloning off and copies). Call before
- *  the first byte is written; never with GK_SINK_NO_CLONE or a compressed dest.
- *  @return : the block size clones are made in, or 0 (everything is copied). */
-GK_API uint64_t gk_sink_clone_probe(gk_sink *s, int fd);
-/** gk_sink_settle() : makes the clones gk_sink_copy_from deferred (a run of
- *  blocks grows while the next bytes continue it) now, copying where the
- *  filesystem refuses them; gk_sink_bytes_cloned is exact afterwards.
- *  gk_sink_commit settles too. @return : GK_OK or the clone's or copy's error. */
-GK_API gk_status gk_sink_settle(gk_sink *s, gk_error *err);
-/** gk_sink_bytes_cloned() : @return : bytes appended by sharing blocks so far,
- *  a deferred run's whole blocks included (the rest of gk_sink_offset was
- *  written or copied). */
-GK_API uint64_t gk_sink_bytes_cloned(const gk_sink *s);
 /** gk_sink_offset() : @return : bytes written so far. */
 GK_API uint64_t gk_sink_offset(const gk_sink *s);
 /** gk_sink_commit() : fsyncs, links (or renames) into place, fsyncs the folder, frees s.
@@ -666,6 +728,7 @@ GK_API gk_status gk_sink_commit(gk_sink *s, gk_error *err);
 /** gk_sink_abort() : discards the output (removes a named temporary file) and frees s
  *  (NULL accepted). */
 GK_API void gk_sink_abort(gk_sink *s);
+#endif /* GGUFKIT_EXPERIMENTAL */
 
 /** gk_same_file() : @return : true if paths a and b name the same existing file. */
 GK_API bool gk_same_file(const char *a, const char *b);
@@ -707,6 +770,7 @@ typedef struct gk_write_stats {
 } gk_write_stats;
 
 typedef struct gk_write_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_write_opts) */
     unsigned sink_flags;      /* GK_SINK_* */
     bool pad_end;             /* without tensors: pad the header to the alignment (with
                                  tensors the last one is always padded, as ggml reads it) */
@@ -726,7 +790,7 @@ typedef struct gk_write_opts {
  *  bounded whatever the model size. Unchanged tensors clone where the dest's
  *  filesystem can share the input's blocks (opts->clone; the bytes are the
  *  same); with GK_CLONE_PAD, out then gets a GK_PADDING_KEY pair sized so they
- *  do (gk_model_pad_to_residue), and only then.
+ *  do, and only then.
  *  @return : GK_OK, or an error with nothing left at dest. */
 GK_API gk_status gk_write_model(const char *dest, gk_model *out, const gk_step *steps,
                          const gk_write_opts *opts, gk_error *err);
@@ -768,9 +832,6 @@ typedef struct gk_outputs_failure {
  *  @return : GK_OK, or the error about output failure->output. */
 GK_API gk_status gk_write_outputs(const gk_output *outs, size_t n, gk_file *const *inputs, size_t n_inputs,
                                   const gk_write_opts *opts, gk_outputs_failure *failure, gk_error *err);
-
-/** gk_default_threads() : @return : the number of online cores (at least 1). */
-GK_API int gk_default_threads(void);
 
 /* ======================================================================== */
 /* Quantization plans (the choices llama-quantize makes)                    */
@@ -824,20 +885,18 @@ typedef struct gk_kv_override {
     char s[128];
 } gk_kv_override;
 
+#ifdef GGUFKIT_EXPERIMENTAL
+/* Experimental: the text form is llama-quantize's command-line syntax; a program
+ * fills gk_kv_override itself. */
 /** gk_kv_override_parse() : parses "KEY=int:5", "KEY=float:0.5", "KEY=bool:true",
  *  "KEY=str:text" (llama-quantize's --override-kv syntax; key below 128 bytes,
  *  string at most 127 bytes; numbers must parse whole).
  *  @return : GK_OK, or GK_E_ARG with a message. */
 GK_API gk_status gk_kv_override_parse(const char *arg, gk_kv_override *out, gk_error *err);
-
-/** gk_kv_override_apply() : sets the pair at the end of m's metadata, as
- *  llama-quantize (September 2026) does, whatever type an existing key had: an
- *  int as UINT32 of its magnitude cut to 32 bits (-5 gives 5), a float as F32, a
- *  bool, a string. A layout key's value is checked (general.alignment a power
- *  of two, split.* refused). */
-GK_API gk_status gk_kv_override_apply(gk_model *m, const gk_kv_override *o, gk_error *err);
+#endif /* GGUFKIT_EXPERIMENTAL */
 
 typedef struct gk_quant_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_quant_opts) */
     const gk_quant_target *target;
     bool pure;                /* every eligible tensor gets the base type */
     bool allow_requantize;    /* accept already-quantized inputs */
@@ -998,12 +1057,6 @@ GK_API const float *gk_imatrix_for_tensor(const gk_imatrix *im, const gk_tensor 
  *  (gk_quant_imatrix_required), not by target. */
 GK_API bool gk_quant_target_demands_imatrix(const gk_quant_target *t);
 
-/** gk_quant_check_imatrix() : refuses target t without a matrix (im NULL, or
- *  left empty by the filters) when t demands one (a stricter check than
- *  llama-quantize's; `quantize` no longer uses it).
- *  @return : GK_OK, or GK_E_UNSUPPORTED naming the target. */
-GK_API gk_status gk_quant_check_imatrix(const gk_quant_target *t, const gk_imatrix *im, gk_error *err);
-
 /** gk_quant_check_imatrix_coverage() : refuses, before anything is written, every
  *  converted tensor of plan (built from the n models, of target) that llama-quantize
  *  refuses to quantize without weights (gk_quant_imatrix_required) and im (may be
@@ -1058,6 +1111,7 @@ GK_API void gk_findings_free(gk_finding *findings);
 #define GK_SPLIT_MAX_SHARDS 65535   /* split.count is a u16 */
 
 typedef struct gk_split_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_split_opts) */
     uint64_t max_tensors;        /* at most this many tensors per shard, or 0 */
     uint64_t max_bytes;          /* at most this many tensor bytes per shard (each
                                     tensor counted padded to the alignment), or 0;
@@ -1180,11 +1234,6 @@ GK_API gk_status gk_merge_write(gk_split_set *set, const char *dest, const gk_wr
 GK_API gk_status gk_merge_consume(const char *shard_path, const char *dest, const gk_write_opts *opts,
                                   gk_error *err);
 
-/** gk_endian_check() : @return : GK_OK when every tensor of m can change byte order
- *  (its type has a byte-swap kernel), else GK_E_UNSUPPORTED naming the first
- *  tensor and type that cannot. */
-GK_API gk_status gk_endian_check(const gk_model *m, gk_error *err);
-
 /** gk_endian_convert() : writes f to dest atomically in the byte order big (true)
  *  or little: header, metadata and every tensor's blocks swapped by the type
  *  table's kernels, laid out canonically, padded at the end as f is. A v1 input
@@ -1292,16 +1341,6 @@ GK_API bool gk_key_expected_type(const char *key, gk_vtype *type, gk_vtype *elem
  *  appended when new): a rewrite leaves that much room for later in-place edits. */
 GK_API gk_status gk_model_set_padding(gk_model *m, uint64_t n, gk_error *err);
 
-/** gk_model_pad_to_residue() : makes m's data section (gk_model_data_start)
- *  start at `residue` modulo `block` by growing its GK_PADDING_KEY pair (added
- *  at the end when absent; a pair that is not an array of UINT8 becomes one);
- *  nothing changes when it starts there already. Used so that a rewrite's
- *  tensors keep their input's position modulo the filesystem block and clone.
- *  *done is false when no padding gets there (residue not a multiple of the
- *  alignment, or block not one of it). @return : GK_OK or GK_E_NOMEM. */
-GK_API gk_status gk_model_pad_to_residue(gk_model *m, uint64_t block, uint64_t residue, bool *done,
-                                         gk_error *err);
-
 /* Whether an edited model can be written over the file it was read from without
  * moving the data section. */
 typedef struct gk_inplace_plan {
@@ -1323,11 +1362,6 @@ typedef struct gk_inplace_plan {
  *  it does not fit, m is left as given. @return : GK_OK or GK_E_NOMEM. */
 GK_API gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error *err);
 
-/* Called before every low-level write, truncate, fsync and unlink of an in-place
- * write or a recovery; returning false stops the writer at once, without any
- * cleanup (crash simulation for tests). what names the operation. */
-typedef bool (*gk_io_hook)(void *ctx, const char *what);
-
 /* The journal an in-place write keeps beside FILE while it rewrites the header. */
 #define GK_JOURNAL_SUFFIX ".ggufkit-journal"
 
@@ -1337,13 +1371,12 @@ typedef bool (*gk_io_hook)(void *ctx, const char *what);
  *  write leaves alone (and its own length and SHA-256; file and folder fsynced), then
  *  the new bytes are written and fsynced, then the journal is removed. Tensor
  *  bytes are never touched. *changed (may be NULL) tells whether any byte changed.
- *  hook may be NULL. f must come from gk_open_exclusive; readers (gk_open) are
+ *  f must come from gk_open_exclusive; readers (gk_open) are
  *  kept out of the header while it changes, so they see the old one or the new.
  *  @return : GK_OK, GK_E_EXISTS (a journal is already there), GK_E_ARG (f not
  *  opened with gk_open_exclusive), GK_E_UNSUPPORTED (not a regular file),
- *  GK_E_LOCKED, GK_E_IO, GK_E_INTERRUPTED (hook). */
-GK_API gk_status gk_inplace_write(gk_file *f, const gk_model *m, gk_io_hook hook, void *hook_ctx,
-                           bool *changed, gk_error *err);
+ *  GK_E_LOCKED, GK_E_IO, GK_E_INTERRUPTED (a test hook: gk_test_control). */
+GK_API gk_status gk_inplace_write(gk_file *f, const gk_model *m, bool *changed, gk_error *err);
 
 /* What gk_journal_recover found beside a file. */
 typedef enum gk_recovery {
@@ -1371,17 +1404,16 @@ typedef enum gk_recovery {
  *  Recovery happens only under the file's edit lock (the lock every in-place edit
  *  holds from reading the header to removing its journal), so a journal is never
  *  taken from a live editor; waits up to wait_ms for it. Without a journal the
- *  file is not even opened. hook may be NULL (see gk_io_hook).
+ *  file is not even opened.
  *  @return : GK_OK, GK_E_JOURNAL (stale or unproven journal: both left alone),
  *            GK_E_NOT_FOUND (journal without its file), GK_E_LOCKED, GK_E_IO. */
-GK_API gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
-                             void *hook_ctx, gk_error *err);
+GK_API gk_status gk_journal_recover(const char *path, unsigned wait_ms, gk_recovery *what, gk_error *err);
 
 /** gk_journal_recover_force() : gk_journal_recover that also applies a format-1
  *  journal of the file's inode and size, which cannot prove more (the caller
  *  knows that the file was not replaced). A stale journal is still refused. */
 GK_API gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk_recovery *what,
-                                          gk_io_hook hook, void *hook_ctx, gk_error *err);
+                                          gk_error *err);
 
 /** gk_journal_discard() : removes path's journal when it does not belong to the
  *  file: a stale or unproven one (*what GK_RECOVERY_DISCARDED), a torn one, one
@@ -1389,8 +1421,7 @@ GK_API gk_status gk_journal_recover_force(const char *path, unsigned wait_ms, gk
  *  never written. A journal whose edit changed the file is refused (GK_E_JOURNAL:
  *  gk_journal_recover puts the old header back). Under the edit lock, as
  *  gk_journal_recover. @return : GK_OK, GK_E_JOURNAL, GK_E_LOCKED, GK_E_IO. */
-GK_API gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_io_hook hook,
-                                    void *hook_ctx, gk_error *err);
+GK_API gk_status gk_journal_discard(const char *path, unsigned wait_ms, gk_recovery *what, gk_error *err);
 
 /** gk_open_exclusive() : opens path as gk_open does, for a change to the file
  *  itself (gk_inplace_write, or gk_edit_rewrite replacing it): takes the file's
@@ -1448,6 +1479,7 @@ GK_API int gk_hash_kind_lookup(const char *name);
 GK_API void gk_hash_hex(gk_hash_kind k, const gk_hash_value *v, char *out);
 
 typedef struct gk_hash_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_hash_opts) */
     unsigned kinds;            /* GK_HASH_BIT(...) of the digests wanted (0: xxh64) */
     bool no_tensors;           /* whole-model digests only (--no-layer) */
     bool canonical;            /* hash big-endian files' blocks as their little-endian form */
@@ -1566,11 +1598,51 @@ GK_API gk_status gk_verify_data(gk_file *f, gk_data_finding_fn fn, void *ctx, gk
                          void *progress_ctx, size_t *n_errors, gk_error *err);
 
 /* ======================================================================== */
+/* Beyond the command                                                       */
+/* ======================================================================== */
+
+/* The ggufkit command calls nearly every exported function, and
+ * tests/api/consumer.c (a program built from the installed header) calls most
+ * of the rest. These are exported for other programs though neither calls
+ * them (tests/api_symbols.sh fails on an export that is in none of the three):
+ *   gk_archive_list - names of the GGUF members to open as ARCHIVE::MEMBER
+ *   gk_path_is_archive - whether a path is to be listed that way
+ *   gk_error_about - a program's own error report naming the file it is about
+ *   gk_file_fd - the descriptor, for a program that maps tensor data itself
+ *   gk_file_pads_end - gk_write_opts.pad_end that keeps a tensorless file's shape
+ *   gk_inputs_clear - a long-lived program starting an unrelated task
+ *   gk_model_set_version - writing a model as GGUF v2 for older readers
+ *   gk_tensor_set_type - building an output model by hand for gk_write_model
+ *   gk_tensor_set_offset - a tensor directory laid out other than canonically
+ *   gk_tensor_clear - an output model that keeps the metadata only
+ *   gk_key_name_valid - checking a key before an edit, as gk_edit_apply does
+ *   gk_key_expected_type - the type a well-known key must have
+ *   gk_edit_add_set_value - a typed value in an edit list (not parsed from text)
+ *   gk_imatrix_entry - the names and weights of an importance matrix
+ *   gk_imatrix_find - one entry's weights by name
+ *   gk_imatrix_dataset - the calibration data recorded in a matrix
+ *   gk_imatrix_chunks - the chunk count recorded in a matrix
+ *   gk_imatrix_is_gguf - which of the two forms a matrix was read from
+ *   gk_quant_imatrix_required - whether quantizing one tensor needs a matrix
+ *   gk_quant_target_demands_imatrix - whether a target wants one for most tensors
+ *   gk_split_set_merged - a shard set's merged model and steps for gk_write_model
+ *   gk_split_set_release - keeping a set's open shards after the set
+ *   gk_split_shard_model - one shard's model, for a custom shard writer
+ *   gk_hash_kind_lookup - a digest kind from its name, as a manifest or option spells it
+ */
+
+/* ######################################################################## */
+/* EXPERIMENTAL API (below): declared only with GGUFKIT_EXPERIMENTAL defined */
+/* ######################################################################## */
+#ifdef GGUFKIT_EXPERIMENTAL
+
+/* ======================================================================== */
 /* Index: a SQLite catalogue of GGUF collections (ggufkit index)            */
 /* ======================================================================== */
 
-/* Options of gk_index_run. Zero for all of them gives the defaults. */
+/* Options of gk_index_run. Zero for all but size gives the defaults. */
 typedef struct gk_index_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_index_opts) */
     int jobs;                 /* header-parsing threads (<= 0: all cores) */
     bool full_arrays;         /* store arrays whole (else the first array_head elements) */
     bool prune;               /* remove the rows of files that no longer exist */
@@ -1717,6 +1789,7 @@ typedef struct gk_diff_result {
 } gk_diff_result;
 
 typedef struct gk_diff_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_diff_opts) */
     int threads;              /* worker threads (<= 0: all cores) */
     gk_progress_fn progress;  /* bytes of tensor data read (both sides), may be NULL */
     void *progress_ctx;
@@ -1736,6 +1809,63 @@ GK_API gk_status gk_diff_run(gk_diff_input *ref, gk_diff_input *other, const gk_
 
 /** gk_diff_result_free() : releases what gk_diff_run allocated in res. */
 GK_API void gk_diff_result_free(gk_diff_result *res);
+
+/* ======================================================================== */
+/* Convert: a Hugging Face checkpoint folder to GGUF (ggufkit convert)      */
+/* ======================================================================== */
+
+typedef struct gk_convert_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_convert_opts) */
+    uint32_t out_type;        /* GK_TYPE_F32, F16, BF16 or Q8_0 (the reference's --outtype) */
+    bool vocab_only;          /* metadata and vocabulary, no tensors */
+    bool ignore_model_card;   /* leave README.md's front matter unread */
+} gk_convert_opts;
+
+/* A planned conversion: the output model and one pipeline step per tensor,
+ * reading from the checkpoint, for gk_write_model to write in one pass. */
+typedef struct gk_convert gk_convert;
+
+/** gk_convert_plan() : reads dir's config.json, checkpoint and tokenizer and plans
+ *  the output. @return : GK_OK with *out (gk_convert_free); GK_E_UNSUPPORTED (an
+ *  architecture, dtype or tokenizer not handled: the message lists what is),
+ *  GK_E_NOT_FOUND / GK_E_CORRUPT naming the file, tensor or key and offset,
+ *  GK_E_ARG (o->size not set with GK_OPTS_INIT). */
+GK_API gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert **out, gk_error *err);
+
+/** gk_convert_model() : @return : the output model (owned by c). */
+GK_API gk_model *gk_convert_model(gk_convert *c);
+/** gk_convert_steps() : @return : one step per tensor of the output model (owned by c). */
+GK_API const gk_step *gk_convert_steps(const gk_convert *c);
+
+/** gk_convert_free() : frees the plan and closes its inputs (NULL accepted). */
+GK_API void gk_convert_free(gk_convert *c);
+
+/** gk_convert_supported() : @return : the supported architectures, listed. */
+GK_API const char *gk_convert_supported(void);
+
+/* ======================================================================== */
+/* Test control: hooks for crash tests, in one entry point                   */
+/* ======================================================================== */
+
+/* Called before every low-level write, truncate, fsync and unlink of an in-place
+ * write or a recovery; returning false stops the writer at once, without any
+ * cleanup (crash simulation for tests). what names the operation. */
+typedef bool (*gk_io_hook)(void *ctx, const char *what);
+
+enum {
+    /* gk_test_control(GK_TEST_IO_HOOK, gk_io_hook hook, void *ctx): every later
+     * gk_inplace_write, gk_journal_recover, gk_journal_recover_force and
+     * gk_journal_discard asks hook before each step (NULL: none). Process-wide;
+     * set it before any of them runs, never while one does. */
+    GK_TEST_IO_HOOK = 1,
+};
+
+/** gk_test_control() : changes a testing behaviour of the library (op: GK_TEST_*,
+ *  then op's arguments). Not for production programs.
+ *  @return : GK_OK, or GK_E_ARG for an unknown op. */
+GK_API gk_status gk_test_control(int op, ...);
+
+#endif /* GGUFKIT_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

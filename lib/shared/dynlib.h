@@ -1,5 +1,6 @@
 /*
- * dynlib.h - shared libraries opened on first use.
+ * dynlib.h - shared libraries opened on first use. lib/shared: compiled into
+ * both the library (hidden) and the command (cairo for diff --plot).
  *
  * Some libraries serve one subcommand only (libarchive for archive members,
  * libcrypto for SHA digests, SQLite for the index, cairo for pictures), yet
@@ -17,14 +18,15 @@
  *     static gk_dynlib lib = GK_DYNLIB_INIT("libfoo", sonames, names, &api);
  *     if (gk_dynlib_load(&lib, "foo support", err) == GK_OK) api.foo_open(...);
  */
-#ifndef GK_UTIL_DYNLIB_H
-#define GK_UTIL_DYNLIB_H
+#ifndef GK_SHARED_DYNLIB_H
+#define GK_SHARED_DYNLIB_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "ggufkit.h"
+#include "names.h"
 
 /* One table field: a pointer typed like the library's function of that name. */
 #define GK_DYNLIB_SLOT(name) __typeof__(name) *name;

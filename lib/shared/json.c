@@ -1,13 +1,14 @@
 /*
- * json.c - exact JSON numbers as raw cJSON items (see json.h).
+ * json.c - exact JSON numbers as raw cJSON items (see json.h). Part of lib/shared:
+ * compiled into the library and into the command.
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
 
-#include "util/numtext.h"
-#include "util/json.h"
+#include "numtext.h"
+#include "json.h"
 
 cJSON *gk_json_u64(uint64_t v) {
     char buf[24];

@@ -1,8 +1,10 @@
 /*
- * numtext.h - numbers as text, below every folder that prints a number.
+ * numtext.h - numbers as text, below every folder that prints a number. In
+ * lib/shared beside json.c, which uses it; gk_format_double is public API, so
+ * the command calls the library's and compiles no copy of its own.
  */
-#ifndef GK_UTIL_NUMTEXT_H
-#define GK_UTIL_NUMTEXT_H
+#ifndef GK_SHARED_NUMTEXT_H
+#define GK_SHARED_NUMTEXT_H
 
 #include <stddef.h>
 

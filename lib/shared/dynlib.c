@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/dynlib.h"
+#include "dynlib.h"
 
 /* Opens the first of lib's sonames that loads; @return : the handle or NULL (why set). */
 static void *open_any(gk_dynlib *lib) {

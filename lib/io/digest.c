@@ -1,7 +1,7 @@
 /*
  * digest.c - xxh64, SHA-1, SHA-256 and llama.cpp's UUIDv5 over libxxhash and
  * libcrypto (see digest.h). Nothing here implements a digest itself.
- * libcrypto is opened on first use of a SHA digest (util/dynlib.h): linking it
+ * libcrypto is opened on first use of a SHA digest (shared/dynlib.h): linking it
  * would cost every command its loading time.
  */
 #include <stdio.h>
@@ -10,8 +10,8 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
-#include "util/digest.h"
-#include "util/dynlib.h"
+#include "io/digest.h"
+#include "shared/dynlib.h"
 
 /* The libcrypto functions used here, reached through crypto_api once loaded. */
 #define CRYPTO_FUNCS(X)                                                                            \
