@@ -33,12 +33,7 @@ expect_same() {
 run_comparisons() {
     [ -s "$TMP/compare.list" ] || return 0
     python3 "$HERE/json_equal.py" --batch "$TMP/compare.list" >"$TMP/compare.out" 2>&1
-    local n_ok n_fail
-    n_ok=$(grep -c '^ok ' "$TMP/compare.out")
-    n_fail=$(grep -vc '^ok ' "$TMP/compare.out")
-    passed=$((passed + n_ok))
-    failed=$((failed + n_fail))
-    grep -v '^ok ' "$TMP/compare.out" | sed 's/^FAIL /FAIL: /'
+    batch_results "$TMP/compare.out"
     : >"$TMP/compare.list"
 }
 
@@ -254,10 +249,7 @@ for line in open(sys.argv[1]):
     print(f"FAIL {name}: " + "; ".join(problems) if problems else f"ok {name}")
 EOF
     n_ok=$(grep -c '^ok ' "$TMP/manifest.out")
-    n_fail=$(grep -vc '^ok ' "$TMP/manifest.out")
-    passed=$((passed + n_ok))
-    failed=$((failed + n_fail))
-    grep -v '^ok ' "$TMP/manifest.out" | sed 's/^FAIL /FAIL: info vs MANIFEST: /'
+    batch_results "$TMP/manifest.out" "info vs MANIFEST: "
     echo "info vs MANIFEST: $n_ok files agree"
 
     # The file type names llama-quantize would print.

@@ -36,12 +36,7 @@ queue_check() {
 run_checks() {
     [ -s "$TMP/check.list" ] || return 0
     python3 "$HERE/edit_check.py" --batch "$TMP/check.list" >"$TMP/check.out" 2>&1
-    local n_ok n_fail
-    n_ok=$(grep -c '^ok ' "$TMP/check.out")
-    n_fail=$(grep -vc '^ok ' "$TMP/check.out")
-    passed=$((passed + n_ok))
-    failed=$((failed + n_fail))
-    grep -v '^ok ' "$TMP/check.out" | sed 's/^FAIL /FAIL: /'
+    batch_results "$TMP/check.out"
     : >"$TMP/check.list"
 }
 
