@@ -5,11 +5,15 @@
 # from there, runs it on a test model, and checks what it prints. Also runs the
 # installed ggufkit command, which links the installed libggufkit.so.
 #
-# usage: api_install.sh BUILD_DIR SOURCE_DIR VERSION
+# usage: api_install.sh BUILD_DIR SOURCE_DIR VERSION [B_SANITIZE]
 set -u
 build=$1
 src=$2
 version=$3
+# a sanitized library needs its runtime in the program too (meson's b_sanitize)
+sanitize=${4:-none}
+san_flags=()
+[ "$sanitize" != none ] && [ -n "$sanitize" ] && san_flags=(-fsanitize="$sanitize")
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
@@ -39,7 +43,7 @@ headers=$(cd "$incdir" && ls -- *.h | tr '\n' ' ')
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$root
 [ "$(pkg-config --modversion ggufkit)" = "$version" ] || fail "pkg-config version $(pkg-config --modversion ggufkit), not $version"
 flags=$(pkg-config --cflags --libs ggufkit) || fail "pkg-config --cflags --libs ggufkit"
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -o "$tmp/consumer" "$src/tests/api/consumer.c" $flags 2>"$tmp/cc.log" ||
+${CC:-cc} -std=c11 -Wall -Wextra -Werror "${san_flags[@]}" -o "$tmp/consumer" "$src/tests/api/consumer.c" $flags 2>"$tmp/cc.log" ||
     { cat "$tmp/cc.log"; fail "the consumer does not compile from the installed header and .pc ($flags)"; }
 [ $status = 0 ] || exit 1
 
