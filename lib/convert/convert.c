@@ -20,6 +20,7 @@
 #include "convert/meta.h"
 #include "convert/modelcard.h"
 #include "convert/source.h"
+#include "convert/bpe.h"
 #include "convert/vocab.h"
 #include "util/grow.h"
 #include "util/opts.h"
@@ -629,8 +630,32 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
     return s;
 }
 
-/* LlamaModel.set_vocab (Qwen2Model.set_vocab: the SentencePiece route
- * alone), the SentencePiece route. */
+/* LlamaModel.set_vocab's second try, gguf.LlamaHfVocab: a tokenizer.json BPE
+ * model with byte fallback and a Sequence decoder is a SentencePiece-style
+ * vocabulary (tokenizer.ggml.model "llama"), which is not handled yet; any
+ * other goes the GPT-2 BPE route. */
+static gk_status llama_hf_refused(const char *dir, gk_error *err) {
+    cJSON *tok;
+    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
+    if (s != GK_OK) return s;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(tok, "model");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "decoder"), "type");
+    bool llama_hf = cJSON_IsString(type) && strcmp(type->valuestring, "BPE") == 0 && cJSON_IsTrue(fb) &&
+                    cJSON_IsString(dec) && strcmp(dec->valuestring, "Sequence") == 0;
+    cJSON_Delete(tok);
+    if (!llama_hf) return GK_OK;
+    gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                 "model.byte_fallback with a Sequence decoder: a SentencePiece-style tokenizer.json "
+                 "(the reference's LlamaHfVocab) is not supported yet; add its tokenizer.model");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    gk_error_about(err, path);
+    return GK_E_UNSUPPORTED;
+}
+
+/* LlamaModel.set_vocab (Qwen2Model.set_vocab: SentencePiece, else GPT-2 BPE). */
 static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     cJSON *tc = NULL;
     gk_status s = p->arch->llama ? gk_hf_json_load(p->dir, "tokenizer_config.json", false, &tc, err) : GK_OK;
@@ -648,15 +673,22 @@ static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     cJSON_Delete(tc);
     if (s != GK_OK) return s;
     if (!gk_hf_exists(p->dir, "tokenizer.model")) {
-        gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                     "no tokenizer.model: tokenizer.json (BPE) vocabularies are not supported yet");
-        gk_error_about(err, p->dir);
-        return GK_E_UNSUPPORTED;
+        if (!gk_hf_exists(p->dir, "tokenizer.json")) {
+            gk_error_set(err, GK_E_NOT_FOUND, -1, "no tokenizer: neither tokenizer.model nor tokenizer.json");
+            gk_error_about(err, p->dir);
+            return GK_E_NOT_FOUND;
+        }
+        if (p->arch->llama && (s = llama_hf_refused(p->dir, err)) != GK_OK) return s;
+        static const char *const k_size[] = { "vocab_size", NULL };
+        const cJSON *vs = hp_find(&p->hp, k_size, NULL);
+        int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble >= 0 ? (int64_t)vs->valuedouble : -1;
+        s = gk_conv_vocab_bpe(m, p->dir, p->hp.root, vocab_size, p->o->vocab_pre, err);
+    } else {
+        static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
+        const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);
+        int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble > 0 ? (int64_t)vs->valuedouble : -1;
+        s = gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
     }
-    static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
-    const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);
-    int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble > 0 ? (int64_t)vs->valuedouble : -1;
-    s = gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
     if (s != GK_OK || !p->arch->llama) return s;
     /* LlamaModel.set_vocab's two special cases of config.json's vocab_size */
     static const char *const k_size[] = { "vocab_size", NULL };
@@ -677,7 +709,7 @@ static gk_status check_embedding(planner *p, gk_error *err) {
     const gk_tensor *t = gk_tensor_at(m, (size_t)ti);
     if (t->ne[1] == tokens->arr.n) return GK_OK;
     gk_error_set(err, GK_E_CORRUPT, -1,
-                 "the vocabulary has %llu tokens (config.json vocab_size, tokenizer.model) but "
+                 "the vocabulary has %llu tokens (config.json vocab_size, the tokenizer) but "
                  "model.embed_tokens.weight has %llu rows",
                  (unsigned long long)tokens->arr.n, (unsigned long long)t->ne[1]);
     char path[4096];
