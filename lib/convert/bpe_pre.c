@@ -158,12 +158,11 @@ static gk_status split_by(plist *l, pcre2_code *code, int behavior, bool invert,
                 s = plist_push(&out, t + x.a, x.b - x.a, err);
                 break;
             case B_PREV:
-                if (x.match && k > 0) {
-                    piece *pr = &out.p[out.n - 1];
-                    char *g = realloc(pr->s, pr->n + x.b - x.a + 1);
-                    if (g == NULL) { s = nomem(err); break; }
-                    memcpy(g + pr->n, t + x.a, x.b - x.a);
-                    pr->s = g, pr->n += x.b - x.a, g[pr->n] = '\0';
+                if (x.match && k > 0) {   /* the last piece grows by the match */
+                    piece pr = out.p[--out.n];
+                    s = plist_push2(&out, pr.s, pr.n, t + x.a, x.b - x.a, err);
+                    if (s == GK_OK) free(pr.s);
+                    else out.p[out.n++] = pr;
                 } else {
                     s = plist_push(&out, t + x.a, x.b - x.a, err);
                 }
