@@ -309,12 +309,13 @@ static gk_status plain_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_con
     return emit(p, nm->gguf, n_dims, ne, &feed, ct->t->dtype == GK_ST_F16, err);
 }
 
-static const char *const expert_suffix[3] = { "w1", "w2", "w3" };
-
-/* A layer's experts all arrived: w1, w2, w3 each stacked over the experts. */
+/* A layer's experts all arrived: gate, down and up, each stacked over the
+ * experts, in the architecture's order. */
 static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
     static const char *const names[3] = { "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps" };
-    for (int which = 0; which < 3; which++) {
+    const gk_conv_moe *moe = p->arch->moe;
+    for (int k = 0; k < 3; k++) {
+        int which = moe->order[k];
         gk_conv_feed feed = { .parts = calloc((size_t)p->n_experts, sizeof *feed.parts), .n_parts = (size_t)p->n_experts };
         if (feed.parts == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         for (size_t i = 0; i < p->n_pending; i++) {
@@ -325,9 +326,9 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
             if (feed.parts[x] == NULL) {
                 free(feed.parts);
                 return gk_error_set(err, GK_E_CORRUPT, -1,
-                                    "model.layers.%lld.block_sparse_moe.experts.%lld.%s.weight is missing (layer %lld "
+                                    "model.layers.%lld.%s%lld.%s.weight is missing (layer %lld "
                                     "has %lld experts in config.json)",
-                                    (long long)bid, (long long)x, expert_suffix[which], (long long)bid,
+                                    (long long)bid, moe->prefix, (long long)x, moe->parts[which], (long long)bid,
                                     (long long)p->n_experts);
             }
         const gk_ckpt_tensor *first = feed.parts[0];
@@ -365,7 +366,7 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
 
 static gk_status expert_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_conv_name *nm, gk_error *err) {
     if (p->n_experts < 0) {
-        static const char *const k[] = { "num_local_experts", NULL };
+        const char *const *k = p->arch->moe->count_keys;
         gk_status s = hp_int(&p->hp, p->dir, k, true, &p->n_experts, err);
         if (s != GK_OK) return s;
     }
@@ -603,6 +604,17 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
         if (s == GK_OK) s = put_u32(m, a, "%s.attention.value_length", head_dim, err);
     }
     if (s == GK_OK) s = gk_kv_set_u32(m, "general.file_type", file_type(p->o->out_type), err);
+    if (s == GK_OK && p->arch->qwen2_moe) {
+        /* Qwen2MoeModel.set_gguf_parameters */
+        static const char *const k_eff[] = { "moe_intermediate_size", NULL };
+        static const char *const k_sff[] = { "shared_expert_intermediate_size", NULL };
+        s = hp_int(h, p->dir, k_eff, false, &v, err);
+        if (s == GK_OK && v >= 0) s = put_u32(m, a, "%s.expert_feed_forward_length", v, err);
+        if (s == GK_OK) s = hp_int(h, p->dir, k_sff, false, &v, err);
+        if (s == GK_OK && v >= 0) s = put_u32(m, a, "%s.expert_shared_feed_forward_length", v, err);
+        if (s == GK_OK) s = gk_kv_set_u32(m, "general.quantization_version", 2, err);
+        return s;
+    }
     if (s == GK_OK && !p->arch->llama) {
         /* Qwen2Model: _try_set_pooling_type (a sentence-transformers folder) */
         if (gk_hf_exists(p->dir, "modules.json")) {
@@ -672,7 +684,8 @@ static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     if (prefix && cJSON_IsBool(prefix)) s = put_bool(m, "tokenizer.ggml.add_space_prefix", cJSON_IsTrue(prefix), err);
     cJSON_Delete(tc);
     if (s != GK_OK) return s;
-    if (!gk_hf_exists(p->dir, "tokenizer.model")) {
+    /* TextModel.set_vocab (Qwen3-MoE): the GPT-2 BPE route whatever else is there */
+    if (p->arch->qwen2_moe || !gk_hf_exists(p->dir, "tokenizer.model")) {
         if (!gk_hf_exists(p->dir, "tokenizer.json")) {
             gk_error_set(err, GK_E_NOT_FOUND, -1, "no tokenizer: neither tokenizer.model nor tokenizer.json");
             gk_error_about(err, p->dir);
@@ -777,7 +790,7 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
         cJSON_Delete(config);
         return GK_E_UNSUPPORTED;
     }
-    if (p.arch->qk_norm && is_reranker(dir, config)) {
+    if (p.arch->qk_norm && !p.arch->qwen2_moe && is_reranker(dir, config)) {
         gk_error_set(err, GK_E_UNSUPPORTED, -1, "a Qwen3 reranker (its yes/no classifier head) is not supported yet");
         gk_error_about(err, dir);
         cJSON_Delete(config);
