@@ -226,8 +226,10 @@ static char *byte_decode(const char *t) {
         return out;
     }
     out[k] = '\0';
-    /* invalid UTF-8 becomes U+FFFD (Python's errors='replace'): keep it simple, refuse none */
-    return out;
+    /* Python decodes the bytes with errors="replace" */
+    char *text = gk_utf8_repair(out, k, GK_UTF8_REPAIR_MAXIMAL, NULL);
+    free(out);
+    return text;
 }
 
 static bool decoder_is_byte_level(const cJSON *tok) {

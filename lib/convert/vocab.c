@@ -54,7 +54,7 @@ char *gk_conv_unescape_spaces(const char *s) {
     char *out = malloc(strlen(s) + 1), *o = out;
     if (out == NULL) return NULL;
     while (*s) {
-        if (memcmp(s, "\xe2\x96\x81", 3) == 0) {
+        if (s[0] == '\xe2' && s[1] == '\x96' && s[2] == '\x81') {   /* stops at the NUL */
             *o++ = ' ';
             s += 3;
         } else {

@@ -15,7 +15,8 @@
 # Refusals, each exit 1 naming tokenizer.json and the key, no output left:
 # a model that is not BPE, merges naming unknown tokens or of a bad form or of
 # mixed forms, bad token ids, a tokenizer larger than vocab_size, a
-# pre-tokenizer that cannot be identified (the message names --vocab-pre), a
+# pre-tokenizer that cannot be identified (the message names --vocab-pre),
+# bytes that are not UTF-8, a
 # SentencePiece-style tokenizer.json for Llama, no tokenizer at all.
 set -u
 
@@ -119,6 +120,7 @@ refuse "added token without id" added-id "added_tokens[1]"
 refuse "unknown pre-tokenizer step" pre-unknown "Metaspace" "--vocab-pre"
 refuse "pre-tokenizer not in the table" pre-other "check-text digest" "--vocab-pre"
 refuse "tokenizer.json not an object" not-object "not a JSON object"
+refuse "tokenizer.json not UTF-8 (a fuzz find)" bad-utf8 "not valid UTF-8"
 # with --vocab-pre the unidentified ones convert
 python3 "$TINY" "$TMP/other" --break pre-unknown
 expect_exit 0 "unknown pre-tokenizer step with --vocab-pre" "$BIN" convert --vocab-only --vocab-pre gpt-2 "$TMP/other" "$TMP/o.gguf" f16

@@ -17,6 +17,8 @@ count by default). KIND breaks one thing:
   pre-other     a pre-tokenizer that runs but that the reference's table lacks
   llama-hf      byte fallback and a Sequence decoder (SentencePiece-style)
   not-object    tokenizer.json is a JSON list
+  bad-utf8      an added token's text holds a byte that is not UTF-8 (the
+                reference's json.load refuses the file)
 """
 import json
 import os
@@ -79,8 +81,11 @@ def main():
            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
            "decoder": decoder, "model": model}
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
-        json.dump([tok] if kind == "not-object" else tok, f, ensure_ascii=False)
+    text = json.dumps([tok] if kind == "not-object" else tok, ensure_ascii=False).encode()
+    if kind == "bad-utf8":
+        text = text.replace(b"<extra one>", b"<extra\x92one\xe2>")
+    with open(os.path.join(out, "tokenizer.json"), "wb") as f:
+        f.write(text)
     with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump({"eos_token": "<|endoftext|>", "chat_template": "{{ messages }}", "add_bos_token": False}, f)
     cfg = {"architectures": [opts.get("--arch", "Qwen2ForCausalLM")], "vocab_size": int(opts.get("--vocab-size", n_tokens)),
