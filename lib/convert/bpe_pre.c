@@ -487,13 +487,12 @@ static bool llama_class(const cJSON *tc, bool *bos, bool *eos) {
     return true;
 }
 
-static gk_status encode(const gk_bpe_model *m, ids *v, gk_error *err) {
+static gk_status encode(const gk_bpe_model *m, const char *t, size_t n, ids *v, gk_error *err) {
     const cJSON *tok = m->tokenizer, *model = cJSON_GetObjectItemCaseSensitive(tok, "model");
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
     gk_status s = check_normalizer(cJSON_GetObjectItemCaseSensitive(tok, "normalizer"), err);
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(tok, "pre_tokenizer");
-    const char *t = check_text;
-    size_t n = sizeof check_text - 1, seg = 0;
+    size_t seg = 0;
     for (size_t i = 0; i <= n && s == GK_OK;) {
         size_t b = 0;
         bool lstrip = false;
@@ -533,9 +532,22 @@ static gk_status encode(const gk_bpe_model *m, ids *v, gk_error *err) {
     return post_process(m, cJSON_GetObjectItemCaseSensitive(tok, "post_processor"), v, err);
 }
 
+gk_status gk_bpe_encode(const gk_bpe_model *m, const char *text, size_t n, int64_t **out, size_t *n_out,
+                        gk_error *err) {
+    ids v = { 0 };
+    gk_status s = encode(m, text, n, &v, err);
+    if (s != GK_OK) {
+        free(v.v);
+        return s;
+    }
+    *out = v.v;
+    *n_out = v.n;
+    return GK_OK;
+}
+
 gk_status gk_bpe_pre_digest(const gk_bpe_model *m, char hex[65], gk_error *err) {
     ids v = { 0 };
-    gk_status s = encode(m, &v, err);
+    gk_status s = encode(m, check_text, sizeof check_text - 1, &v, err);
     char *text = NULL;
     if (s == GK_OK) {
         text = malloc(v.n * 22 + 3);

@@ -33,6 +33,12 @@ typedef struct gk_bpe_model {
  *  GK_E_CORRUPT (a regex that does not compile), GK_E_NOMEM. */
 gk_status gk_bpe_pre_digest(const gk_bpe_model *m, char hex[65], gk_error *err);
 
+/** gk_bpe_encode() : the ids m gives for the n bytes of text, as the
+ *  tokenizers library's encode with its special tokens: *out malloc'd (free).
+ *  @return : as gk_bpe_pre_digest. */
+gk_status gk_bpe_encode(const gk_bpe_model *m, const char *text, size_t n, int64_t **out, size_t *n_out,
+                        gk_error *err);
+
 /** gk_bpe_pre_lookup() : @return : the reference's name for digest_hex (the
  *  last one when it lists the digest twice), or NULL. */
 const char *gk_bpe_pre_lookup(const char *digest_hex);
