@@ -3,7 +3,6 @@
  * tokenizer keys (bpe.h). tokenizer.json is read whole (cJSON); the tokens
  * are indexed by text and the merges by their pair for the digest's encoder.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +40,9 @@ typedef struct bpe {
 
 static gk_status nomem(gk_error *err) { return gk_error_set(err, GK_E_NOMEM, -1, "out of memory"); }
 
-/* An error about tokenizer.json (err names the file). */
-static gk_status bad(gk_error *err, const bpe *b, gk_status st, const char *fmt, ...) {
-    char msg[GK_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gk_error_set(err, st, -1, "%s", msg);
-    gk_error_about(err, b->path);
-    return st;
-}
+/* An error about tokenizer.json: err gets the message and names the file;
+ * the expression's value is st. */
+#define bad(err, b, st, ...) (gk_error_set((err), (st), -1, __VA_ARGS__), gk_error_about((err), (b)->path), (st))
 
 static uint64_t text_hash(const char *t, size_t n) { return gk_fnv1a(GK_FNV1A_BASIS, t, n); }
 

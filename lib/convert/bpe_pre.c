@@ -168,23 +168,19 @@ static gk_status split_by(plist *l, pcre2_code *code, int behavior, bool invert,
                 }
                 break;
             case B_NEXT:
+            case B_CONTIGUOUS:   /* matches gather until a non-match ... */
                 if (x.match) {
                     if (!pending) pa = x.a;
                     pending = true, pb = x.b;
-                } else {
-                    s = plist_push(&out, t + (pending ? pa : x.a), x.b - (pending ? pa : x.a), err);
-                    pending = false;
+                    break;
                 }
-                break;
-            case B_CONTIGUOUS:
-                if (x.match) {
-                    if (!pending) pa = x.a;
-                    pending = true, pb = x.b;
-                } else {
+                if (behavior == B_NEXT) {   /* ... which they join */
+                    s = plist_push(&out, t + (pending ? pa : x.a), x.b - (pending ? pa : x.a), err);
+                } else {   /* ... before which they are one piece */
                     if (pending) s = plist_push(&out, t + pa, pb - pa, err);
-                    pending = false;
                     if (s == GK_OK) s = plist_push(&out, t + x.a, x.b - x.a, err);
                 }
+                pending = false;
                 break;
             }
         }
