@@ -21,6 +21,7 @@ typedef struct entry {
     const char *text;
     size_t len;
     int64_t id;
+    bool added;                 /* the text is an added token's (get_added_vocab) */
 } entry;
 
 typedef struct merge {
@@ -55,16 +56,17 @@ static int64_t find_entry(const bpe *b, const char *t, size_t n) {
 }
 
 /* Adds or updates (the later id wins, as a Python dict does) text's entry. */
-static gk_status put_entry(bpe *b, const char *t, int64_t id, gk_error *err) {
+static gk_status put_entry(bpe *b, const char *t, int64_t id, bool added, gk_error *err) {
     size_t n = strlen(t);
     int64_t at = find_entry(b, t, n);
     if (at >= 0) {
         b->ents[at].id = id;
+        b->ents[at].added |= added;
         return GK_OK;
     }
     if (!GK_GROW(b->ents, b->cap_ents, b->n_ents + 1, 1024)) return nomem(err);
     if (!gk_hashmap_add(&b->by_text, text_hash(t, n), b->n_ents)) return nomem(err);
-    b->ents[b->n_ents++] = (entry){ t, n, id };
+    b->ents[b->n_ents++] = (entry){ t, n, id, added };
     return GK_OK;
 }
 
@@ -109,7 +111,7 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
     for (const cJSON *e = vocab->child; e && s == GK_OK; e = e->next) {
         if (!gk_hf_is_int(e) || e->valuedouble < 0 || e->valuedouble > 0x7fffffff)
             return bad(err, b, GK_E_CORRUPT, "model.vocab: token '%s' has no valid id", e->string);
-        s = put_entry(b, e->string, (int64_t)e->valuedouble, err);
+        s = put_entry(b, e->string, (int64_t)e->valuedouble, false, err);
     }
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
     if (added && !cJSON_IsArray(added)) return bad(err, b, GK_E_CORRUPT, "added_tokens is not a list");
@@ -119,7 +121,7 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
         const cJSON *content = cJSON_GetObjectItemCaseSensitive(e, "content");
         if (!gk_hf_is_int(id) || id->valuedouble < 0 || id->valuedouble > 0x7fffffff || !cJSON_IsString(content))
             return bad(err, b, GK_E_CORRUPT, "added_tokens[%lld] has no valid id and content", i);
-        s = put_entry(b, content->valuestring, (int64_t)id->valuedouble, err);
+        s = put_entry(b, content->valuestring, (int64_t)id->valuedouble, true, err);
     }
     return s;
 }
@@ -281,37 +283,41 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
             s = GK_E_UNSUPPORTED;
         }
     }
+    /* the merges as pairs are no longer needed (their text is in merges) */
+    free(b.merges);
+    b.merges = NULL;
+    gk_hashmap_free(&b.by_pair);
+    if (tok) cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "model"), "merges");
     if (s == GK_OK) {
         tokens = calloc(n ? n : 1, sizeof *tokens);
         types = calloc(n ? n : 1, sizeof *types);
         if (tokens == NULL || types == NULL) s = nomem(err);
     }
-    /* reverse_vocab: id -> text, the later text of an id winning */
-    const char **rev = s == GK_OK ? calloc(n ? n : 1, sizeof *rev) : NULL;
-    if (s == GK_OK && rev == NULL) s = nomem(err);
-    for (size_t i = 0; s == GK_OK && i < b.n_ents; i++) rev[b.ents[i].id] = b.ents[i].text;
+    /* reverse_vocab: id -> entry, the later text of an id winning; info: id ->
+     * its added token (added_tokens_decoder) */
+    const entry **rev = s == GK_OK ? calloc(n ? n : 1, sizeof *rev) : NULL;
+    const cJSON **info_of = s == GK_OK ? calloc(n ? n : 1, sizeof *info_of) : NULL;
+    if (s == GK_OK && (rev == NULL || info_of == NULL)) s = nomem(err);
+    for (size_t i = 0; s == GK_OK && i < b.n_ents; i++) rev[b.ents[i].id] = &b.ents[i];
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
+    for (const cJSON *e = s == GK_OK && added ? added->child : NULL; e; e = e->next) {
+        size_t id = (size_t)cJSON_GetObjectItemCaseSensitive(e, "id")->valuedouble;   /* checked in load_tokens */
+        if (id < n) info_of[id] = e;   /* (an id a later token of the same text took is no token's) */
+    }
     bool byte_level = tok && decoder_is_byte_level(tok);
     for (size_t i = 0; s == GK_OK && i < n; i++) {
         char buf[32];
-        const char *t = rev[i];
+        const char *t = rev[i] ? rev[i]->text : NULL;
         int32_t type = TT_NORMAL;
         char *own = NULL;
         if (t == NULL) {
             snprintf(buf, sizeof buf, "[PAD%zu]", i);
             t = buf, type = TT_UNUSED;
         } else {
-            /* an added token: the text is one of added_tokens (the decoder's
-             * entry is the one for this id) */
-            const cJSON *info = NULL;
-            bool is_added = false;
-            for (const cJSON *e = added ? added->child : NULL; e; e = e->next) {
-                const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "content");
-                const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
-                if (cJSON_IsString(c) && strcmp(c->valuestring, t) == 0) is_added = true;
-                if (cJSON_IsNumber(id) && (size_t)id->valuedouble == i) info = e;
-            }
-            if (is_added && info) {
+            /* an added token: its text is an added token's, and the decoder's
+             * entry is the one for this id */
+            const cJSON *info = info_of[i];
+            if (rev[i]->added && info) {
                 const cJSON *norm = cJSON_GetObjectItemCaseSensitive(info, "normalized");
                 bool special = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(info, "special"));
                 /* normalized defaults to the opposite of special */
@@ -336,6 +342,12 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
         free(own);
     }
     free(rev);
+    free(info_of);
+    /* nor the index of the texts, nor model.vocab (the tokens are copies) */
+    free(b.ents);
+    b.ents = NULL;
+    gk_hashmap_free(&b.by_text);
+    if (tok) cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "model"), "vocab");
     if (s == GK_OK) s = gk_kv_set_str(m, "tokenizer.ggml.model", "gpt2", err);
     if (s == GK_OK) s = gk_kv_set_str(m, "tokenizer.ggml.pre", pre, err);
     if (s == GK_OK && n > 0) {
@@ -348,7 +360,10 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
         if (s == GK_OK) s = gk_kv_set(m, "tokenizer.ggml.token_type", &v, err);
         free(strs);
     }
-    if (s == GK_OK) s = gk_conv_vocab_special(m, dir, config, tc, &merges, err);
+    for (size_t i = 0; tokens && i < n; i++) free(tokens[i]);
+    free(tokens);
+    tokens = NULL;
+    if (s == GK_OK) s = gk_conv_vocab_special(m, dir, config, tc, tok, &merges, err);
     for (size_t i = 0; tokens && i < n; i++) free(tokens[i]);
     free(tokens);
     free(types);

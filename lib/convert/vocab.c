@@ -461,13 +461,14 @@ static gk_status chat_template(const char *dir, const cJSON *tc, char **template
  * LlamaModel.set_vocab makes for a vocab_size of 32016, of the types prefix,
  * suffix, middle and eot (only eot has a key), with eot 32010 unless set. */
 static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc, size_t n_vocab,
-                               bool codellama, const gk_value *merges, gk_error *err) {
+                               bool codellama, const gk_value *merges, const cJSON *parsed, gk_error *err) {
     special sp = { .lower = -1, .strip = -1 };
     for (int i = 0; i < N_SPECIAL; i++)
         sp.id[i] = -1, sp.add[i] = -1, sp.has_type[i] = codellama ? i == ST_EOT : i < ST_EOT;
     tconf tcf = { .tc = tc };
-    cJSON *tok = NULL;
-    gk_status s = gk_hf_json_load(dir, "tokenizer.json", false, &tok, err);
+    cJSON *own = NULL;
+    gk_status s = parsed ? GK_OK : gk_hf_json_load(dir, "tokenizer.json", false, &own, err);
+    const cJSON *tok = parsed ? parsed : own;
     if (s != GK_OK) return s;
     const cJSON *added = NULL;
     if (tok) {   /* post_processor only for a non-empty object (Python's `if tokenizer:`) */
@@ -501,7 +502,7 @@ static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config
             }
         }
     }
-    cJSON_Delete(tok);
+    cJSON_Delete(own);
     if (s != GK_OK) {
         free(template);
         return s;
@@ -557,7 +558,7 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
     if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
     if (s == GK_OK && tc) s = apply_decoder(&v, tc, dir, err);
     if (s == GK_OK) s = put_arrays(m, &v, err);
-    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, false, NULL, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, false, NULL, NULL, err);
     cJSON_Delete(tc);
     vocab_free(&v);
     return s;
@@ -566,12 +567,12 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
 gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err) {
     cJSON *tc = NULL;
     gk_status s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
-    if (s == GK_OK) s = special_vocab(m, dir, config, tc, SIZE_MAX, true, NULL, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, SIZE_MAX, true, NULL, NULL, err);
     cJSON_Delete(tc);
     return s;
 }
 
 gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
-                                const gk_value *merges, gk_error *err) {
-    return special_vocab(m, dir, config, tc, SIZE_MAX, false, merges, err);
+                                const cJSON *tokenizer, const gk_value *merges, gk_error *err) {
+    return special_vocab(m, dir, config, tc, SIZE_MAX, false, merges, tokenizer, err);
 }

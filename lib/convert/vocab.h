@@ -31,10 +31,11 @@ gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *con
 /** gk_conv_vocab_special() : gguf.SpecialVocab(dir, load_merges=True) without
  *  a vocabulary size, as the BPE route makes it: merges (a GK_V_STR array, or
  *  NULL), special token ids, add_* flags, chat template, normalizer flags,
- *  appended to m in the reference's order. tc: tokenizer_config.json or NULL.
+ *  appended to m in the reference's order. tc: tokenizer_config.json or NULL;
+ *  tokenizer: dir's tokenizer.json already parsed (not read again).
  *  @return : as above. */
 gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
-                                const gk_value *merges, gk_error *err);
+                                const cJSON *tokenizer, const gk_value *merges, gk_error *err);
 
 /** gk_conv_looks_special() : @return : true when token t looks like a control
  *  token (the reference's does_token_look_special). */
