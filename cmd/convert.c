@@ -12,10 +12,11 @@
 #include "options.h"
 
 static const char *const usage =
-    "usage: ggufkit convert [--vocab-only] [--vocab-pre NAME] [--threads N] [--ignore-model-card] [--force] HF_DIR OUT TYPE\n\n"
+    "usage: ggufkit convert [--vocab-only] [--vocab-pre NAME] [--threads N] [--ignore-model-card] [--force]\n"
+    "                       HF_DIR OUT TYPE\n\n"
     "Converts the Hugging Face checkpoint in HF_DIR (config.json, model*.safetensors,\n"
-    "tokenizer.model) to the GGUF file OUT, as llama.cpp's convert_hf_to_gguf.py\n"
-    "--outtype TYPE writes it, byte for byte. TYPE: f32, f16, bf16 or q8_0 (as the\n"
+    "tokenizer.model or tokenizer.json) to the GGUF file OUT, as llama.cpp's\n"
+    "convert_hf_to_gguf.py --outtype TYPE writes it, byte for byte. TYPE: f32, f16, bf16 or q8_0 (as the\n"
     "reference: norms, 1-D tensors and expert routers stay F32; Q8_0 rows that are\n"
     "not whole blocks fall back to F16). The tensors stream through in bounded\n"
     "memory; OUT appears only when complete.\n"
