@@ -125,7 +125,14 @@ static gk_status split_by(plist *l, pcre2_code *code, int behavior, bool invert,
         size_t n = l->p[i].n, ns = 0, last = 0, off = 0;
         while (off <= n && s == GK_OK) {
             int rc = pcre2_match(code, (PCRE2_SPTR)t, n, off, 0, md, NULL);
-            if (rc < 0) break;
+            if (rc == PCRE2_ERROR_NOMATCH) break;
+            if (rc < 0) {   /* a match or depth limit, say: no silent half split */
+                PCRE2_UCHAR msg[160];
+                pcre2_get_error_message(rc, msg, sizeof msg);
+                s = gk_error_set(err, GK_E_UNSUPPORTED, -1, "tokenizer.json: a pre_tokenizer regex failed: %s",
+                                 (const char *)msg);
+                break;
+            }
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             size_t ma = ov[0], mb = ov[1];
             if (mb == ma) {   /* empty matches split nothing */
