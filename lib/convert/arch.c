@@ -13,13 +13,14 @@
  * w1, w2, w3 once a layer's last arrived. */
 static const gk_conv_moe mixtral_moe = {
     "block_sparse_moe.experts.", { "w1", "w2", "w3" }, "block_sparse_moe.gate", { 0, 1, 2 },
-    { "num_local_experts", NULL, NULL }, true,
+    { "num_local_experts", NULL, NULL }, true, NULL, NULL,
 };
 /* Qwen2MoeModel.modify_tensors: mlp.experts.E.{gate,down,up}_proj, written
- * down, gate, up; QWEN3MOE has no dense feed-forward tensors. */
+ * down, gate, up; or the experts already stacked (down_proj, gate_up_proj);
+ * QWEN3MOE has no dense feed-forward tensors. */
 static const gk_conv_moe qwen_moe = {
     "mlp.experts.", { "gate_proj", "down_proj", "up_proj" }, "mlp.gate", { 1, 0, 2 },
-    { "num_local_experts", "num_experts", NULL }, false,
+    { "num_local_experts", "num_experts", NULL }, false, "mlp.experts.down_proj", "mlp.experts.gate_up_proj",
 };
 
 /* The Llama family shares one class in the reference (LlamaModel): experts
@@ -92,9 +93,30 @@ static bool read_number(const char **p, int64_t *out) {
     return true;
 }
 
+/* The stacked experts' tensors (Qwen2MoeModel): "model.layers.N." then the
+ * name, with ".weight" or without. */
+static bool fused_experts(const gk_conv_moe *moe, const char *name, gk_conv_name *out) {
+    const char *p = name;
+    if (moe == NULL || moe->fused_down == NULL || strncmp(p, "model.layers.", 13) != 0) return false;
+    p += 13;
+    if (!read_number(&p, &out->bid) || *p++ != '.') return false;
+    for (int k = 0; k < 2; k++) {
+        const char *f = k ? moe->fused_gate_up : moe->fused_down;
+        size_t n = strlen(f);
+        if (strncmp(p, f, n) != 0 || (p[n] != '\0' && strcmp(p + n, ".weight") != 0)) continue;
+        out->role = k ? GK_ROLE_GATE_UP : GK_ROLE_PLAIN;
+        snprintf(out->gguf, sizeof out->gguf, "blk.%lld.%s.weight", (long long)out->bid,
+                 expert_names[k ? 0 : 1]);
+        return true;
+    }
+    return false;
+}
+
 bool gk_conv_map_name(const gk_conv_arch *a, const char *name, gk_conv_name *out) {
     memset(out, 0, sizeof *out);
     out->bid = out->expert = -1;
+    if (fused_experts(a->moe, name, out)) return true;
+    out->bid = -1;
     if (ends_with(name, ".attention.masked_bias") || ends_with(name, ".attention.bias") ||
         ends_with(name, ".rotary_emb.inv_freq")) {
         out->role = GK_ROLE_SKIP;

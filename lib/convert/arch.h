@@ -21,6 +21,8 @@ typedef struct gk_conv_moe {
     int order[3];              /* the merged tensors' order of output (0 gate, 1 down, 2 up) */
     const char *count_keys[3]; /* config.json's expert count, the first present */
     bool dense_mlp;            /* plain mlp.{gate,up,down}_proj layers are allowed too */
+    const char *fused_down;    /* all experts in one 3-D tensor [E, n_embd, n_ff] (".weight" or not), or NULL */
+    const char *fused_gate_up; /* gate and up in one [E, 2 n_ff, n_embd], split on rows, or NULL */
 } gk_conv_moe;
 
 /* One supported Hugging Face architecture. */
@@ -47,6 +49,7 @@ typedef enum gk_conv_role {
     GK_ROLE_PLAIN = 0,         /* one GGUF tensor */
     GK_ROLE_SKIP,              /* dropped (rotary_emb.inv_freq ...) */
     GK_ROLE_EXPERT,            /* one expert's slice of a merged tensor */
+    GK_ROLE_GATE_UP,           /* all experts' gate and up in one tensor (gguf: the gate's name) */
 } gk_conv_role;
 
 typedef struct gk_conv_name {

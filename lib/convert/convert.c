@@ -364,6 +364,26 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
     return GK_OK;
 }
 
+/* Qwen2MoeModel: gate_up_proj [E, 2 n_ff, n_embd] split on its middle
+ * dimension into ffn_gate_exps and ffn_up_exps, each read as row blocks. */
+static gk_status gate_up_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_conv_name *nm, gk_error *err) {
+    const gk_st_tensor *t = ct->t;
+    if (t->n_dims != 3 || t->shape[1] % 2 != 0 || t->shape[0] == 0 || t->shape[1] == 0 || t->shape[2] == 0)
+        return tensor_error(err, ct, GK_E_CORRUPT, "tensor '%s': %s", "is not [experts, 2 x n_ff, n_embd]");
+    uint64_t n_ff = t->shape[1] / 2, ne[4] = { t->shape[2], n_ff, t->shape[0], 1 };
+    for (int k = 0; k < 2; k++) {
+        gk_conv_feed feed = { .parts = malloc(t->shape[0] * sizeof *feed.parts), .n_parts = t->shape[0], .rows = n_ff,
+                              .width = t->shape[2], .part_rows = 2 * n_ff, .row0 = k ? n_ff : 0 };
+        if (feed.parts == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        for (uint64_t x = 0; x < t->shape[0]; x++) feed.parts[x] = ct;
+        char name[96];
+        snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)nm->bid, k ? "ffn_up_exps" : "ffn_gate_exps");
+        gk_status s = emit(p, name, 3, ne, &feed, t->dtype == GK_ST_F16, err);
+        if (s != GK_OK) return s;
+    }
+    return GK_OK;
+}
+
 static gk_status expert_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_conv_name *nm, gk_error *err) {
     if (p->n_experts < 0) {
         const char *const *k = p->arch->moe->count_keys;
@@ -416,7 +436,9 @@ static gk_status plan_tensors(planner *p, gk_error *err) {
         if (!float_dtype(ct->t->dtype))
             return tensor_error(err, ct, GK_E_UNSUPPORTED, "tensor '%s': dtype %s is not converted (F16, BF16, F32, F64 are)",
                                 gk_st_dtype_name(ct->t->dtype));
-        s = nm.role == GK_ROLE_EXPERT ? expert_tensor(p, ct, &nm, err) : plain_tensor(p, ct, &nm, err);
+        s = nm.role == GK_ROLE_EXPERT    ? expert_tensor(p, ct, &nm, err)
+            : nm.role == GK_ROLE_GATE_UP ? gate_up_tensor(p, ct, &nm, err)
+                                         : plain_tensor(p, ct, &nm, err);
     }
     if (s == GK_OK && p->n_pending > 0) {
         const gk_ckpt_tensor *ct = p->pending[0].t;

@@ -7,7 +7,8 @@
 # small seeded checkpoint (BF16 and F16, tensors in a shuffled order, a
 # tokenizer.json) and checks the conversion against the reference's rules:
 # tensor names, shapes, types and bytes (experts merged into 3-D tensors bit
-# for bit), the qwen3moe.* keys and their order. Q4_K_M equals `quantize` of the
+# for bit; or stacked already, gate_up_proj split into gate and up), the
+# qwen3moe.* keys and their order. Q4_K_M equals `quantize` of the
 # f32 conversion. Refusals, exit 1 and no output: a missing expert (named), a
 # dense feed-forward tensor (QWEN3MOE has none), no tokenizer.json.
 set -u
@@ -36,6 +37,33 @@ python3 "$Q" make "$F" 11 F16
 expect_exit 0 "F16 checkpoint to f16" "$BIN" convert --vocab-pre qwen2 "$F" "$TMP/o-f16.gguf" f16
 expect_exit 0 "F16 to f16: tensors and keys by the reference's rules" python3 "$Q" check "$BIN" "$TMP/o-f16.gguf" "$F" f16
 
+X=$TMP/fused/Qwen3-Tiny-MoE
+python3 "$Q" make "$X" 5 BF16 fused
+for t in bf16 f32; do
+    expect_exit 0 "stacked experts to $t" "$BIN" convert --vocab-pre qwen2 "$X" "$TMP/x-$t.gguf" "$t"
+    expect_exit 0 "stacked experts to $t: gate_up split, tensors and keys" python3 "$Q" check "$BIN" "$TMP/x-$t.gguf" "$X" "$t"
+done
+cp -r "$X" "$TMP/odd"
+python3 - "$X/model.safetensors" "$TMP/odd/model.safetensors" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+h = json.loads(data[8:8 + n])
+odd = "model.layers.1.mlp.experts.gate_up_proj"
+body, off = [], 0
+for name, t in sorted(h.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+    a, b = t["data_offsets"]
+    raw = data[8 + n + a:8 + n + b]
+    if name == odd:   # an odd middle dimension
+        t["shape"] = [4, 63, 64]
+        raw = raw[:4 * 63 * 64 * 2]
+    t["data_offsets"] = [off, off + len(raw)]
+    body.append(raw)
+    off += len(raw)
+text = json.dumps(h).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + b"".join(body))
+PY
 # refusals: a checkpoint edited with st_edit.py / by removing a file
 refuse() {
     local name=$1 dir=$2
@@ -54,6 +82,7 @@ import json, sys
 c = json.load(open(sys.argv[1])); c["num_experts"] = 5; json.dump(c, open(sys.argv[1], "w"))
 PY
 refuse "an expert missing" "$TMP/few" "experts are missing"
+refuse "a gate_up_proj of an odd middle dimension" "$TMP/odd" "model.layers.1.mlp.experts.gate_up_proj" "2 x n_ff"
 cp -r "$M" "$TMP/notok"
 rm "$TMP/notok/tokenizer.json"
 refuse "no tokenizer.json" "$TMP/notok" "tokenizer.json"

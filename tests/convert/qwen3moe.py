@@ -2,7 +2,9 @@
 """A small Qwen3-MoE checkpoint from a seeded generator, and the check of what
 `ggufkit convert` makes of it (numpy; no golden output exists for Qwen3-MoE).
 
-usage: qwen3moe.py make DIR SEED DTYPE          (DTYPE: BF16 or F16)
+usage: qwen3moe.py make DIR SEED DTYPE [fused]  (DTYPE: BF16 or F16; fused: the
+                                                 experts stacked as transformers 5
+                                                 saves them, gate_up_proj and down_proj)
        qwen3moe.py check GGUFKIT OUT.gguf DIR OUTTYPE   (OUTTYPE: f32, f16, bf16;
                                                  f16/bf16 only from the same dtype)
 
@@ -28,7 +30,7 @@ import numpy as np
 H, FF, MOE_FF, L, NH, NKV, HD, E, K, V = 64, 96, 32, 2, 4, 2, 16, 4, 2, 272
 
 
-def names_shapes():
+def names_shapes(fused=False):
     out = [("model.embed_tokens.weight", (V, H)), ("lm_head.weight", (V, H)), ("model.norm.weight", (H,))]
     for b in range(L):
         p = f"model.layers.{b}."
@@ -37,6 +39,9 @@ def names_shapes():
                 (p + "self_attn.v_proj.weight", (NKV * HD, H)), (p + "self_attn.o_proj.weight", (H, NH * HD)),
                 (p + "self_attn.q_norm.weight", (HD,)), (p + "self_attn.k_norm.weight", (HD,)),
                 (p + "mlp.gate.weight", (E, H))]
+        if fused:
+            out += [(p + "mlp.experts.gate_up_proj", (E, 2 * MOE_FF, H)), (p + "mlp.experts.down_proj", (E, H, MOE_FF))]
+            continue
         for x in range(E):
             out += [(p + f"mlp.experts.{x}.gate_proj.weight", (MOE_FF, H)),
                     (p + f"mlp.experts.{x}.up_proj.weight", (MOE_FF, H)),
@@ -44,10 +49,10 @@ def names_shapes():
     return out
 
 
-def make(d, seed, dtype):
+def make(d, seed, dtype, fused=False):
     rng = np.random.default_rng(seed)
     os.makedirs(d, exist_ok=True)
-    items = names_shapes()
+    items = names_shapes(fused)
     random.Random(seed).shuffle(items)
     header, blobs, off = {}, [], 0
     for name, shape in items:
@@ -127,6 +132,20 @@ def check(binary, path, d, outtype):
                        q + "ffn_gate_inp.weight": p + "mlp.gate.weight"})
         for w, hf in (("gate", "gate_proj"), ("down", "down_proj"), ("up", "up_proj")):
             expect[q + f"ffn_{w}_exps.weight"] = [p + f"mlp.experts.{x}.{hf}.weight" for x in range(E)]
+    fused = "model.layers.0.mlp.experts.gate_up_proj" in st
+    if fused:   # the per-expert slices the stacked tensors hold
+        for b in range(L):
+            p = f"model.layers.{b}."
+            dtype, shape, raw = st[p + "mlp.experts.gate_up_proj"]
+            half = MOE_FF * H * 2
+            for x in range(E):
+                blk = raw[x * 2 * half:(x + 1) * 2 * half]
+                st[p + f"mlp.experts.{x}.gate_proj.weight"] = (dtype, [MOE_FF, H], blk[:half])
+                st[p + f"mlp.experts.{x}.up_proj.weight"] = (dtype, [MOE_FF, H], blk[half:])
+            dtype, shape, raw = st[p + "mlp.experts.down_proj"]
+            n = H * MOE_FF * 2
+            for x in range(E):
+                st[p + f"mlp.experts.{x}.down_proj.weight"] = (dtype, [H, MOE_FF], raw[x * n:(x + 1) * n])
     assert sorted(by_name) == sorted(expect), (sorted(set(by_name) ^ set(expect)))
     for gname, src in expect.items():
         _, typ, ne, raw = by_name[gname]
@@ -141,6 +160,10 @@ def check(binary, path, d, outtype):
         assert raw == body, gname + ": data differs"
     order = [t[0] for t in tensors]
     for b in range(L):
+        if fused:   # gate and up come from one tensor, in that order
+            i = order.index(f"blk.{b}.ffn_gate_exps.weight")
+            assert order[i + 1] == f"blk.{b}.ffn_up_exps.weight", order[i:i + 2]
+            continue
         i = order.index(f"blk.{b}.ffn_down_exps.weight")
         assert order[i:i + 3] == [f"blk.{b}.ffn_{w}_exps.weight" for w in ("down", "gate", "up")], order[i:i + 3]
     keys = [k for k in md if k.startswith("qwen3moe.")]
@@ -161,6 +184,6 @@ def check(binary, path, d, outtype):
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        make(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:] == ["fused"])
     else:
         check(*sys.argv[2:6])
