@@ -26,9 +26,11 @@ static const struct {
     { "48f8e02c0359c0bbdd82f26909171fac1c18a457bb47573ed1fe3bbb2c1cfd4b", "falcon-h1" },
     { "81212dc7cdb7e0c1074ca62c5aeab0d43c9f52b8a737be7b12a777c953027890", "kimi-k2" },
     { "d4540891389ea895b53b399da6ac824becc30f2fba0e9ddbb98f92e55ca0e97c", "qwen2" },
+    { "1444df51289cfa8063b96f0e62b1125440111bc79a52003ea14b6eac7016fd5f", "qwen35" },
     { "66b8d4e19ab16c3bfd89bce5d785fb7e0155e8648708a1f42077cb9fe002c273", "grok-2" },
     { "b3d1dd861f1d4c5c0d2569ce36baf3f90fe8a102db3de50dd71ff860d91be3df", "jina-v2-de" },
     { "0fe1cf6eda062318a1af7270f3331a85c539a01778ff948e24388e949c5282f4", "gpt-2" },
+    { "9e454714343b69b99b71795c1d27a68c2a1d15dab111f4d353109f966af29da7", "lfm2" },
     { "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5", "llama-bpe" },
     { "049ecf7629871e3041641907f3de7c733e4dbfdc736f57d882ba0b0845599754", "deepseek-llm" },
     { "347715f544604f9118bb75ed199f68779f423cabb20db6de6f31b908d04d7821", "deepseek-coder" },
@@ -43,6 +45,7 @@ static const struct {
     { "6221ad2852e85ce96f791f476e0b390cf9b474c9e3d1362f53a24a06dc8220ff", "refact" },
     { "9c2227e4dd922002fb81bde4fc02b0483ca4f12911410dee2255e4987644e3f8", "command-r" },
     { "d772b220ace2baec124bed8cfafce0ead7d6c38a4b65ef11261cf9d5d62246d1", "tiny_aya" },
+    { "52df12b4c8d4176e7481aab4b6e8454d1fd0a210a04a574f6d4e067d10e23c3e", "cohere2moe" },
     { "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea", "qwen2" },
     { "b6dc8df998e1cfbdc4eac8243701a65afe638679230920b50d6f17d81c098166", "olmo" },
     { "a8594e3edff7c29c003940395316294b2c623e09894deebbc65f33f1515df79e", "dbrx" },
@@ -95,6 +98,13 @@ static const struct {
     { "b4b8ca1f9769494fbd956ebc4c249de6131fb277a4a3345a7a92c7dd7a55808d", "joyai-llm" },
     { "e4d54df1ebc1f2b91acd986c5b51aa50837d5faf7c7398e73c1f9e9ee5d19869", "kanana2" },
     { "862f827721df956049dff5ca81a57f29e575280bc622e290d3bf4e35eca29015", "f2llmv2" },
+    { "62f6fb0a6fd5098caeabb19b07a5c1099cafc8b9c40eab6ea89ece4ec02fbc57", "sarvam-moe" },
+    { "f728162c1315c26e40249849799b4ba3fe584c32084b4795b03eb295e63cb5af", "talkie" },
+    { "36f3066e97b7f3994b379aaacde306c1444c6ae84e81a5ae3cd2b7ed3b8c42d4", "minicpm5" },
+    { "f241072145675bf8322086f115aebad05e9f869557a238bf2150a2a417d1bf60", "granite-embed-multi-97m" },
+    { "789696f5946cc0fc59371f39f6097cafed196b3acded6140432f26bbb1ae1669", "granite-embed-multi-311m" },
+    { "9dcf830ee9990cdbf78cc523a5f7bd9ad8f3f9890c2d3581d2785ad10f07049d", "mellum2" },
+    { "972da7b59cec44d1f0a490a86c96df53859e486e481563e5dddac155013d87ac", "laguna" },
 };
 
 const char *gk_bpe_pre_lookup(const char *digest_hex) {
