@@ -19,6 +19,7 @@
 #include "convert/hfjson.h"
 #include "convert/meta.h"
 #include "convert/modelcard.h"
+#include "convert/rope.h"
 #include "convert/source.h"
 #include "convert/vocab.h"
 #include "util/grow.h"
@@ -246,24 +247,11 @@ static gk_status rope_freqs(planner *p, gk_error *err) {
     double low = is_number(j = rope_get(&p->rp, "low_freq_factor")) ? j->valuedouble : 1.0;
     double high = is_number(j = rope_get(&p->rp, "high_freq_factor")) ? j->valuedouble : 4.0;
     double old_ctx = is_number(j = rope_get(&p->rp, "original_max_position_embeddings")) ? j->valuedouble : 8192;
-    const float low_wavelen = (float)(old_ctx / low), high_wavelen = (float)(old_ctx / high);
     uint64_t n = (uint64_t)(dim + 1) / 2;
     float *f = malloc((n ? n : 1) * sizeof *f);
     if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    for (uint64_t i = 0; i < n; i++) {
-        float e = (float)(2 * i) / (float)dim;
-        float freq = (1.0f / powf((float)base, e)) * 1.0f;
-        float wavelen = (1.0f / freq) * (float)(2 * M_PI);
-        if (wavelen < high_wavelen) {
-            f[i] = 1.0f;
-        } else if (wavelen > low_wavelen) {
-            f[i] = (float)factor;
-        } else {
-            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
-            float d = (1.0f - smooth) / (float)factor + smooth;
-            f[i] = (1.0f / d) * 1.0f;
-        }
-    }
+    gk_conv_llama3 r = { base, factor, low, high, old_ctx, dim };
+    gk_conv_llama3_factors(&r, f);
     gk_conv_feed feed = { .mem = f, .rows = n, .width = 1 };
     uint64_t ne[1] = { n };
     return emit(p, "rope_freqs.weight", 1, ne, &feed, false, err);
