@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# test_export.sh - CLI tests of `ggufkit export` (a GGUF back to a Hugging Face folder).
+#
+# usage: test_export.sh PATH/TO/ggufkit
+# Environment: GGUFKIT_GOLDEN   the golden reference folder (convert/ is used;
+#                               without it the script says SKIPPED loudly)
+#
+# Round trips on golden/convert (every check could fail):
+# - each checkpoint, converted to its own dtype and exported with that dtype,
+#   gives back every tensor bit for bit and config.json's hyperparameters
+#   (tests/export_check.py, numpy only);
+# - every golden output NAME-T.gguf (4 checkpoints x f32, f16, bf16, q8_0),
+#   exported (--dtype f32 for q8_0, the exact dequantization; auto otherwise)
+#   and converted back to T, is byte-identical to NAME-T.gguf. Our converter
+#   equals convert_hf_to_gguf.py on these folders, so this stands in for the
+#   reference converter run on the exported folder;
+# - a 3-shard checkpoint comes back as 3 shards (its GGUF's tensor order is
+#   not by name); --max-shard-size cuts more files, with a consistent index;
+# - a big-endian copy exports the same files; a Q4_K model exports (bf16).
+# Folder rules: an existing empty folder is used; a non-empty one is refused
+# (untouched) unless --force, which replaces it; a folder holding the input is
+# refused even with --force; a file as HF_DIR is refused. Bad input: an
+# unsupported architecture (the message lists the supported ones), a missing
+# key, a full disk (tmpfs, as root): exit 1, nothing left, no temporary folder.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+PY=/usr/bin/python3
+CHECK="$HERE/../export_check.py"
+
+if [ ! -x "$BIN" ]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
+G=$GOLDEN/convert
+if [ ! -d "$G/llama-gqa" ]; then
+    skip "no golden convert/ folder at $G: the export round trips were NOT run"
+    finish
+fi
+has_numpy=1
+$PY -c 'import numpy' 2>/dev/null || has_numpy=0
+
+# nothing but the expected entries in folder $2 (no .NAME.ggufkit-* left)
+expect_clean() {
+    local left
+    left=$(cd "$2" && ls -A | grep -v -x -F -f <(printf '%s\n' "${@:3}") || true)
+    [ -z "$left" ] && ok "$1" || bad "$1: left behind: $(echo $left)"
+}
+
+# ----------------------------------------------------- round trip: tensors
+for x in llama-gqa:bf16 mixtral:f16 llama-shards:f32 mistral-l3:bf16; do
+    n=${x%:*} t=${x#*:}
+    W="$TMP/rt-$n"
+    mkdir -p "$W"
+    expect_exit 0 "convert $n $t" "$BIN" convert "$G/$n" "$W/m.gguf" "$t"
+    expect_exit 0 "export $n --dtype $t" "$BIN" export --dtype "$t" "$W/m.gguf" "$W/$n"
+    if [ "$has_numpy" = 1 ]; then
+        $PY "$CHECK" same "$G/$n" "$W/$n" >"$TMP/chk" 2>&1 && ok "$n: every tensor bit for bit, config.json agrees" ||
+            { bad "$n: round trip differs"; sed 's/^/    /' "$TMP/chk" | head -5; }
+    else
+        skip "$n: tensor comparison (no numpy for /usr/bin/python3)"
+    fi
+    rm -rf "$W"
+done
+
+# ------------------------------------- convert(export(G)) == G, 16 outputs
+for n in llama-gqa llama-shards mistral-l3 mixtral; do
+    for t in f32 f16 bf16 q8_0; do
+        W="$TMP/cv-$n-$t"
+        mkdir -p "$W"
+        d=auto
+        [ "$t" = q8_0 ] && d=f32
+        expect_exit 0 "export $n-$t.gguf --dtype $d" "$BIN" export --dtype "$d" "$G/$n-$t.gguf" "$W/$n"
+        expect_exit 0 "convert the export of $n-$t back to $t" "$BIN" convert "$W/$n" "$W/back.gguf" "$t"
+        expect_same_file "convert(export($n-$t.gguf)) == $n-$t.gguf" "$W/back.gguf" "$G/$n-$t.gguf"
+        if [ "$n" = llama-shards ]; then
+            c=$(ls "$W/$n" | grep -c '\.safetensors$')
+            [ "$c" = 3 ] && ok "llama-shards-$t: 3 shards (the GGUF's order)" || bad "llama-shards-$t: $c shards, expected 3"
+        fi
+        expect_clean "$n-$t: only the folder in its parent" "$W" "$n" back.gguf
+        rm -rf "$W"
+    done
+done
+
+# ------------------------------------------------------------- sharding
+W="$TMP/shard"
+mkdir -p "$W"
+expect_exit 0 "export --max-shard-size 50K" "$BIN" export --max-shard-size 50K "$G/mixtral-bf16.gguf" "$W/mixtral"
+c=$(ls "$W/mixtral" | grep -c '\.safetensors$')
+[ "$c" -gt 3 ] && ok "--max-shard-size 50K: $c files" || bad "--max-shard-size 50K: only $c files"
+big=0
+for f in "$W"/mixtral/*.safetensors; do
+    sz=$(stat -c %s "$f")
+    hd=$($PY -c 'import struct,sys; print(8+struct.unpack("<Q",open(sys.argv[1],"rb").read(8))[0])' "$f")
+    [ $((sz - hd)) -gt 50000 ] && big=1
+done
+[ "$big" = 0 ] && ok "no shard holds more than 50K of tensors" || bad "a shard holds more than 50K of tensors"
+if [ "$has_numpy" = 1 ]; then
+    $PY "$CHECK" index "$W/mixtral" >"$TMP/chk" 2>&1 && ok "the index names every tensor in its shard, total_size right" ||
+        { bad "index inconsistent"; sed 's/^/    /' "$TMP/chk" | head -5; }
+fi
+expect_exit 0 "convert the sharded export" "$BIN" convert "$W/mixtral" "$W/back.gguf" bf16
+expect_same_file "sharded export converts back to mixtral-bf16.gguf" "$W/back.gguf" "$G/mixtral-bf16.gguf"
+expect_exit 0 "one file: no index" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/one"
+expect_absent "one file: no model.safetensors.index.json" "$W/one/model.safetensors.index.json"
+
+# --json
+expect_exit 0 "export --json" "$BIN" export --json "$G/llama-shards-f32.gguf" "$W/js"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["safetensors_files"]==3 and d["tensors"]==29 and d["architecture"]=="LlamaForCausalLM" and d["torch_dtype"]=="float32" and "tokenizer.model" in d["tokenizer"]' "$TMP/out" &&
+    ok "--json: files, tensors, class, dtype, tokenizer" || bad "--json summary wrong: $(cat "$TMP/out")"
+grep -q '"tie_word_embeddings":[[:space:]]*true' "$W/js/config.json" && ok "tied embeddings: tie_word_embeddings true" ||
+    bad "llama-shards: tie_word_embeddings not true"
+[ ! -e "$W/js/model.safetensors.index.json" ] || grep -q lm_head "$W/js/model.safetensors.index.json" &&
+    bad "tied embeddings: lm_head written" || ok "tied embeddings: no lm_head"
+grep -q '"rope_type":[[:space:]]*"llama3"' <("$BIN" export "$G/mistral-l3-f32.gguf" "$W/l3" && cat "$W/l3/config.json") &&
+    ok "llama3 rope scaling found back" || bad "mistral-l3: no llama3 rope_scaling"
+rm -rf "$W"
+
+# ------------------------------------------------------ other input kinds
+W="$TMP/kinds"
+mkdir -p "$W"
+expect_exit 0 "endian --to big" "$BIN" endian --to big "$G/llama-gqa-f16.gguf" "$W/be.gguf"
+expect_exit 0 "export a big-endian file" "$BIN" export "$W/be.gguf" "$W/be"
+expect_exit 0 "export its little-endian twin" "$BIN" export "$G/llama-gqa-f16.gguf" "$W/le"
+expect_same_file "big-endian: the same model.safetensors" "$W/be/model.safetensors" "$W/le/model.safetensors"
+expect_same_file "big-endian: the same tokenizer.model" "$W/be/tokenizer.model" "$W/le/tokenizer.model"
+expect_exit 0 "quantize Q4_K_M" "$BIN" quantize "$G/llama-gqa-f32.gguf" "$W/q4.gguf" Q4_K_M
+expect_exit 0 "export a Q4_K_M model (auto: bf16)" "$BIN" export --json "$W/q4.gguf" "$W/q4"
+grep -q '"torch_dtype":[[:space:]]*"bfloat16"' "$TMP/out" && ok "quantized: torch_dtype bfloat16" || bad "quantized: not bfloat16"
+expect_exit 0 "convert the Q4_K_M export back" "$BIN" convert "$W/q4" "$W/q4back.gguf" f32
+rm -rf "$W"
+
+# ---------------------------------------------------------- the folder
+W="$TMP/dest"
+mkdir -p "$W/empty" "$W/full"
+echo keep >"$W/full/mine.txt"
+expect_exit 0 "an existing empty folder is used" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/empty"
+[ -s "$W/empty/model.safetensors" ] && ok "empty folder filled" || bad "empty folder: no model.safetensors"
+expect_exit 1 "a non-empty folder is refused" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/full"
+expect_grep "the refusal names the folder and --force" "$TMP/err" "--force"
+[ "$(ls "$W/full")" = mine.txt ] && ok "refused: the folder is untouched" || bad "refused: the folder changed"
+expect_exit 0 "--force replaces a non-empty folder" "$BIN" export --force "$G/llama-gqa-bf16.gguf" "$W/full"
+[ ! -e "$W/full/mine.txt" ] && [ -s "$W/full/config.json" ] && ok "--force: the old files are gone, the new ones there" ||
+    bad "--force: not replaced"
+expect_clean "--force: no temporary or old folder left" "$W" empty full
+cp "$G/llama-gqa-bf16.gguf" "$W/full/in.gguf"
+expect_exit 1 "--force into the folder holding the input" "$BIN" export --force "$W/full/in.gguf" "$W/full"
+expect_grep "names the input" "$TMP/err" "holds the input"
+[ -s "$W/full/in.gguf" ] && ok "the input is kept" || bad "the input was removed"
+expect_exit 1 "HF_DIR is the input file" "$BIN" export --force "$W/full/in.gguf" "$W/full/in.gguf"
+expect_grep "not a folder" "$TMP/err" "not a folder"
+expect_exit 1 "HF_DIR inside a file" "$BIN" export "$W/full/in.gguf" "$W/full/in.gguf/x"
+expect_exit 1 "HF_DIR's parent missing" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/no/such/dir"
+expect_clean "refusals leave nothing" "$W" empty full
+rm -rf "$W"
+
+# ------------------------------------------------------------- bad input
+W="$TMP/bad"
+mkdir -p "$W"
+"$BIN" edit --set general.architecture=gpt2 -o "$W/gpt2.gguf" "$G/llama-gqa-bf16.gguf" >/dev/null 2>&1 || bad "make gpt2.gguf"
+expect_exit 1 "an unsupported architecture" "$BIN" export "$W/gpt2.gguf" "$W/out"
+expect_grep "the refusal lists what is supported" "$TMP/err" "supported: llama"
+expect_absent "unsupported: nothing written" "$W/out"
+"$BIN" edit --delete llama.attention.head_count -o "$W/nohead.gguf" "$G/llama-gqa-bf16.gguf" >/dev/null 2>&1 || bad "make nohead.gguf"
+expect_exit 1 "a missing key" "$BIN" export "$W/nohead.gguf" "$W/out"
+expect_grep "names the key" "$TMP/err" "llama.attention.head_count"
+"$BIN" edit --delete llama.block_count -o "$W/noblocks.gguf" "$G/llama-gqa-bf16.gguf" >/dev/null 2>&1 || bad "make noblocks.gguf"
+expect_exit 1 "no block_count" "$BIN" export "$W/noblocks.gguf" "$W/out"
+expect_grep "names block_count" "$TMP/err" "llama.block_count"
+head -c 100000 "$G/llama-gqa-bf16.gguf" >"$W/cut.gguf"
+expect_exit 1 "a GGUF cut short" "$BIN" export "$W/cut.gguf" "$W/out"
+expect_absent "cut short: nothing written" "$W/out"
+expect_exit 2 "no HF_DIR: usage error" "$BIN" export "$G/llama-gqa-bf16.gguf"
+expect_exit 2 "--dtype q4_0: usage error" "$BIN" export --dtype q4_0 "$G/llama-gqa-bf16.gguf" "$W/out"
+expect_exit 2 "--max-shard-size 0: usage error" "$BIN" export --max-shard-size 0 "$G/llama-gqa-bf16.gguf" "$W/out"
+expect_clean "bad input leaves nothing" "$W" gpt2.gguf nohead.gguf noblocks.gguf cut.gguf
+rm -rf "$W"
+
+# ------------------------------------------------------- a full disk (root)
+M="$TMP/full"
+mkdir -p "$M"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs "$M" 2>/dev/null; then
+    expect_exit 1 "disk full (1 MB tmpfs)" "$BIN" export --dtype f32 "$G/mistral-l3-f32.gguf" "$M/out"
+    grep -qiE "no space|write failed" "$TMP/err" && ok "disk full: the message says so" || bad "disk full: $(head -1 "$TMP/err")"
+    [ -z "$(ls -A "$M")" ] && ok "disk full: nothing left (no temporary folder)" || bad "disk full: left $(ls -A "$M")"
+    umount "$M" || bad "umount $M"
+else
+    skip "disk-full test (needs root and a tmpfs mount)"
+fi
+
+finish
