@@ -217,10 +217,6 @@ gk_status gk_exp_config(gk_file *in, const gk_exp_plan *p, char **out, gk_error 
     if (p->conv->llama)
         c.ok = c.ok && cJSON_AddBoolToObject(c.root, "attention_bias", gk_tensor_find(m, "blk.0.attn_q.bias") >= 0);
     char *text = s == GK_OK && c.ok ? cJSON_Print(c.root) : NULL;
-    if (text) {
-        char *t2 = realloc(text, strlen(text) + 2);
-        if (t2) strcat(text = t2, "\n");
-    }
     cJSON_Delete(c.root);
     if (s != GK_OK) return s;
     if (text == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

@@ -41,7 +41,7 @@ gk_status gk_export(const char *path, const char *dir, const gk_export_opts *o, 
     gk_exp_folder *f = NULL;
     if (s == GK_OK) s = gk_exp_folder_begin(dir, path, o->force, &f, err);
     const char *tok = "none";
-    if (s == GK_OK) s = gk_exp_folder_write(f, "config.json", config, strlen(config), err);
+    if (s == GK_OK) s = gk_exp_folder_write_text(f, "config.json", config, err);
     if (s == GK_OK) {
         s = gk_exp_tokenizer(gk_file_model(in), f, &tok, err);
         if (s != GK_OK && err->file[0] == '\0') gk_error_about(err, path);

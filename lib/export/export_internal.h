@@ -96,6 +96,9 @@ void gk_exp_folder_path(const gk_exp_folder *f, const char *name, char *buf, siz
 /** gk_exp_folder_write() : writes a small file (len bytes) into the folder. */
 gk_status gk_exp_folder_write(gk_exp_folder *f, const char *name, const void *data, size_t len, gk_error *err);
 
+/** gk_exp_folder_write_text() : writes text and a final newline into the folder. */
+gk_status gk_exp_folder_write_text(gk_exp_folder *f, const char *name, const char *text, gk_error *err);
+
 /** gk_exp_folder_publish() : fsyncs the folder and moves it to dest (swapping
  *  with the old folder under force, which is then removed); frees f.
  *  @return : GK_OK, GK_E_EXISTS (dest appeared meanwhile), GK_E_IO. */

@@ -160,15 +160,26 @@ void gk_exp_folder_path(const gk_exp_folder *f, const char *name, char *buf, siz
     snprintf(buf, size, "%s/%s", f->tmp, name);
 }
 
-gk_status gk_exp_folder_write(gk_exp_folder *f, const char *name, const void *data, size_t len, gk_error *err) {
+/* Writes name from data (len bytes), then tail (a string, or NULL). */
+static gk_status write_file(gk_exp_folder *f, const char *name, const void *data, size_t len, const char *tail,
+                            gk_error *err) {
     char path[4096];
     gk_exp_folder_path(f, name, path, sizeof path);
     gk_sink *s;
     gk_status st = gk_sink_open(path, GK_SINK_BUFFERED, &s, err);
     if (st == GK_OK) st = gk_sink_write(s, data, len, err);
+    if (st == GK_OK && tail) st = gk_sink_write(s, tail, strlen(tail), err);
     if (st == GK_OK) return gk_sink_commit(s, err);
     gk_sink_abort(s);
     return st;
+}
+
+gk_status gk_exp_folder_write(gk_exp_folder *f, const char *name, const void *data, size_t len, gk_error *err) {
+    return write_file(f, name, data, len, NULL, err);
+}
+
+gk_status gk_exp_folder_write_text(gk_exp_folder *f, const char *name, const char *text, gk_error *err) {
+    return write_file(f, name, text, strlen(text), "\n", err);
 }
 
 gk_status gk_exp_folder_publish(gk_exp_folder *f, gk_error *err) {

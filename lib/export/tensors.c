@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "export/export_internal.h"
+#include "util/grow.h"
 
 /* Elements converted at a time (rows of a permuted tensor: one head group). */
 #define CHUNK_ELEMS (1u << 20)
@@ -64,15 +65,6 @@ typedef struct stream {
     uint64_t done, total;
 } stream;
 
-static bool reserve(void **buf, size_t *cap, size_t n) {
-    if (n <= *cap) return true;
-    void *b = realloc(*buf, n);
-    if (b == NULL) return false;
-    *buf = b;
-    *cap = n;
-    return true;
-}
-
 /* Converts n elements of type `type` at st->src into od at st->dst. */
 static void convert_elems(stream *st, uint32_t type, uint32_t od, uint64_t n) {
     const gk_type_info *ti = gk_type_get(type);
@@ -97,8 +89,8 @@ static gk_status one_tensor(stream *st, const gk_exp_tensor *x, gk_sink *out, gk
     for (uint64_t r = 0; r < n_rows; r += unit) {
         uint64_t c = n_rows - r < unit ? n_rows - r : unit;
         size_t in_bytes = (size_t)(c * row_in), out_bytes = (size_t)(c * row_out), elems = (size_t)(c * row);
-        if (!reserve((void **)&st->src, &st->cap_src, in_bytes) || !reserve((void **)&st->dst, &st->cap_dst, out_bytes) ||
-            !reserve((void **)&st->f32, &st->cap_f32, elems * sizeof(float)))
+        if (!GK_GROW(st->src, st->cap_src, in_bytes, 1) || !GK_GROW(st->dst, st->cap_dst, out_bytes, 1) ||
+            !GK_GROW(st->f32, st->cap_f32, elems, 1))
             return nomem(err);
         gk_status s = gk_file_tensor_read(st->in, x->src, x->src_start + r * row_in, st->src, in_bytes, err);
         if (s != GK_OK) return s;
@@ -134,7 +126,7 @@ static gk_status index_file(const gk_exp_plan *p, gk_exp_folder *f, gk_error *er
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (text == NULL) return nomem(err);
-    gk_status s = gk_exp_folder_write(f, "model.safetensors.index.json", text, strlen(text), err);
+    gk_status s = gk_exp_folder_write_text(f, "model.safetensors.index.json", text, err);
     free(text);
     return s;
 }

@@ -152,13 +152,8 @@ static gk_status config_file(const gk_model *m, const vocab *v, bool spm, gk_exp
     if (ok) ok = cJSON_AddStringToObject(root, "tokenizer_class", spm ? "LlamaTokenizer" : "PreTrainedTokenizerFast");
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
-    char *t2 = text ? realloc(text, strlen(text) + 2) : NULL;
-    if (t2 == NULL) {
-        free(text);
-        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    }
-    strcat(text = t2, "\n");
-    gk_status s = gk_exp_folder_write(f, "tokenizer_config.json", text, strlen(text), err);
+    if (text == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    gk_status s = gk_exp_folder_write_text(f, "tokenizer_config.json", text, err);
     free(text);
     return s;
 }
