@@ -69,7 +69,9 @@ typedef struct gk_exp_plan {
  *  tensor's own float type, BF16 for a quantized one), in the GGUF's order
  *  (a layer's expert slices by name), cut into shards of at most max_bytes of
  *  data, and also wherever a name sorts before the one before it (so a
- *  converter reading shards in order and each by name sees the GGUF's order).
+ *  converter reading shards in order and each by name sees the GGUF's order;
+ *  when such runs are short, fewer than 8 tensors on average, the order is
+ *  no converter's and the tensors are sorted by name instead).
  *  @return : GK_OK; GK_E_UNSUPPORTED (architecture, a tensor without a
  *  checkpoint name, a type without a dequantizer); GK_E_NOT_FOUND (a key). */
 gk_status gk_exp_plan_build(const gk_model *m, int dtype, uint64_t max_bytes, gk_exp_plan *p, gk_error *err);

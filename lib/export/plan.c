@@ -134,7 +134,20 @@ static gk_status add_tensor(builder *b, const gk_model *m, size_t i, const gk_te
     return GK_OK;
 }
 
+/* Keeps the GGUF's order when it is a converter's (a few runs, each sorted
+ * by name: the checkpoint's parts; a new file starts at each), else sorts by
+ * name: a GGUF laid out layer by layer (every few tensors a new run) has no
+ * checkpoint order to give back, and a file per run would be absurd. */
+#define MIN_RUN 8
+
+static bool keep_order(const gk_exp_plan *p) {
+    size_t runs = 1;
+    for (size_t i = 1; i < p->n; i++) runs += strcmp(p->t[i].name, p->t[i - 1].name) < 0;
+    return runs == 1 || p->n / runs >= MIN_RUN;
+}
+
 static void cut_shards(gk_exp_plan *p, uint64_t max_bytes) {
+    if (!keep_order(p)) qsort(p->t, p->n, sizeof *p->t, by_name);
     uint32_t k = 0;
     uint64_t at = 0;
     size_t in_shard = 0;

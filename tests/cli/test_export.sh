@@ -127,6 +127,12 @@ expect_exit 0 "quantize Q4_K_M" "$BIN" quantize "$G/llama-gqa-f32.gguf" "$W/q4.g
 expect_exit 0 "export a Q4_K_M model (auto: bf16)" "$BIN" export --json "$W/q4.gguf" "$W/q4"
 grep -q '"torch_dtype":[[:space:]]*"bfloat16"' "$TMP/out" && ok "quantized: torch_dtype bfloat16" || bad "quantized: not bfloat16"
 expect_exit 0 "convert the Q4_K_M export back" "$BIN" convert "$W/q4" "$W/q4back.gguf" f32
+# a GGUF laid out layer by layer (no converter's order): one file, by name
+expect_exit 0 "synth --layers 3" "$BIN" synth --layers 3 "$W/syn.gguf"
+expect_exit 0 "export a synthetic model" "$BIN" export "$W/syn.gguf" "$W/syn"
+c=$(ls "$W/syn" | grep -c '\.safetensors$')
+[ "$c" = 1 ] && ok "layer-by-layer order: one file, sorted by name" || bad "layer-by-layer order: $c files"
+expect_exit 0 "convert the synthetic export back" "$BIN" convert "$W/syn" "$W/synback.gguf" f32
 rm -rf "$W"
 
 # ---------------------------------------------------------- the folder
