@@ -120,6 +120,14 @@ gk_status gk_exp_config(gk_file *in, const gk_exp_plan *p, char **out, gk_error 
  *  says "none"); GK_E_CORRUPT for token arrays that disagree. */
 gk_status gk_exp_tokenizer(const gk_model *m, gk_exp_folder *f, const char **written, gk_error *err);
 
+/** gk_exp_bpe_known() : @return : true when tokenizer.ggml.pre names a
+ *  pre-tokenizer gk_exp_bpe writes. */
+bool gk_exp_bpe_known(const char *pre);
+
+/** gk_exp_bpe() : tokenizer.json of m's BPE vocabulary (tokens already
+ *  checked) with pre-tokenizer pre, into f. */
+gk_status gk_exp_bpe(const gk_model *m, const char *pre, gk_exp_folder *f, gk_error *err);
+
 /** gk_exp_shards() : writes every shard (and the index when there are
  *  several) into f, streaming each tensor from in. */
 gk_status gk_exp_shards(gk_file *in, const gk_exp_plan *p, gk_exp_folder *f, gk_progress_fn progress, void *ctx,

@@ -1,7 +1,7 @@
 /*
  * tokenizer.c - the tokenizer files of an export, from the GGUF's
- * tokenizer.* keys: for a SentencePiece vocabulary (tokenizer.ggml.model
- * "llama") tokenizer.model, packed by protobuf-c from convert's schema
+ * tokenizer.* keys: for a BPE vocabulary ("gpt2") tokenizer.json (bpe.c);
+ * for a SentencePiece vocabulary (tokenizer.ggml.model "llama") tokenizer.model, packed by protobuf-c from convert's schema
  * (pieces with their scores and kinds, a BPE trainer spec with the special
  * ids, an identity normalizer with the dummy prefix the GGUF asks for); and
  * tokenizer_config.json: add_bos/add_eos, the special tokens' text, the chat
@@ -171,7 +171,14 @@ gk_status gk_exp_tokenizer(const gk_model *m, gk_exp_folder *f, const char **wri
         if (s == GK_OK) *written = "tokenizer.model, tokenizer_config.json";
         return s;
     }
-    s = config_file(m, &v, false, f, err);
-    if (s == GK_OK) *written = "tokenizer_config.json";
+    if (strcmp(model.ptr, "gpt2") != 0) return GK_OK;   /* bert, rwkv ...: not written */
+    gk_str pre = { "default", 7 };
+    gk_kv_get_str(m, "tokenizer.ggml.pre", &pre);
+    bool known = gk_exp_bpe_known(pre.ptr);
+    if (known) s = gk_exp_bpe(m, pre.ptr, f, err);
+    if (s == GK_OK) s = config_file(m, &v, false, f, err);
+    if (s == GK_OK)
+        *written = known ? "tokenizer.json, tokenizer_config.json"
+                         : "tokenizer_config.json (no tokenizer.json: its pre-tokenizer is not one export knows)";
     return s;
 }
