@@ -38,8 +38,9 @@ static const char *const usage =
     "                        holding MODEL.gguf)\n"
     "  --json                print a summary as JSON on stdout\n"
     "An existing empty HF_DIR is used. Architectures: %s.\n"
-    "Not yet: tokenizer.json for BPE (gpt2) vocabularies (tokenizer_config.json is\n"
-    "written), generation_config.json, README.md from general.* keys.\n";
+    "A BPE (gpt2) vocabulary gets tokenizer.json when its pre-tokenizer is gpt-2,\n"
+    "llama-bpe or qwen2 (tokenizer_config.json always). Not yet: other\n"
+    "pre-tokenizers, generation_config.json, README.md from general.* keys.\n";
 
 static bool parse_dtype(const char *s, int *d) {
     static const struct { const char *name; int d; } names[] = {
@@ -93,8 +94,7 @@ int cmd_export(int argc, char **argv) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) return p.rc;
         if (id == CMD_OPTS_HELP) {
-            printf(usage, "llama (LlamaForCausalLM; MixtralForCausalLM with experts), qwen2 (Qwen2ForCausalLM), "
-                          "qwen3 (Qwen3ForCausalLM)");
+            printf(usage, gk_export_supported());
             return GK_EXIT_OK;
         }
         if (id == OPT_DTYPE) {

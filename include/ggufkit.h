@@ -1888,6 +1888,10 @@ typedef struct gk_export_result {
 GK_API gk_status gk_export(const char *path, const char *dir, const gk_export_opts *o, gk_export_result *res,
                            gk_error *err);
 
+/** gk_export_supported() : @return : the GGUF architectures export writes, with
+ *  their Hugging Face classes, listed. */
+GK_API const char *gk_export_supported(void);
+
 /* ======================================================================== */
 /* Test control: hooks for crash tests, in one entry point                   */
 /* ======================================================================== */

@@ -5,6 +5,7 @@
  * the Q/K permutation and the expert layout are convert's rules for that
  * class (convert/arch.h), inverted, so the two directions cannot disagree.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +37,17 @@ void gk_exp_arch_list(char *buf, size_t size) {
         const char *cls[2] = { archs[i].hf_class, archs[i].moe_class };
         for (int k = 0; k < 2; k++) {
             if (cls[k] == NULL || gk_conv_arch_find(cls[k]) == NULL || at >= size) continue;
-            at += (size_t)snprintf(buf + at, size - at, "%s%s (%s)", at ? ", " : "", archs[i].gguf_arch, cls[k]);
+            at += (size_t)snprintf(buf + at, size - at, "%s%s%s (%s)", at ? ", " : "", archs[i].gguf_arch,
+                                  k ? " with experts" : "", cls[k]);
         }
     }
+}
+
+static char supported[512];
+static pthread_once_t supported_once = PTHREAD_ONCE_INIT;
+static void supported_init(void) { gk_exp_arch_list(supported, sizeof supported); }
+
+const char *gk_export_supported(void) {
+    pthread_once(&supported_once, supported_init);
+    return supported;
 }
