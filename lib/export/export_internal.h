@@ -95,6 +95,10 @@ gk_status gk_exp_folder_begin(const char *dest, const char *input, bool force, g
 /** gk_exp_folder_path() : @return : the temporary folder's path of file name. */
 void gk_exp_folder_path(const gk_exp_folder *f, const char *name, char *buf, size_t size);
 
+/** gk_exp_folder_final_path() : the path file name will have once published
+ *  (for messages). */
+void gk_exp_folder_final_path(const gk_exp_folder *f, const char *name, char *buf, size_t size);
+
 /** gk_exp_folder_write() : writes a small file (len bytes) into the folder. */
 gk_status gk_exp_folder_write(gk_exp_folder *f, const char *name, const void *data, size_t len, gk_error *err);
 

@@ -160,6 +160,10 @@ void gk_exp_folder_path(const gk_exp_folder *f, const char *name, char *buf, siz
     snprintf(buf, size, "%s/%s", f->tmp, name);
 }
 
+void gk_exp_folder_final_path(const gk_exp_folder *f, const char *name, char *buf, size_t size) {
+    snprintf(buf, size, "%s/%s", f->dest, name);
+}
+
 /* Writes name from data (len bytes), then tail (a string, or NULL). */
 static gk_status write_file(gk_exp_folder *f, const char *name, const void *data, size_t len, const char *tail,
                             gk_error *err) {
@@ -169,8 +173,12 @@ static gk_status write_file(gk_exp_folder *f, const char *name, const void *data
     gk_status st = gk_sink_open(path, GK_SINK_BUFFERED, &s, err);
     if (st == GK_OK) st = gk_sink_write(s, data, len, err);
     if (st == GK_OK && tail) st = gk_sink_write(s, tail, strlen(tail), err);
-    if (st == GK_OK) return gk_sink_commit(s, err);
-    gk_sink_abort(s);
+    if (st == GK_OK) st = gk_sink_commit(s, err);
+    else gk_sink_abort(s);
+    if (st != GK_OK && (err->file[0] == '\0' || strncmp(err->file, f->tmp, strlen(f->tmp)) == 0)) {
+        gk_exp_folder_final_path(f, name, path, sizeof path);
+        gk_error_about(err, path);
+    }
     return st;
 }
 

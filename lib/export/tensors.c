@@ -150,7 +150,12 @@ gk_status gk_exp_shards(gk_file *in, const gk_exp_plan *p, gk_exp_folder *f, gk_
             if (p->t[i].shard == k) s = one_tensor(&st, &p->t[i], out, err);
         if (s == GK_OK) s = gk_sink_commit(out, err);   /* frees out */
         else gk_sink_abort(out);
-        if (s != GK_OK && err->file[0] == '\0') gk_error_about(err, path);
+        if (s != GK_OK && (err->file[0] == '\0' || strncmp(err->file, path, strlen(path) - strlen(name)) == 0)) {
+            /* an output's error names the file as it will be called, not its
+             * temporary place (an input's keeps the input's name) */
+            gk_exp_folder_final_path(f, name, path, sizeof path);
+            gk_error_about(err, path);
+        }
     }
     if (s == GK_OK && p->n_shards > 1) s = index_file(p, f, err);
     free(st.src);

@@ -135,6 +135,29 @@ c=$(ls "$W/syn" | grep -c '\.safetensors$')
 expect_exit 0 "convert the synthetic export back" "$BIN" convert "$W/syn" "$W/synback.gguf" f32
 rm -rf "$W"
 
+# ------------------------------------------------------------ interrupted
+# SIGINT stops the export cleanly: HF_DIR is complete (it had finished) or
+# absent with nothing left beside it. SIGKILL: complete or absent (a hidden
+# temporary folder may stay: a kill cannot clean up).
+W="$TMP/intr"
+mkdir -p "$W"
+"$BIN" synth --layers 40 "$W/big.gguf" >/dev/null 2>&1 || bad "synth --layers 40"
+complete() { [ -s "$1/config.json" ] && [ -s "$1/model.safetensors" ] && [ -s "$1/tokenizer.model" ]; }
+for sig in INT KILL; do
+    for t in 0.02 0.08; do
+        timeout -s $sig $t "$BIN" export "$W/big.gguf" "$W/o" >/dev/null 2>&1
+        if [ -e "$W/o" ]; then
+            complete "$W/o" && ok "SIG$sig after ${t}s: HF_DIR complete" || bad "SIG$sig after ${t}s: HF_DIR incomplete"
+        elif [ $sig = INT ]; then
+            expect_clean "SIG$sig after ${t}s: nothing left" "$W" big.gguf
+        else
+            expect_clean "SIG$sig after ${t}s: no HF_DIR" "$W" big.gguf "$(cd "$W" && ls -A | grep '^\.o\.ggufkit-' || echo big.gguf)"
+        fi
+        rm -rf "$W/o" "$W"/.o.ggufkit-*
+    done
+done
+rm -rf "$W"
+
 # ---------------------------------------------------------- the folder
 W="$TMP/dest"
 mkdir -p "$W/empty" "$W/full"
