@@ -16,7 +16,10 @@
 #   reference converter run on the exported folder;
 # - a 3-shard checkpoint comes back as 3 shards (its GGUF's tensor order is
 #   not by name); --max-shard-size cuts more files, with a consistent index;
-# - a big-endian copy exports the same files; a Q4_K model exports (bf16).
+# - Qwen2 and Qwen3 (llama-gqa with its class changed): tensors and class back,
+#   convert(export(G)) == G;
+# - a big-endian copy exports the same files; a Q4_K model exports (bf16);
+# - SIGINT / SIGKILL mid-export: HF_DIR complete or absent.
 # Folder rules: an existing empty folder is used; a non-empty one is refused
 # (untouched) unless --force, which replaces it; a folder holding the input is
 # refused even with --force; a file as HF_DIR is refused. Bad input: an
@@ -79,6 +82,26 @@ for n in llama-gqa llama-shards mistral-l3 mixtral; do
         expect_clean "$n-$t: only the folder in its parent" "$W" "$n" back.gguf
         rm -rf "$W"
     done
+done
+
+# ----------------------------------------- Qwen2 / Qwen3 (no permutation)
+# llama-gqa's folder with its class changed: convert reads it as Qwen2 / Qwen3
+# (no Q/K permutation); the export gives back its tensors and class.
+for cls in Qwen2ForCausalLM Qwen3ForCausalLM; do
+    W="$TMP/qwen"
+    mkdir -p "$W/out"
+    cp -r "$G/llama-gqa" "$W/src"
+    chmod -R u+w "$W/src"
+    sed -i "s/\"LlamaForCausalLM\"/\"$cls\"/" "$W/src/config.json"
+    expect_exit 0 "convert as $cls" "$BIN" convert "$W/src" "$W/a.gguf" bf16
+    expect_exit 0 "export the $cls GGUF" "$BIN" export --dtype bf16 "$W/a.gguf" "$W/out/src"
+    if [ "$has_numpy" = 1 ]; then
+        $PY "$CHECK" same "$W/src" "$W/out/src" >"$TMP/chk" 2>&1 && ok "$cls: every tensor bit for bit, the class back" ||
+            { bad "$cls: round trip differs"; sed 's/^/    /' "$TMP/chk" | head -5; }
+    fi
+    expect_exit 0 "convert the $cls export" "$BIN" convert "$W/out/src" "$W/b.gguf" bf16
+    expect_same_file "$cls: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
+    rm -rf "$W"
 done
 
 # ------------------------------------------------------------- sharding
