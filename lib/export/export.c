@@ -2,7 +2,8 @@
  * export.c - gk_export: a GGUF back to a Hugging Face folder. Opens the
  * model, plans the checkpoint tensors (plan.c), checks the destination and
  * makes the temporary folder (folder.c), writes config.json (config.c), the
- * tokenizer files (tokenizer.c) and the safetensors files (tensors.c), then
+ * tokenizer files (tokenizer.c), generation_config.json (generation.c) and
+ * the safetensors files (tensors.c), then
  * publishes the folder; any failure removes it.
  */
 #include <stdlib.h>
@@ -46,6 +47,8 @@ gk_status gk_export(const char *path, const char *dir, const gk_export_opts *o, 
         s = gk_exp_tokenizer(gk_file_model(in), f, &tok, err);
         if (s != GK_OK && err->file[0] == '\0') gk_error_about(err, path);
     }
+    bool gen = false;
+    if (s == GK_OK) s = gk_exp_generation(gk_file_model(in), f, &gen, err);
     if (s == GK_OK) s = gk_exp_shards(in, &plan, f, o->progress, o->progress_ctx, err);
     if (s == GK_OK) {
         s = gk_exp_folder_publish(f, err);   /* frees f */

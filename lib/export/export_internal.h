@@ -124,6 +124,10 @@ gk_status gk_exp_config(gk_file *in, const gk_exp_plan *p, char **out, gk_error 
  *  says "none"); GK_E_CORRUPT for token arrays that disagree. */
 gk_status gk_exp_tokenizer(const gk_model *m, gk_exp_folder *f, const char **written, gk_error *err);
 
+/** gk_exp_generation() : generation_config.json from general.sampling.*, when
+ *  m has any (*written says so). */
+gk_status gk_exp_generation(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err);
+
 /** gk_exp_bpe_known() : @return : true when tokenizer.ggml.pre names a
  *  pre-tokenizer gk_exp_bpe writes. */
 bool gk_exp_bpe_known(const char *pre);

@@ -19,6 +19,7 @@
 # - Qwen2 and Qwen3 (llama-gqa with its class changed): tensors and class back,
 #   convert(export(G)) == G;
 # - a big-endian copy exports the same files; a Q4_K model exports (bf16);
+# - general.sampling.* through generation_config.json and back;
 # - SIGINT / SIGKILL mid-export: HF_DIR complete or absent.
 # Folder rules: an existing empty folder is used; a non-empty one is refused
 # (untouched) unless --force, which replaces it; a folder holding the input is
@@ -103,6 +104,22 @@ for cls in Qwen2ForCausalLM Qwen3ForCausalLM; do
     expect_same_file "$cls: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
     rm -rf "$W"
 done
+
+# ------------------------------------- generation_config.json (sampling)
+W="$TMP/gen"
+mkdir -p "$W/out"
+cp -r "$G/llama-gqa" "$W/llama-gqa"
+chmod -R u+w "$W/llama-gqa"
+printf '{"top_k": 40, "top_p": 0.95, "temperature": 0.7, "repetition_penalty": 1.1}\n' >"$W/llama-gqa/generation_config.json"
+expect_exit 0 "convert with generation_config.json" "$BIN" convert "$W/llama-gqa" "$W/a.gguf" bf16
+expect_exit 0 "export it" "$BIN" export "$W/a.gguf" "$W/out/llama-gqa"
+expect_grep "generation_config.json: repetition_penalty" "$W/out/llama-gqa/generation_config.json" "repetition_penalty"
+expect_exit 0 "convert the export" "$BIN" convert "$W/out/llama-gqa" "$W/b.gguf" bf16
+expect_same_file "sampling keys: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
+expect_exit 0 "export a GGUF without sampling keys" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/plain"
+[ -s "$W/plain/config.json" ] && [ ! -e "$W/plain/generation_config.json" ] && ok "no sampling keys: no generation_config.json" ||
+    bad "no sampling keys: generation_config.json written (or no export)"
+rm -rf "$W"
 
 # ------------------------------------------------------------- sharding
 W="$TMP/shard"
