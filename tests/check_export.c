@@ -126,7 +126,8 @@ static const char *export_tokenizer(const char *name, gk_file **f, const char **
     ck_assert_int_eq(gk_open(path, 0, f, &err), GK_OK);
     snprintf(dest, sizeof dest, "%s", tmp_path(name));
     gk_exp_folder *fo;
-    ck_assert_int_eq(gk_exp_folder_begin(dest, path, false, &fo, &err), GK_OK);
+    const char *inputs[1] = { path };
+    ck_assert_int_eq(gk_exp_folder_begin(dest, inputs, 1, false, &fo, &err), GK_OK);
     ck_assert_int_eq(gk_exp_tokenizer(gk_file_model(*f), fo, written, &err), GK_OK);
     ck_assert_int_eq(gk_exp_folder_publish(fo, &err), GK_OK);
     return dest;

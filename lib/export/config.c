@@ -69,7 +69,7 @@ static void copy_float(cfg *c, cJSON *o, const char *key, const char *name) {
 
 /* The llama3 parameters whose factors are the rope_freqs tensor's, bit for
  * bit, among the values models use; false when none are. */
-static gk_status llama3_fit(cfg *c, gk_file *in, gk_conv_llama3 *r, bool *found, gk_error *err) {
+static gk_status llama3_fit(cfg *c, const gk_exp_source *in, gk_conv_llama3 *r, bool *found, gk_error *err) {
     *found = false;
     int64_t ti = gk_tensor_find(c->m, "rope_freqs.weight");
     if (ti < 0) return GK_OK;
@@ -83,7 +83,7 @@ static gk_status llama3_fit(cfg *c, gk_file *in, gk_conv_llama3 *r, bool *found,
                             "tensor 'rope_freqs.weight': not the F32 llama3 rope factors of the model's head size");
     float *have = malloc(2 * n * sizeof *have), *mine = have + n;
     if (have == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    gk_status s = gk_file_tensor_read(in, (size_t)ti, 0, have, n * sizeof *have, err);
+    gk_status s = gk_exp_read(in, (size_t)ti, 0, have, n * sizeof *have, err);
     if (gk_model_big_endian(c->m))
         for (uint64_t i = 0; i < n; i++) {
             uint32_t u;
@@ -116,7 +116,7 @@ static gk_status llama3_fit(cfg *c, gk_file *in, gk_conv_llama3 *r, bool *found,
     return s;
 }
 
-static gk_status rope_scaling(cfg *c, gk_file *in, const gk_exp_plan *p, gk_error *err) {
+static gk_status rope_scaling(cfg *c, const gk_exp_source *in, const gk_exp_plan *p, gk_error *err) {
     char k[128];
     snprintf(k, sizeof k, "%s.rope.scaling.type", c->arch);
     gk_str type = { 0 };
@@ -169,9 +169,9 @@ static const char *torch_dtype(uint32_t t) {
     return t == GK_TYPE_F32 ? "float32" : t == GK_TYPE_F16 ? "float16" : "bfloat16";
 }
 
-gk_status gk_exp_config(gk_file *in, const gk_exp_plan *p, char **out, gk_error *err) {
+gk_status gk_exp_config(const gk_exp_source *in, const gk_exp_plan *p, char **out, gk_error *err) {
     *out = NULL;
-    const gk_model *m = gk_file_model(in);
+    const gk_model *m = in->m;
     gk_str arch;
     gk_kv_get_str(m, "general.architecture", &arch);
     cfg c = { m, arch.ptr, cJSON_CreateObject(), true };

@@ -34,6 +34,18 @@ const gk_exp_arch *gk_exp_arch_find(const char *gguf_arch, bool moe, const gk_co
  *  listed into buf. */
 void gk_exp_arch_list(char *buf, size_t size);
 
+/* ----------------------------------------------------------------- source */
+
+/* The model exported: one GGUF, or a shard set merged (every tensor read from
+ * its own shard through its step). */
+typedef struct gk_exp_source {
+    const gk_model *m;
+    const gk_step *steps;          /* one per tensor of m */
+} gk_exp_source;
+
+/** gk_exp_read() : len bytes of tensor i from byte start, in file byte order. */
+gk_status gk_exp_read(const gk_exp_source *src, size_t i, uint64_t start, void *buf, size_t len, gk_error *err);
+
 /* ------------------------------------------------------------------- plan */
 
 /* One safetensors tensor and where its values come from. */
@@ -90,7 +102,8 @@ typedef struct gk_exp_folder gk_exp_folder;
  *  a folder holding none of the inputs) and makes the temporary folder beside
  *  it. @return : GK_OK; GK_E_EXISTS; GK_E_ARG (not a folder); GK_E_SAME_FILE
  *  (dest holds or is an input); GK_E_IO. */
-gk_status gk_exp_folder_begin(const char *dest, const char *input, bool force, gk_exp_folder **out, gk_error *err);
+gk_status gk_exp_folder_begin(const char *dest, const char *const *inputs, size_t n_inputs, bool force,
+                              gk_exp_folder **out, gk_error *err);
 
 /** gk_exp_folder_path() : @return : the temporary folder's path of file name. */
 void gk_exp_folder_path(const gk_exp_folder *f, const char *name, char *buf, size_t size);
@@ -116,7 +129,7 @@ void gk_exp_folder_abort(gk_exp_folder *f);
 /* ---------------------------------------------------------- files written */
 
 /** gk_exp_config() : config.json of m under plan p, as text (malloc'd). */
-gk_status gk_exp_config(gk_file *in, const gk_exp_plan *p, char **out, gk_error *err);
+gk_status gk_exp_config(const gk_exp_source *in, const gk_exp_plan *p, char **out, gk_error *err);
 
 /** gk_exp_tokenizer() : the tokenizer files m holds enough to write, into f;
  *  *written names them ("tokenizer.model, tokenizer_config.json"; static).
@@ -138,7 +151,7 @@ gk_status gk_exp_bpe(const gk_model *m, const char *pre, gk_exp_folder *f, gk_er
 
 /** gk_exp_shards() : writes every shard (and the index when there are
  *  several) into f, streaming each tensor from in. */
-gk_status gk_exp_shards(gk_file *in, const gk_exp_plan *p, gk_exp_folder *f, gk_progress_fn progress, void *ctx,
+gk_status gk_exp_shards(const gk_exp_source *in, const gk_exp_plan *p, gk_exp_folder *f, gk_progress_fn progress, void *ctx,
                         gk_error *err);
 
 /** gk_exp_format_float() : the shortest decimal that reads back as float32 v

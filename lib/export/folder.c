@@ -83,7 +83,8 @@ static gk_status fsync_path(const char *path, gk_error *err) {
     return GK_OK;
 }
 
-gk_status gk_exp_folder_begin(const char *dest, const char *input, bool force, gk_exp_folder **out, gk_error *err) {
+gk_status gk_exp_folder_begin(const char *dest, const char *const *inputs, size_t n_inputs, bool force,
+                              gk_exp_folder **out, gk_error *err) {
     *out = NULL;
     struct stat sb;
     bool replace = false;
@@ -104,12 +105,12 @@ gk_status gk_exp_folder_begin(const char *dest, const char *input, bool force, g
         }
         char rd[PATH_MAX], ri[PATH_MAX];
         size_t n;
-        if (realpath(dest, rd) && input && realpath(input, ri) && (n = strlen(rd), strncmp(ri, rd, n) == 0) &&
-            (ri[n] == '/' || n == 1)) {
-            gk_error_set(err, GK_E_SAME_FILE, -1, "the output folder holds the input %s", input);
-            gk_error_about(err, dest);
-            return GK_E_SAME_FILE;
-        }
+        for (size_t i = 0; i < n_inputs && realpath(dest, rd); i++)
+            if (realpath(inputs[i], ri) && (n = strlen(rd), strncmp(ri, rd, n) == 0) && (ri[n] == '/' || n == 1)) {
+                gk_error_set(err, GK_E_SAME_FILE, -1, "the output folder holds the input %s", inputs[i]);
+                gk_error_about(err, dest);
+                return GK_E_SAME_FILE;
+            }
     } else if (errno != ENOENT) {
         return io_error(err, dest, "cannot look at the output folder");
     }

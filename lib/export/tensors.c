@@ -55,7 +55,7 @@ static gk_status header(const gk_exp_plan *p, uint32_t k, char **out, size_t *le
 }
 
 typedef struct stream {
-    gk_file *in;
+    const gk_exp_source *in;
     const gk_model *m;
     uint8_t *src, *dst;
     float *f32;
@@ -92,7 +92,7 @@ static gk_status one_tensor(stream *st, const gk_exp_tensor *x, gk_sink *out, gk
         if (!GK_GROW(st->src, st->cap_src, in_bytes, 1) || !GK_GROW(st->dst, st->cap_dst, out_bytes, 1) ||
             !GK_GROW(st->f32, st->cap_f32, elems, 1))
             return nomem(err);
-        gk_status s = gk_file_tensor_read(st->in, x->src, x->src_start + r * row_in, st->src, in_bytes, err);
+        gk_status s = gk_exp_read(st->in, x->src, x->src_start + r * row_in, st->src, in_bytes, err);
         if (s != GK_OK) return s;
         if (swap && ti->byteswap) ti->byteswap(st->src, (int64_t)(elems / ti->block_elems));
         convert_elems(st, t->type, x->dtype, elems);
@@ -131,9 +131,13 @@ static gk_status index_file(const gk_exp_plan *p, gk_exp_folder *f, gk_error *er
     return s;
 }
 
-gk_status gk_exp_shards(gk_file *in, const gk_exp_plan *p, gk_exp_folder *f, gk_progress_fn progress, void *ctx,
+gk_status gk_exp_read(const gk_exp_source *src, size_t i, uint64_t start, void *buf, size_t len, gk_error *err) {
+    return gk_file_tensor_read(src->steps[i].src, src->steps[i].src_tensor, start, buf, len, err);
+}
+
+gk_status gk_exp_shards(const gk_exp_source *in, const gk_exp_plan *p, gk_exp_folder *f, gk_progress_fn progress, void *ctx,
                         gk_error *err) {
-    stream st = { .in = in, .m = gk_file_model(in), .progress = progress, .ctx = ctx, .total = p->total_bytes };
+    stream st = { .in = in, .m = in->m, .progress = progress, .ctx = ctx, .total = p->total_bytes };
     gk_status s = GK_OK;
     for (uint32_t k = 0; k < p->n_shards && s == GK_OK; k++) {
         char name[64], path[4096];

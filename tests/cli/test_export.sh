@@ -18,6 +18,8 @@
 #   not by name); --max-shard-size cuts more files, with a consistent index;
 # - Qwen2 and Qwen3 (llama-gqa with its class changed): tensors and class back,
 #   convert(export(G)) == G;
+# - a shard set (any shard) exports as the merged file; a set missing a shard
+#   is refused;
 # - a big-endian copy exports the same files; a Q4_K model exports (bf16);
 # - general.sampling.* through generation_config.json and back;
 # - SIGINT / SIGKILL mid-export: HF_DIR complete or absent.
@@ -167,6 +169,21 @@ expect_exit 0 "quantize Q4_K_M" "$BIN" quantize "$G/llama-gqa-f32.gguf" "$W/q4.g
 expect_exit 0 "export a Q4_K_M model (auto: bf16)" "$BIN" export --json "$W/q4.gguf" "$W/q4"
 grep -q '"torch_dtype":[[:space:]]*"bfloat16"' "$TMP/out" && ok "quantized: torch_dtype bfloat16" || bad "quantized: not bfloat16"
 expect_exit 0 "convert the Q4_K_M export back" "$BIN" convert "$W/q4" "$W/q4back.gguf" f32
+# a shard set: the merged model, from any shard
+expect_exit 0 "split mixtral-bf16 in 3" "$BIN" split --split-max-tensors 8 "$G/mixtral-bf16.gguf" "$W/sh"
+expect_exit 0 "export shard 2 of 3 (the set)" "$BIN" export "$W/sh-00002-of-00003.gguf" "$W/set"
+expect_exit 0 "export the whole file" "$BIN" export "$G/mixtral-bf16.gguf" "$W/whole"
+d=$(diff -r "$W/set" "$W/whole" 2>&1)
+[ -z "$d" ] && ok "a shard set exports as the merged file" || bad "shard set export differs: $(echo $d | head -c 200)"
+mkdir -p "$W/holder"
+cp "$W"/sh-0000*.gguf "$W/holder/"
+expect_exit 1 "--force into the folder holding the set" "$BIN" export --force "$W/holder/sh-00002-of-00003.gguf" "$W/holder"
+expect_grep "names the shard" "$TMP/err" "holds the input"
+[ "$(ls "$W/holder" | wc -l)" = 3 ] && ok "the shards are kept" || bad "shards removed"
+rm "$W"/sh-0000*.gguf
+rm "$W/holder/sh-00003-of-00003.gguf"
+expect_exit 1 "a set missing a shard" "$BIN" export "$W/holder/sh-00001-of-00003.gguf" "$W/miss"
+expect_absent "missing shard: nothing written" "$W/miss"
 # a GGUF laid out layer by layer (no converter's order): one file, by name
 expect_exit 0 "synth --layers 3" "$BIN" synth --layers 3 "$W/syn.gguf"
 expect_exit 0 "export a synthetic model" "$BIN" export "$W/syn.gguf" "$W/syn"
