@@ -41,8 +41,9 @@ static const char *const usage =
     "An existing empty HF_DIR is used. Architectures: %s.\n"
     "A BPE (gpt2) vocabulary gets tokenizer.json when its pre-tokenizer is gpt-2,\n"
     "llama-bpe or qwen2 (tokenizer_config.json always); general.sampling.* keys\n"
-    "give generation_config.json. Not yet: other pre-tokenizers, README.md from\n"
-    "general.* keys (license, tags ...).\n";
+    "give generation_config.json, general.* naming and provenance keys (name,\n"
+    "license, tags, base models ...) a README.md model card. Not yet: other\n"
+    "pre-tokenizers, named chat templates.\n";
 
 static bool parse_dtype(const char *s, int *d) {
     static const struct { const char *name; int d; } names[] = {

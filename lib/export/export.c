@@ -3,7 +3,8 @@
  * model (a shard set as one merged model), plans the checkpoint tensors
  * (plan.c), checks the destination and makes the temporary folder
  * (folder.c), writes config.json (config.c), the tokenizer files
- * (tokenizer.c), generation_config.json (generation.c) and the safetensors
+ * (tokenizer.c), generation_config.json (generation.c), README.md (card.c)
+ * and the safetensors
  * files (tensors.c), then publishes the folder; any failure removes it.
  */
 #include <stdlib.h>
@@ -97,6 +98,7 @@ gk_status gk_export(const char *path, const char *dir, const gk_export_opts *o, 
     }
     bool gen = false;
     if (s == GK_OK) s = gk_exp_generation(src.m, f, &gen, err);
+    if (s == GK_OK) s = gk_exp_card(src.m, f, &gen, err);
     if (s == GK_OK) s = gk_exp_shards(&src, &plan, f, o->progress, o->progress_ctx, err);
     if (s == GK_OK) {
         s = gk_exp_folder_publish(f, err);   /* frees f */

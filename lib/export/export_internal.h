@@ -141,6 +141,10 @@ gk_status gk_exp_tokenizer(const gk_model *m, gk_exp_folder *f, const char **wri
  *  m has any (*written says so). */
 gk_status gk_exp_generation(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err);
 
+/** gk_exp_card() : README.md with the general.* naming and provenance keys as
+ *  model card front matter, when m has any (*written says so). */
+gk_status gk_exp_card(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err);
+
 /** gk_exp_bpe_known() : @return : true when tokenizer.ggml.pre names a
  *  pre-tokenizer gk_exp_bpe writes. */
 bool gk_exp_bpe_known(const char *pre);

@@ -21,7 +21,8 @@
 # - a shard set (any shard) exports as the merged file; a set missing a shard
 #   is refused;
 # - a big-endian copy exports the same files; a Q4_K model exports (bf16);
-# - general.sampling.* through generation_config.json and back;
+# - general.sampling.* through generation_config.json and back; general.* of a
+#   model card through README.md's front matter and back (another folder name);
 # - SIGINT / SIGKILL mid-export: HF_DIR complete or absent.
 # Folder rules: an existing empty folder is used; a non-empty one is refused
 # (untouched) unless --force, which replaces it; a folder holding the input is
@@ -121,6 +122,22 @@ expect_same_file "sampling keys: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf
 expect_exit 0 "export a GGUF without sampling keys" "$BIN" export "$G/llama-gqa-bf16.gguf" "$W/plain"
 [ -s "$W/plain/config.json" ] && [ ! -e "$W/plain/generation_config.json" ] && ok "no sampling keys: no generation_config.json" ||
     bad "no sampling keys: generation_config.json written (or no export)"
+rm -rf "$W"
+
+# ----------------------------------------------- README.md (model card)
+# general.* from a model card come back as front matter; the name comes from
+# the card, so the round trip holds in a folder of another name too.
+W="$TMP/card"
+mkdir -p "$W/out"
+cp -r "$G/llama-gqa" "$W/src"
+chmod -R u+w "$W/src"
+printf -- '---\nlicense: apache-2.0\ntags:\n- text-generation\n- "no"\nlanguage:\n- en\n- fr\nbase_model: meta-llama/Llama-3.1-8B\ndatasets:\n- HuggingFaceFW/fineweb\n- https://example.com/data\n---\n\n# A card\n' >"$W/src/README.md"
+expect_exit 0 "convert with a model card" "$BIN" convert "$W/src" "$W/a.gguf" bf16
+expect_exit 0 "export it into a folder of another name" "$BIN" export "$W/a.gguf" "$W/out/other"
+expect_grep "README.md: the license" "$W/out/other/README.md" 'license: "apache-2.0"'
+expect_grep "README.md: a tag that YAML would read as a bool stays a string" "$W/out/other/README.md" '- "no"'
+expect_exit 0 "convert the export" "$BIN" convert "$W/out/other" "$W/b.gguf" bf16
+expect_same_file "model card keys: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
 rm -rf "$W"
 
 # ------------------------------------------------------------- sharding
