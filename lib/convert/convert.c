@@ -20,6 +20,7 @@
 #include "convert/meta.h"
 #include "convert/modelcard.h"
 #include "convert/rope.h"
+#include "convert/sampling.h"
 #include "convert/source.h"
 #include "convert/vocab.h"
 #include "util/grow.h"
@@ -420,29 +421,16 @@ static gk_status sampling(planner *p, gk_model *m, gk_error *err) {
     cJSON *g = NULL;
     gk_error ignored;
     if (gk_hf_json_load(p->dir, "generation_config.json", false, &g, &ignored) != GK_OK || g == NULL) return GK_OK;
-    static const struct { const char *json, *alt, *key; char kind; } keys[] = {
-        { "sequence", NULL, "general.sampling.sequence", 's' },
-        { "top_k", NULL, "general.sampling.top_k", 'i' },
-        { "top_p", NULL, "general.sampling.top_p", 'f' },
-        { "min_p", NULL, "general.sampling.min_p", 'f' },
-        { "xtc_probability", NULL, "general.sampling.xtc_probability", 'f' },
-        { "xtc_threshold", NULL, "general.sampling.xtc_threshold", 'f' },
-        { "temperature", NULL, "general.sampling.temp", 'f' },
-        { "penalty_last_n", NULL, "general.sampling.penalty_last_n", 'i' },
-        { "penalty_repeat", "repetition_penalty", "general.sampling.penalty_repeat", 'f' },
-        { "mirostat", NULL, "general.sampling.mirostat", 'i' },
-        { "mirostat_tau", NULL, "general.sampling.mirostat_tau", 'f' },
-        { "mirostat_eta", NULL, "general.sampling.mirostat_eta", 'f' },
-    };
     gk_status s = GK_OK;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && s == GK_OK; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, keys[i].json);
-        if (v == NULL && keys[i].alt) v = cJSON_GetObjectItemCaseSensitive(g, keys[i].alt);
+    const gk_conv_sampling *k;
+    for (size_t i = 0; (k = gk_conv_sampling_at(i)) != NULL && s == GK_OK; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, k->json);
+        if (v == NULL && k->alt) v = cJSON_GetObjectItemCaseSensitive(g, k->alt);
         if (v == NULL || cJSON_IsNull(v)) continue;
-        bool ok = keys[i].kind == 's' ? cJSON_IsString(v) : keys[i].kind == 'i' ? gk_hf_is_int(v) : cJSON_IsNumber(v);
+        bool ok = k->kind == 's' ? cJSON_IsString(v) : k->kind == 'i' ? gk_hf_is_int(v) : cJSON_IsNumber(v);
         if (!ok) {
-            gk_error_set(err, GK_E_UNSUPPORTED, -1, "'%s' is not a %s", keys[i].json,
-                         keys[i].kind == 's' ? "string" : keys[i].kind == 'i' ? "integer" : "number");
+            gk_error_set(err, GK_E_UNSUPPORTED, -1, "'%s' is not a %s", k->json,
+                         k->kind == 's' ? "string" : k->kind == 'i' ? "integer" : "number");
             char path[4096];
             snprintf(path, sizeof path, "%s/generation_config.json", p->dir);
             gk_error_about(err, path);
@@ -450,13 +438,13 @@ static gk_status sampling(planner *p, gk_model *m, gk_error *err) {
             break;
         }
         gk_value val = { 0 };
-        if (keys[i].kind == 's') {
-            s = gk_kv_set_str(m, keys[i].key, v->valuestring, err);
+        if (k->kind == 's') {
+            s = gk_kv_set_str(m, k->key, v->valuestring, err);
             continue;
         }
-        if (keys[i].kind == 'i') val.type = GK_V_I32, val.i = (int64_t)v->valuedouble;
+        if (k->kind == 'i') val.type = GK_V_I32, val.i = (int64_t)v->valuedouble;
         else val.type = GK_V_F32, val.f = (double)(float)v->valuedouble;
-        s = gk_kv_set(m, keys[i].key, &val, err);
+        s = gk_kv_set(m, k->key, &val, err);
     }
     cJSON_Delete(g);
     return s;

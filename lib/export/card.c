@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert/meta.h"
 #include "export/export_internal.h"
 #include "util/grow.h"
 
@@ -68,8 +69,6 @@ static bool put_list(text *t, const gk_model *m, const char *key, const char *na
 
 /* general.KIND.count entries as a list of mappings under name */
 static bool put_entries(text *t, const gk_model *m, const char *kind, const char *name) {
-    static const char *const fields[] = { "name", "author", "version", "organization", "description",
-                                          "url", "doi", "uuid", "repo_url" };
     char key[160];
     uint64_t count;
     snprintf(key, sizeof key, "general.%s.count", kind);
@@ -78,15 +77,16 @@ static bool put_entries(text *t, const gk_model *m, const char *kind, const char
     put(t, ":\n");
     for (uint64_t i = 0; i < count; i++) {
         bool any = false;
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
-            snprintf(key, sizeof key, "general.%s.%llu.%s", kind, (unsigned long long)i, fields[k]);
+        const char *field;
+        for (size_t k = 0; (field = gk_conv_entry_field(k)) != NULL; k++) {
+            snprintf(key, sizeof key, "general.%s.%llu.%s", kind, (unsigned long long)i, field);
             if (!any) {
                 gk_str v;
                 if (gk_kv_get_str(m, key, &v) != GK_OK) continue;
                 put(t, "- ");
-                any = put_scalar(t, m, key, fields[k], "");
+                any = put_scalar(t, m, key, field, "");
             } else {
-                put_scalar(t, m, key, fields[k], "  ");
+                put_scalar(t, m, key, field, "  ");
             }
         }
         if (!any) put(t, "- {}\n");
@@ -96,18 +96,12 @@ static bool put_entries(text *t, const gk_model *m, const char *kind, const char
 
 gk_status gk_exp_card(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err) {
     *written = false;
-    static const struct { const char *key, *name; } scalars[] = {
-        { "general.name", "name" }, { "general.author", "author" }, { "general.version", "version" },
-        { "general.organization", "organization" }, { "general.description", "description" },
-        { "general.finetune", "finetune" }, { "general.basename", "basename" }, { "general.size_label", "size_label" },
-        { "general.source.url", "url" }, { "general.source.doi", "doi" }, { "general.source.uuid", "uuid" },
-        { "general.source.repo_url", "repo_url" }, { "general.license", "license" },
-        { "general.license.name", "license_name" }, { "general.license.link", "license_link" },
-    };
     text t = { .ok = true };
     put(&t, "---\n");
     bool any = false;
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) any |= put_scalar(&t, m, scalars[i].key, scalars[i].name, "");
+    const char *gguf, *name;
+    for (size_t i = 0; (name = gk_conv_card_field(i, &gguf)) != NULL; i++) any |= put_scalar(&t, m, gguf, name, "");
+    any |= put_scalar(&t, m, "general.license", "license", "");
     any |= put_entries(&t, m, "base_model", "base_model");
     any |= put_entries(&t, m, "dataset", "datasets");
     any |= put_list(&t, m, "general.tags", "tags");

@@ -8,43 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert/sampling.h"
 #include "export/export_internal.h"
 
-static const struct { const char *key, *json; } keys[] = {
-    { "general.sampling.sequence", "sequence" },
-    { "general.sampling.top_k", "top_k" },
-    { "general.sampling.top_p", "top_p" },
-    { "general.sampling.min_p", "min_p" },
-    { "general.sampling.xtc_probability", "xtc_probability" },
-    { "general.sampling.xtc_threshold", "xtc_threshold" },
-    { "general.sampling.temp", "temperature" },
-    { "general.sampling.penalty_last_n", "penalty_last_n" },
-    { "general.sampling.penalty_repeat", "repetition_penalty" },
-    { "general.sampling.mirostat", "mirostat" },
-    { "general.sampling.mirostat_tau", "mirostat_tau" },
-    { "general.sampling.mirostat_eta", "mirostat_eta" },
-};
 
 gk_status gk_exp_generation(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err) {
     *written = false;
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL;
     size_t n = 0;
-    for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++) {
-        const gk_value *v = gk_kv_get(m, keys[i].key);
+    const gk_conv_sampling *k;
+    for (size_t i = 0; ok && (k = gk_conv_sampling_at(i)) != NULL; i++) {
+        const gk_value *v = gk_kv_get(m, k->key);
+        const char *name = k->alt ? k->alt : k->json;   /* Hugging Face's name where it has its own */
         if (v == NULL) continue;
         char num[48];
         switch (v->type) {
-        case GK_V_STR: ok = cJSON_AddStringToObject(root, keys[i].json, v->s.ptr) != NULL; break;
+        case GK_V_STR: ok = cJSON_AddStringToObject(root, name, v->s.ptr) != NULL; break;
         case GK_V_U8: case GK_V_U16: case GK_V_U32: case GK_V_U64:
-            ok = cJSON_AddNumberToObject(root, keys[i].json, (double)v->u) != NULL;
+            ok = cJSON_AddNumberToObject(root, name, (double)v->u) != NULL;
             break;
         case GK_V_I8: case GK_V_I16: case GK_V_I32: case GK_V_I64:
-            ok = cJSON_AddNumberToObject(root, keys[i].json, (double)v->i) != NULL;
+            ok = cJSON_AddNumberToObject(root, name, (double)v->i) != NULL;
             break;
         case GK_V_F32: case GK_V_F64:
             gk_exp_format_float(v->f, num, sizeof num);
-            ok = cJSON_AddRawToObject(root, keys[i].json, num) != NULL;
+            ok = cJSON_AddRawToObject(root, name, num) != NULL;
             break;
         default: continue;   /* a type no reader expects: left out */
         }
