@@ -182,6 +182,11 @@ expect_exit 0 "export a big-endian file" "$BIN" export "$W/be.gguf" "$W/be"
 expect_exit 0 "export its little-endian twin" "$BIN" export "$G/llama-gqa-f16.gguf" "$W/le"
 expect_same_file "big-endian: the same model.safetensors" "$W/be/model.safetensors" "$W/le/model.safetensors"
 expect_same_file "big-endian: the same tokenizer.model" "$W/be/tokenizer.model" "$W/le/tokenizer.model"
+expect_exit 0 "endian --to big (Q8_0)" "$BIN" endian --to big "$G/mixtral-q8_0.gguf" "$W/beq.gguf"
+expect_exit 0 "export a big-endian Q8_0 file" "$BIN" export --dtype f32 "$W/beq.gguf" "$W/beq"
+expect_exit 0 "export its little-endian twin" "$BIN" export --dtype f32 "$G/mixtral-q8_0.gguf" "$W/leq"
+d=$(diff -r "$W/beq" "$W/leq" 2>&1)
+[ -z "$d" ] && ok "big-endian Q8_0: the same files (blocks swapped back)" || bad "big-endian Q8_0 differs: $(echo $d | head -c 200)"
 expect_exit 0 "quantize Q4_K_M" "$BIN" quantize "$G/llama-gqa-f32.gguf" "$W/q4.gguf" Q4_K_M
 expect_exit 0 "export a Q4_K_M model (auto: bf16)" "$BIN" export --json "$W/q4.gguf" "$W/q4"
 grep -q '"torch_dtype":[[:space:]]*"bfloat16"' "$TMP/out" && ok "quantized: torch_dtype bfloat16" || bad "quantized: not bfloat16"
