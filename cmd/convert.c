@@ -12,14 +12,17 @@
 #include "options.h"
 
 static const char *const usage =
-    "usage: ggufkit convert [--vocab-only] [--threads N] [--ignore-model-card] [--force] HF_DIR OUT TYPE\n\n"
+    "usage: ggufkit convert [--vocab-only] [--vocab-pre NAME] [--threads N] [--ignore-model-card] [--force]\n"
+    "                       HF_DIR OUT TYPE\n\n"
     "Converts the Hugging Face checkpoint in HF_DIR (config.json, model*.safetensors,\n"
-    "tokenizer.model) to the GGUF file OUT, as llama.cpp's convert_hf_to_gguf.py\n"
-    "--outtype TYPE writes it, byte for byte. TYPE: f32, f16, bf16 or q8_0 (as the\n"
+    "tokenizer.model or tokenizer.json) to the GGUF file OUT, as llama.cpp's\n"
+    "convert_hf_to_gguf.py --outtype TYPE writes it, byte for byte. TYPE: f32, f16, bf16 or q8_0 (as the\n"
     "reference: norms, 1-D tensors and expert routers stay F32; Q8_0 rows that are\n"
     "not whole blocks fall back to F16). The tensors stream through in bounded\n"
     "memory; OUT appears only when complete.\n"
     "  --vocab-only          write the metadata and vocabulary only, no tensors\n"
+    "  --vocab-pre NAME      tokenizer.ggml.pre for a tokenizer.json BPE vocabulary (default: identified\n"
+    "                        from the ids it gives for the reference's check text)\n"
     "  -t, --threads N       converting threads (default: all cores)\n"
     "  --ignore-model-card   leave README.md's front matter (license, tags, base\n"
     "                        models ...) out; the reference reads it\n"
@@ -28,7 +31,7 @@ static const char *const usage =
     "`ggufkit quantize --help`) converts to F32 and quantizes the tensors on their\n"
     "way out, as `llama-quantize` of the f32 output would, in the same single pass.\n"
     "Architectures: %s.\n"
-    "Not yet: tokenizer.json (BPE) vocabularies.\n";
+    "Tokenizers: tokenizer.model (SentencePiece) or tokenizer.json (BPE).\n";
 
 static bool parse_type(const char *s, uint32_t *t) {
     static const struct { const char *name; uint32_t type; } types[] = {
@@ -48,9 +51,10 @@ int cmd_convert(int argc, char **argv) {
     uint64_t threads = 0;
     const char *pos[3];
     int n_pos = 0;
-    enum { OPT_VOCAB_ONLY = 1, OPT_IGNORE_CARD, OPT_FORCE, OPT_THREADS };
+    enum { OPT_VOCAB_ONLY = 1, OPT_VOCAB_PRE, OPT_IGNORE_CARD, OPT_FORCE, OPT_THREADS };
     static const cmd_option options[] = {
         { OPT_VOCAB_ONLY, "--vocab-only", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_VOCAB_PRE, "--vocab-pre", NULL, CMD_OPT_VALUE, "NAME" },
         { OPT_IGNORE_CARD, "--ignore-model-card", NULL, CMD_OPT_FLAG, NULL },
         { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
         { OPT_THREADS, "--threads", "-t", CMD_OPT_VALUE, "N" },
@@ -68,6 +72,9 @@ int cmd_convert(int argc, char **argv) {
         }
         if (id == OPT_VOCAB_ONLY) {
             o.vocab_only = true;
+        } else if (id == OPT_VOCAB_PRE) {
+            if (a[0] == '\0') return cmd_usage_error("convert", "--vocab-pre needs a name");
+            o.vocab_pre = a;
         } else if (id == OPT_IGNORE_CARD) {
             o.ignore_model_card = true;
         } else if (id == OPT_FORCE) {

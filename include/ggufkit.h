@@ -1819,6 +1819,7 @@ typedef struct gk_convert_opts {
     uint32_t out_type;        /* GK_TYPE_F32, F16, BF16 or Q8_0 (the reference's --outtype) */
     bool vocab_only;          /* metadata and vocabulary, no tensors */
     bool ignore_model_card;   /* leave README.md's front matter unread */
+    const char *vocab_pre;    /* tokenizer.ggml.pre for a BPE tokenizer, NULL: identify it */
 } gk_convert_opts;
 
 /* A planned conversion: the output model and one pipeline step per tensor,

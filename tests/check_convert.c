@@ -5,7 +5,8 @@
  * offset), and the checkpoint's own refusals (missing shard, a tensor in two
  * parts, index and parts disagreeing, a bad index); SentencePiece models read
  * as the reference converter reads them (golden/convert's tokenizers against the
- * token arrays it wrote).
+ * token arrays it wrote); the tokenizer.json encoder's steps (splits by each
+ * behavior, digits, added tokens, BPE by rank, unknowns, post-processors).
  */
 #include <check.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "check_util.h"
 #include "convert/arch.h"
+#include "convert/bpe_pre.h"
 #include "convert/checkpoint.h"
 #include "convert/naming.h"
 #include "convert/source.h"
@@ -479,6 +481,113 @@ START_TEST(source_permutes_and_stacks) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* tokenizer.json encoding (bpe_pre.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+static const char *const tiny_vocab[] = { "a", "b", "c", "ab", "bc", "abc", " ", "1", "2", "12", "<s>", "!", "a!",
+                                          "\xc4\xa0", "\xc4\xa0" "b", "<unk>" };
+static const char *const tiny_merges[][2] = { { "b", "c" }, { "a", "b" }, { "ab", "c" }, { "1", "2" }, { "a", "!" },
+                                              { "\xc4\xa0", "b" } };
+
+static int64_t tiny_lookup(const gk_bpe_model *m, const char *t, size_t n) {
+    (void)m;
+    for (size_t i = 0; i < sizeof tiny_vocab / sizeof tiny_vocab[0]; i++)
+        if (strlen(tiny_vocab[i]) == n && memcmp(tiny_vocab[i], t, n) == 0) return (int64_t)i;
+    return -1;
+}
+
+static int64_t tiny_rank(const gk_bpe_model *m, const char *a, size_t na, const char *b, size_t nb) {
+    (void)m;
+    for (size_t i = 0; i < sizeof tiny_merges / sizeof tiny_merges[0]; i++)
+        if (strlen(tiny_merges[i][0]) == na && memcmp(tiny_merges[i][0], a, na) == 0 &&
+            strlen(tiny_merges[i][1]) == nb && memcmp(tiny_merges[i][1], b, nb) == 0)
+            return (int64_t)i;
+    return -1;
+}
+
+/* The ids of text, as "[i, j]", under a tokenizer.json of the tiny model with
+ * model_extra among the model's members and extra among the file's. */
+static gk_status tiny_encode(const char *extra, const char *model_extra, const char *text, char *got, size_t size) {
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"added_tokens\": [{\"id\": 10, \"content\": \"<s>\", \"special\": true}], "
+             "\"model\": {\"type\": \"BPE\"%s%s}%s%s}",
+             model_extra[0] ? ", " : "", model_extra, extra[0] ? ", " : "", extra);
+    cJSON *tok = cJSON_Parse(json);
+    ck_assert_msg(tok != NULL, "bad test JSON: %s", json);
+    gk_bpe_model m = { tok, NULL, tiny_lookup, tiny_rank, NULL };
+    int64_t *ids = NULL;
+    size_t n = 0;
+    gk_error err;
+    gk_status s = gk_bpe_encode(&m, text, strlen(text), &ids, &n, &err);
+    size_t k = (size_t)snprintf(got, size, "[");
+    for (size_t i = 0; s == GK_OK && i < n; i++)
+        k += (size_t)snprintf(got + k, size - k, i ? ", %lld" : "%lld", (long long)ids[i]);
+    snprintf(got + k, size - k, "]");
+    free(ids);
+    cJSON_Delete(tok);
+    return s;
+}
+
+static void expect_ids(const char *extra, const char *model_extra, const char *text, const char *want) {
+    char got[256];
+    ck_assert_int_eq(tiny_encode(extra, model_extra, text, got, sizeof got), GK_OK);
+    ck_assert_msg(strcmp(got, want) == 0, "%s / '%s': got %s, want %s", extra, text, got, want);
+}
+
+#define SPLIT_STEP(pattern, behavior, invert)                                                     \
+    "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"" pattern "\"}, \"behavior\": \"" behavior \
+    "\", \"invert\": " invert "}"
+#define SPLIT(pattern, behavior, invert) "\"pre_tokenizer\": " SPLIT_STEP(pattern, behavior, invert)
+
+START_TEST(bpe_encoder_steps) {
+    /* merges by rank, not by position: "b c" (rank 0) before "a b" (rank 1) */
+    expect_ids("", "", "abc", "[0, 4]");
+    expect_ids("", "", "ab", "[3]");
+    expect_ids("", "\"ignore_merges\": true", "abc", "[5]");
+    /* the split behaviors around the matches of "b" */
+    expect_ids(SPLIT("b", "Isolated", "false"), "", "abc", "[0, 1, 2]");
+    expect_ids(SPLIT("b", "Removed", "false"), "", "abc", "[0, 2]");
+    expect_ids(SPLIT("b", "MergedWithPrevious", "false"), "", "abc", "[3, 2]");
+    expect_ids(SPLIT("b", "MergedWithNext", "false"), "", "abc", "[0, 4]");
+    expect_ids(SPLIT("b", "Removed", "true"), "", "abc", "[1]");
+    expect_ids(SPLIT("\\\\p{N}", "Isolated", "false"), "", "12", "[7, 8]");
+    expect_ids(SPLIT("\\\\p{N}", "Contiguous", "false"), "", "12", "[9]");
+    expect_ids("\"pre_tokenizer\": {\"type\": \"Digits\", \"individual_digits\": true}", "", "12", "[7, 8]");
+    expect_ids("\"pre_tokenizer\": {\"type\": \"Digits\", \"individual_digits\": false}", "", "12", "[9]");
+    expect_ids("\"pre_tokenizer\": {\"type\": \"Punctuation\", \"behavior\": \"Isolated\"}", "", "a!", "[0, 11]");
+    expect_ids("\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [" SPLIT_STEP("c", "Isolated", "false")
+               ", {\"type\": \"Digits\", \"individual_digits\": true}]}",
+               "", "abc12", "[3, 2, 7, 8]");
+    /* byte level: GPT-2's split, then a space is U+0120 */
+    expect_ids("\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}", "", "a b", "[0, 14]");
+    expect_ids("\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true}", "", "b", "[14]");
+    /* added tokens are cut out first */
+    expect_ids("", "", "a<s>bc", "[0, 10, 4]");
+    /* unknown symbols: dropped, the unknown token, fused */
+    expect_ids("", "", "azc", "[0, 2]");
+    expect_ids("", "\"unk_token\": \"<unk>\"", "azzc", "[0, 15, 15, 2]");
+    expect_ids("", "\"unk_token\": \"<unk>\", \"fuse_unk\": true", "azzc", "[0, 15, 2]");
+    /* post-processors */
+    expect_ids("\"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\"}}, "
+               "{\"Sequence\": {\"id\": \"A\"}}], \"special_tokens\": {\"<s>\": {\"ids\": [10]}}}",
+               "", "ab", "[10, 3]");
+    expect_ids("\"post_processor\": {\"type\": \"RobertaProcessing\", \"cls\": [\"<s>\", 10], \"sep\": [\"!\", 11]}", "",
+               "ab", "[10, 3, 11]");
+    /* what it cannot run */
+    char got[256];
+    ck_assert_int_eq(tiny_encode("\"pre_tokenizer\": {\"type\": \"Metaspace\"}", "", "ab", got, sizeof got),
+                     GK_E_UNSUPPORTED);
+    ck_assert_int_eq(tiny_encode("\"normalizer\": {\"type\": \"Lowercase\"}", "", "ab", got, sizeof got),
+                     GK_E_UNSUPPORTED);
+    ck_assert_int_eq(tiny_encode(SPLIT("(", "Isolated", "false"), "", "ab", got, sizeof got), GK_E_CORRUPT);
+    /* the table: a later name of a digest wins */
+    ck_assert_str_eq(gk_bpe_pre_lookup("b6dc8df998e1cfbdc4eac8243701a65afe638679230920b50d6f17d81c098166"), "olmo");
+    ck_assert_ptr_null(gk_bpe_pre_lookup("0000000000000000000000000000000000000000000000000000000000000000"));
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("convert");
     TCase *tc = tcase_create("reader");
@@ -495,6 +604,7 @@ static Suite *suite(void) {
     tc = tcase_create("spm");
     tcase_add_test(tc, spm_matches_reference_vocab);
     tcase_add_test(tc, spm_refuses_garbage);
+    tcase_add_test(tc, bpe_encoder_steps);
     suite_add_tcase(s, tc);
     tc = tcase_create("plan");
     tcase_add_loop_test(tc, model_id_heuristics, 0, (int)(sizeof ids / sizeof ids[0]));

@@ -33,7 +33,12 @@ START_TEST(names_invert_the_map) {
                                            "model.layers.2.block_sparse_moe.experts.11.w3.weight", NULL };
     static const char *const qwen3[] = { "model.layers.0.self_attn.q_norm.weight", "model.layers.0.self_attn.k_norm.weight",
                                          "model.layers.0.self_attn.q_proj.bias", NULL };
+    static const char *const qwen3moe[] = { "model.layers.1.mlp.gate.weight", "model.layers.1.mlp.experts.5.gate_proj.weight",
+                                            "model.layers.1.mlp.experts.0.down_proj.weight",
+                                            "model.layers.1.mlp.experts.12.up_proj.weight",
+                                            "model.layers.0.self_attn.q_norm.weight", NULL };
     struct { const char *cls; const char *const *names; } cases[] = {
+        { "Qwen3MoeForCausalLM", qwen3moe },
         { "LlamaForCausalLM", llama }, { "MixtralForCausalLM", mixtral }, { "MixtralForCausalLM", llama },
         { "Qwen2ForCausalLM", llama }, { "Qwen3ForCausalLM", qwen3 }, { "Qwen3ForCausalLM", llama },
     };
@@ -55,6 +60,8 @@ START_TEST(names_invert_the_map) {
     gk_conv_name nm;
     ck_assert(!gk_conv_unmap_name(gk_conv_arch_find("LlamaForCausalLM"), "blk.0.attn_q_norm.weight", -1, hf, sizeof hf, &nm));
     ck_assert(!gk_conv_unmap_name(gk_conv_arch_find("Qwen2ForCausalLM"), "blk.0.ffn_gate_exps.weight", 0, hf, sizeof hf, &nm));
+    /* Qwen3-MoE has no dense feed-forward tensors */
+    ck_assert(!gk_conv_unmap_name(gk_conv_arch_find("Qwen3MoeForCausalLM"), "blk.0.ffn_gate.weight", -1, hf, sizeof hf, &nm));
     ck_assert(!gk_conv_unmap_name(gk_conv_arch_find("LlamaForCausalLM"), "blk.0.attn_q.scale", -1, hf, sizeof hf, &nm));
     ck_assert(!gk_conv_unmap_name(gk_conv_arch_find("LlamaForCausalLM"), "token_embd.weight", -1, hf, 8, &nm));
 }

@@ -18,11 +18,12 @@
 
 #include "check_util.h"
 #include "ggufkit.h"
+#include "types/blocks.h"
 #include "types/fp16.h"
 #include "types/kernels.h"
 #include "sha256.h"
 
-#define QK 256
+#define QK QK_K   /* the super-block of every k-quant */
 
 typedef struct {
     const char *name;

@@ -50,7 +50,7 @@ def tensors(folder):
 
 HYPER = ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
          "num_key_value_heads", "max_position_embeddings", "bos_token_id", "eos_token_id",
-         "num_local_experts", "num_experts_per_tok", "head_dim"]
+         "num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "head_dim"]
 FLOATS = ["rms_norm_eps", "rope_theta"]
 
 
@@ -75,8 +75,8 @@ def same(orig, exp):
                 bad.append(f"{name}: {diff} bytes differ")
     ca = json.load(open(os.path.join(orig, "config.json")))
     cb = json.load(open(os.path.join(exp, "config.json")))
-    for k in HYPER:
-        if ca.get(k) != cb.get(k):
+    for k in HYPER:   # the original's keys (the export may add ids the GGUF took from elsewhere)
+        if k in ca and ca.get(k) != cb.get(k):
             bad.append(f"config.json {k}: {ca.get(k)!r} exported as {cb.get(k)!r}")
     for k in FLOATS:
         if (k in ca) != (k in cb) or (k in ca and f32(ca[k]) != f32(cb[k])):

@@ -22,6 +22,7 @@
 #include "convert/rope.h"
 #include "convert/sampling.h"
 #include "convert/source.h"
+#include "convert/bpe.h"
 #include "convert/vocab.h"
 #include "util/grow.h"
 #include "util/opts.h"
@@ -297,12 +298,13 @@ static gk_status plain_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_con
     return emit(p, nm->gguf, n_dims, ne, &feed, ct->t->dtype == GK_ST_F16, err);
 }
 
-static const char *const expert_suffix[3] = { "w1", "w2", "w3" };
-
-/* A layer's experts all arrived: w1, w2, w3 each stacked over the experts. */
+/* A layer's experts all arrived: gate, down and up, each stacked over the
+ * experts, in the architecture's order. */
 static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
     static const char *const names[3] = { "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps" };
-    for (int which = 0; which < 3; which++) {
+    const gk_conv_moe *moe = p->arch->moe;
+    for (int k = 0; k < 3; k++) {
+        int which = moe->order[k];
         gk_conv_feed feed = { .parts = calloc((size_t)p->n_experts, sizeof *feed.parts), .n_parts = (size_t)p->n_experts };
         if (feed.parts == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
         for (size_t i = 0; i < p->n_pending; i++) {
@@ -313,9 +315,9 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
             if (feed.parts[x] == NULL) {
                 free(feed.parts);
                 return gk_error_set(err, GK_E_CORRUPT, -1,
-                                    "model.layers.%lld.block_sparse_moe.experts.%lld.%s.weight is missing (layer %lld "
+                                    "model.layers.%lld.%s%lld.%s.weight is missing (layer %lld "
                                     "has %lld experts in config.json)",
-                                    (long long)bid, (long long)x, expert_suffix[which], (long long)bid,
+                                    (long long)bid, moe->prefix, (long long)x, moe->parts[which], (long long)bid,
                                     (long long)p->n_experts);
             }
         const gk_ckpt_tensor *first = feed.parts[0];
@@ -351,9 +353,29 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
     return GK_OK;
 }
 
+/* Qwen2MoeModel: gate_up_proj [E, 2 n_ff, n_embd] split on its middle
+ * dimension into ffn_gate_exps and ffn_up_exps, each read as row blocks. */
+static gk_status gate_up_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_conv_name *nm, gk_error *err) {
+    const gk_st_tensor *t = ct->t;
+    if (t->n_dims != 3 || t->shape[1] % 2 != 0 || t->shape[0] == 0 || t->shape[1] == 0 || t->shape[2] == 0)
+        return tensor_error(err, ct, GK_E_CORRUPT, "tensor '%s': %s", "is not [experts, 2 x n_ff, n_embd]");
+    uint64_t n_ff = t->shape[1] / 2, ne[4] = { t->shape[2], n_ff, t->shape[0], 1 };
+    for (int k = 0; k < 2; k++) {
+        gk_conv_feed feed = { .parts = malloc(t->shape[0] * sizeof *feed.parts), .n_parts = t->shape[0], .rows = n_ff,
+                              .width = t->shape[2], .part_rows = 2 * n_ff, .row0 = k ? n_ff : 0 };
+        if (feed.parts == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        for (uint64_t x = 0; x < t->shape[0]; x++) feed.parts[x] = ct;
+        char name[96];
+        snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)nm->bid, k ? "ffn_up_exps" : "ffn_gate_exps");
+        gk_status s = emit(p, name, 3, ne, &feed, t->dtype == GK_ST_F16, err);
+        if (s != GK_OK) return s;
+    }
+    return GK_OK;
+}
+
 static gk_status expert_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_conv_name *nm, gk_error *err) {
     if (p->n_experts < 0) {
-        static const char *const k[] = { "num_local_experts", NULL };
+        const char *const *k = p->arch->moe->count_keys;
         gk_status s = hp_int(&p->hp, p->dir, k, true, &p->n_experts, err);
         if (s != GK_OK) return s;
     }
@@ -403,7 +425,9 @@ static gk_status plan_tensors(planner *p, gk_error *err) {
         if (!float_dtype(ct->t->dtype))
             return tensor_error(err, ct, GK_E_UNSUPPORTED, "tensor '%s': dtype %s is not converted (F16, BF16, F32, F64 are)",
                                 gk_st_dtype_name(ct->t->dtype));
-        s = nm.role == GK_ROLE_EXPERT ? expert_tensor(p, ct, &nm, err) : plain_tensor(p, ct, &nm, err);
+        s = nm.role == GK_ROLE_EXPERT    ? expert_tensor(p, ct, &nm, err)
+            : nm.role == GK_ROLE_GATE_UP ? gate_up_tensor(p, ct, &nm, err)
+                                         : plain_tensor(p, ct, &nm, err);
     }
     if (s == GK_OK && p->n_pending > 0) {
         const gk_ckpt_tensor *ct = p->pending[0].t;
@@ -578,6 +602,17 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
         if (s == GK_OK) s = put_u32(m, a, "%s.attention.value_length", head_dim, err);
     }
     if (s == GK_OK) s = gk_kv_set_u32(m, "general.file_type", file_type(p->o->out_type), err);
+    if (s == GK_OK && p->arch->qwen2_moe) {
+        /* Qwen2MoeModel.set_gguf_parameters */
+        static const char *const k_eff[] = { "moe_intermediate_size", NULL };
+        static const char *const k_sff[] = { "shared_expert_intermediate_size", NULL };
+        s = hp_int(h, p->dir, k_eff, false, &v, err);
+        if (s == GK_OK && v >= 0) s = put_u32(m, a, "%s.expert_feed_forward_length", v, err);
+        if (s == GK_OK) s = hp_int(h, p->dir, k_sff, false, &v, err);
+        if (s == GK_OK && v >= 0) s = put_u32(m, a, "%s.expert_shared_feed_forward_length", v, err);
+        if (s == GK_OK) s = gk_kv_set_u32(m, "general.quantization_version", 2, err);
+        return s;
+    }
     if (s == GK_OK && !p->arch->llama) {
         /* Qwen2Model: _try_set_pooling_type (a sentence-transformers folder) */
         if (gk_hf_exists(p->dir, "modules.json")) {
@@ -605,8 +640,32 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
     return s;
 }
 
-/* LlamaModel.set_vocab (Qwen2Model.set_vocab: the SentencePiece route
- * alone), the SentencePiece route. */
+/* LlamaModel.set_vocab's second try, gguf.LlamaHfVocab: a tokenizer.json BPE
+ * model with byte fallback and a Sequence decoder is a SentencePiece-style
+ * vocabulary (tokenizer.ggml.model "llama"), which is not handled yet; any
+ * other goes the GPT-2 BPE route. */
+static gk_status llama_hf_refused(const char *dir, gk_error *err) {
+    cJSON *tok;
+    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
+    if (s != GK_OK) return s;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(tok, "model");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "decoder"), "type");
+    bool llama_hf = cJSON_IsString(type) && strcmp(type->valuestring, "BPE") == 0 && cJSON_IsTrue(fb) &&
+                    cJSON_IsString(dec) && strcmp(dec->valuestring, "Sequence") == 0;
+    cJSON_Delete(tok);
+    if (!llama_hf) return GK_OK;
+    gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                 "model.byte_fallback with a Sequence decoder: a SentencePiece-style tokenizer.json "
+                 "(the reference's LlamaHfVocab) is not supported yet; add its tokenizer.model");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    gk_error_about(err, path);
+    return GK_E_UNSUPPORTED;
+}
+
+/* LlamaModel.set_vocab (Qwen2Model.set_vocab: SentencePiece, else GPT-2 BPE). */
 static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     cJSON *tc = NULL;
     gk_status s = p->arch->llama ? gk_hf_json_load(p->dir, "tokenizer_config.json", false, &tc, err) : GK_OK;
@@ -623,16 +682,24 @@ static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
     if (prefix && cJSON_IsBool(prefix)) s = put_bool(m, "tokenizer.ggml.add_space_prefix", cJSON_IsTrue(prefix), err);
     cJSON_Delete(tc);
     if (s != GK_OK) return s;
-    if (!gk_hf_exists(p->dir, "tokenizer.model")) {
-        gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                     "no tokenizer.model: tokenizer.json (BPE) vocabularies are not supported yet");
-        gk_error_about(err, p->dir);
-        return GK_E_UNSUPPORTED;
+    /* TextModel.set_vocab (Qwen3-MoE): the GPT-2 BPE route whatever else is there */
+    if (p->arch->qwen2_moe || !gk_hf_exists(p->dir, "tokenizer.model")) {
+        if (!gk_hf_exists(p->dir, "tokenizer.json")) {
+            gk_error_set(err, GK_E_NOT_FOUND, -1, "no tokenizer: neither tokenizer.model nor tokenizer.json");
+            gk_error_about(err, p->dir);
+            return GK_E_NOT_FOUND;
+        }
+        if (p->arch->llama && (s = llama_hf_refused(p->dir, err)) != GK_OK) return s;
+        static const char *const k_size[] = { "vocab_size", NULL };
+        const cJSON *vs = hp_find(&p->hp, k_size, NULL);
+        int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble >= 0 ? (int64_t)vs->valuedouble : -1;
+        s = gk_conv_vocab_bpe(m, p->dir, p->hp.root, vocab_size, p->o->vocab_pre, err);
+    } else {
+        static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
+        const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);
+        int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble > 0 ? (int64_t)vs->valuedouble : -1;
+        s = gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
     }
-    static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
-    const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);
-    int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble > 0 ? (int64_t)vs->valuedouble : -1;
-    s = gk_conv_vocab_spm(m, p->dir, p->hp.root, vocab_size, err);
     if (s != GK_OK || !p->arch->llama) return s;
     /* LlamaModel.set_vocab's two special cases of config.json's vocab_size */
     static const char *const k_size[] = { "vocab_size", NULL };
@@ -653,7 +720,7 @@ static gk_status check_embedding(planner *p, gk_error *err) {
     const gk_tensor *t = gk_tensor_at(m, (size_t)ti);
     if (t->ne[1] == tokens->arr.n) return GK_OK;
     gk_error_set(err, GK_E_CORRUPT, -1,
-                 "the vocabulary has %llu tokens (config.json vocab_size, tokenizer.model) but "
+                 "the vocabulary has %llu tokens (config.json vocab_size, the tokenizer) but "
                  "model.embed_tokens.weight has %llu rows",
                  (unsigned long long)tokens->arr.n, (unsigned long long)t->ne[1]);
     char path[4096];
@@ -721,7 +788,7 @@ gk_status gk_convert_plan(const char *dir, const gk_convert_opts *o, gk_convert 
         cJSON_Delete(config);
         return GK_E_UNSUPPORTED;
     }
-    if (p.arch->qk_norm && is_reranker(dir, config)) {
+    if (p.arch->qk_norm && !p.arch->qwen2_moe && is_reranker(dir, config)) {
         gk_error_set(err, GK_E_UNSUPPORTED, -1, "a Qwen3 reranker (its yes/no classifier head) is not supported yet");
         gk_error_about(err, dir);
         cJSON_Delete(config);

@@ -50,6 +50,19 @@ gk_status gk_hf_json_load(const char *dir, const char *name, bool required, cJSO
     size_t len;
     gk_status s = read_all(dir, name, required, &text, &len, err);
     if (s != GK_OK || text == NULL) return s;
+    /* Python reads the file as UTF-8 and refuses it otherwise */
+    for (size_t i = 0; i < len;) {
+        size_t k = gk_utf8_char_len(text + i, len - i);
+        if (k == 0) {
+            free(text);
+            gk_error_set(err, GK_E_CORRUPT, (int64_t)i, "not valid UTF-8");
+            char *path = join_path(dir, name);
+            gk_error_about(err, path ? path : name);
+            free(path);
+            return GK_E_CORRUPT;
+        }
+        i += k;
+    }
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
     if (j == NULL) {

@@ -105,6 +105,7 @@ static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size
         const uint64_t part = row / f->rows, prow = row % f->rows;
         const gk_ckpt_tensor *ct = f->parts[part];
         const uint32_t ssz = dtype_size(ct->t->dtype);
+        const uint64_t base = f->part_rows ? part * f->part_rows + f->row0 : 0;
         const uint64_t srow = source_row(f, prow);
         uint64_t take = f->width - col;
         if (take > n) take = n;
@@ -118,7 +119,8 @@ static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size
                 k++;
             take = k * f->width;
         }
-        gk_status st = gk_st_read(ct->part, ct->t, (srow * f->width + col) * ssz, s->scratch, (size_t)(take * ssz), err);
+        gk_status st = gk_st_read(ct->part, ct->t, ((base + srow) * f->width + col) * ssz, s->scratch,
+                                  (size_t)(take * ssz), err);
         if (st != GK_OK) return st;
         widen(ct->t->dtype, f->type, s->scratch, out, take);
         out += take * esz;

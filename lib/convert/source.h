@@ -23,6 +23,10 @@ typedef struct gk_conv_feed {
     uint64_t rows;                 /* per part: its first (slowest) dimension */
     uint64_t width;                /* per part: elements per row of that dimension */
     uint32_t perm_groups;          /* Q/K permutation: head groups, or 0 */
+    uint64_t part_rows;            /* 0: each part is its own tensor; else the parts are row
+                                    * blocks of one: part i starts at source row
+                                    * i * part_rows + row0 (a split gate_up_proj) */
+    uint64_t row0;
     uint32_t type;                 /* presented: GK_TYPE_F32, or GK_TYPE_F16 from F16 parts */
 } gk_conv_feed;
 

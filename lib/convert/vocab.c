@@ -39,8 +39,7 @@ static gk_status set_token(vocab *v, size_t i, const char *text, float score, in
     return GK_OK;
 }
 
-/* does_token_look_special */
-static bool looks_special(const char *t) {
+bool gk_conv_looks_special(const char *t) {
     size_t n = strlen(t);
     if (strcmp(t, "<pad>") == 0 || strcmp(t, "<mask>") == 0 || strcmp(t, "<2mass>") == 0 || strcmp(t, "[@BOS@]") == 0)
         return true;
@@ -51,12 +50,11 @@ static bool looks_special(const char *t) {
     return false;
 }
 
-/* Replaces every U+2581 (E2 96 81) by a space. */
-static char *unescape_spaces(const char *s) {
+char *gk_conv_unescape_spaces(const char *s) {
     char *out = malloc(strlen(s) + 1), *o = out;
     if (out == NULL) return NULL;
     while (*s) {
-        if (memcmp(s, "\xe2\x96\x81", 3) == 0) {
+        if (s[0] == '\xe2' && s[1] == '\x96' && s[2] == '\x81') {   /* stops at the NUL */
             *o++ = ' ';
             s += 3;
         } else {
@@ -151,10 +149,10 @@ static gk_status apply_decoder(vocab *v, const cJSON *tc, const char *dir, gk_er
         if ((size_t)id >= v->n) continue;
         const cJSON *special = cJSON_GetObjectItemCaseSensitive(e, "special");
         bool is_special = special && cJSON_IsTrue(special);
-        if (is_special || looks_special(content->valuestring)) {
+        if (is_special || gk_conv_looks_special(content->valuestring)) {
             s = set_token(v, (size_t)id, content->valuestring, -1000.0f, TT_CONTROL, err);
         } else {
-            char *t = unescape_spaces(content->valuestring);
+            char *t = gk_conv_unescape_spaces(content->valuestring);
             if (t == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             s = set_token(v, (size_t)id, t, -1000.0f, TT_USER_DEFINED, err);
             free(t);
@@ -463,13 +461,14 @@ static gk_status chat_template(const char *dir, const cJSON *tc, char **template
  * LlamaModel.set_vocab makes for a vocab_size of 32016, of the types prefix,
  * suffix, middle and eot (only eot has a key), with eot 32010 unless set. */
 static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc, size_t n_vocab,
-                               bool codellama, gk_error *err) {
+                               bool codellama, const gk_value *merges, const cJSON *parsed, gk_error *err) {
     special sp = { .lower = -1, .strip = -1 };
     for (int i = 0; i < N_SPECIAL; i++)
         sp.id[i] = -1, sp.add[i] = -1, sp.has_type[i] = codellama ? i == ST_EOT : i < ST_EOT;
     tconf tcf = { .tc = tc };
-    cJSON *tok = NULL;
-    gk_status s = gk_hf_json_load(dir, "tokenizer.json", false, &tok, err);
+    cJSON *own = NULL;
+    gk_status s = parsed ? GK_OK : gk_hf_json_load(dir, "tokenizer.json", false, &own, err);
+    const cJSON *tok = parsed ? parsed : own;
     if (s != GK_OK) return s;
     const cJSON *added = NULL;
     if (tok) {   /* post_processor only for a non-empty object (Python's `if tokenizer:`) */
@@ -503,7 +502,7 @@ static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config
             }
         }
     }
-    cJSON_Delete(tok);
+    cJSON_Delete(own);
     if (s != GK_OK) {
         free(template);
         return s;
@@ -519,6 +518,8 @@ static gk_status special_vocab(gk_model *m, const char *dir, const cJSON *config
         s = set_special(&sp, t, id, n_vocab, err);
     }
     if (s != GK_OK) gk_error_about(err, "config.json");
+    /* add_to_gguf: the merges first */
+    if (s == GK_OK && merges && merges->arr.n > 0) s = gk_kv_set(m, "tokenizer.ggml.merges", merges, err);
     if (s == GK_OK && codellama && sp.id[ST_EOT] < 0) {
         sp.id[ST_EOT] = 32010;
         sp.order[sp.n_set++] = ST_EOT;
@@ -557,7 +558,7 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
     if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
     if (s == GK_OK && tc) s = apply_decoder(&v, tc, dir, err);
     if (s == GK_OK) s = put_arrays(m, &v, err);
-    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, false, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, v.n, false, NULL, NULL, err);
     cJSON_Delete(tc);
     vocab_free(&v);
     return s;
@@ -566,7 +567,12 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
 gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err) {
     cJSON *tc = NULL;
     gk_status s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
-    if (s == GK_OK) s = special_vocab(m, dir, config, tc, SIZE_MAX, true, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, SIZE_MAX, true, NULL, NULL, err);
     cJSON_Delete(tc);
     return s;
+}
+
+gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
+                                const cJSON *tokenizer, const gk_value *merges, gk_error *err) {
+    return special_vocab(m, dir, config, tc, SIZE_MAX, false, merges, tokenizer, err);
 }

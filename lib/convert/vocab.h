@@ -28,4 +28,21 @@ gk_status gk_conv_vocab_spm(gk_model *m, const char *dir, const cJSON *config, i
  *  written again (in place) as that SpecialVocab finds them. @return : as above. */
 gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *config, gk_error *err);
 
+/** gk_conv_vocab_special() : gguf.SpecialVocab(dir, load_merges=True) without
+ *  a vocabulary size, as the BPE route makes it: merges (a GK_V_STR array, or
+ *  NULL), special token ids, add_* flags, chat template, normalizer flags,
+ *  appended to m in the reference's order. tc: tokenizer_config.json or NULL;
+ *  tokenizer: dir's tokenizer.json already parsed (not read again).
+ *  @return : as above. */
+gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
+                                const cJSON *tokenizer, const gk_value *merges, gk_error *err);
+
+/** gk_conv_looks_special() : @return : true when token t looks like a control
+ *  token (the reference's does_token_look_special). */
+bool gk_conv_looks_special(const char *t);
+
+/** gk_conv_unescape_spaces() : @return : a malloc'd copy of s with every U+2581
+ *  turned into a space, or NULL when out of memory. */
+char *gk_conv_unescape_spaces(const char *s);
+
 #endif

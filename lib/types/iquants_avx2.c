@@ -29,19 +29,13 @@
 #include "types/iquants.h"
 #include "types/iquants_simd.h"
 #include "types/quant_util.h"
+#include "util/byteorder.h"
 
 #define TARGET_AVX2 __attribute__((target("avx2")))
 
 
 /* ------------------------------------------------------------------------- */
 /* Shared helpers                                                            */
-
-static inline uint16_t load_u16le(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-
-static inline void store_u16le(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
 /* One step of the scalar searches' sequential choice: whether (sumqx, sumq2)
  * beats *best, updating *best and *scale as they do. */
@@ -542,7 +536,7 @@ TARGET_AVX2 void gk_dequantize_iq4_nl_avx2(const void *src, float *dst, int64_t 
     iq4_levels_init(&c);
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK4_NL; i++, b += IQ4_NL_BYTES, dst += QK4_NL)
-        iq4_dequant32(&c, b + 2, gk_fp16_to_fp32(load_u16le(b)), dst);
+        iq4_dequant32(&c, b + 2, gk_fp16_to_fp32(gk_load_le16(b)), dst);
 }
 
 /** gk_dequantize_iq4_xs_avx2() : gk_dequantize_iq4_xs, 8 values per step. */
@@ -551,8 +545,8 @@ TARGET_AVX2 void gk_dequantize_iq4_xs_avx2(const void *src, float *dst, int64_t 
     iq4_levels_init(&c);
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ4_XS_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
-        const uint16_t scales_h = load_u16le(b + 2);
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
+        const uint16_t scales_h = gk_load_le16(b + 2);
         for (int ib = 0; ib < QK_K / 32; ib++, dst += 32) {
             const int ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xf) | (((scales_h >> (2 * ib)) & 3) << 4);
             iq4_dequant32(&c, b + 8 + 16 * ib, d * (ls - 32), dst);
@@ -562,10 +556,6 @@ TARGET_AVX2 void gk_dequantize_iq4_xs_avx2(const void *src, float *dst, int64_t 
 
 /* ------------------------------------------------------------------------- */
 /* Grid dequantization (IQ3, IQ2, IQ1), 8 values per step                    */
-
-static inline uint32_t load_u32le(const uint8_t *p) {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
 
 /* dst[j] = db * byte j of the 8 grid bytes g, its sign bit flipped when bit j of
  * signs is set (iquants.c's signed_by). */
@@ -586,10 +576,10 @@ TARGET_AVX2 static inline void grid8_shifted(float *dst, float dl, uint64_t g, f
 TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XXS_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
             const uint8_t *rec = b + 2 + 8 * ib32;
-            const uint32_t aux1 = load_u32le(rec + 4);
+            const uint32_t aux1 = gk_load_le32(rec + 4);
             const float db = d * (0.5f + (aux1 >> 28)) * 0.25f;
             for (int l = 0; l < 4; l++, dst += 8)
                 grid8_signed(dst, db, gk_iq2xxs_grid[rec[l]], gk_ksigns_iq2xs[(aux1 >> (7 * l)) & 127]);
@@ -601,12 +591,12 @@ TARGET_AVX2 void gk_dequantize_iq2_xxs_avx2(const void *src, float *dst, int64_t
 TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_XS_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         const uint8_t *scales = b + 66;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {
             const float db[2] = { d * (0.5f + (scales[ib32] & 0xf)) * 0.25f, d * (0.5f + (scales[ib32] >> 4)) * 0.25f };
             for (int l = 0; l < 4; l++, dst += 8) {
-                const uint16_t code = load_u16le(b + 2 + 2 * (4 * ib32 + l));
+                const uint16_t code = gk_load_le16(b + 2 + 2 * (4 * ib32 + l));
                 grid8_signed(dst, db[l / 2], gk_iq2xs_grid[code & 511], gk_ksigns_iq2xs[code >> 9]);
             }
         }
@@ -617,7 +607,7 @@ TARGET_AVX2 void gk_dequantize_iq2_xs_avx2(const void *src, float *dst, int64_t 
 TARGET_AVX2 void gk_dequantize_iq2_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ2_S_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         const uint8_t *qs = b + 2, *signs = b + 2 + QK_K / 8, *qh = b + 66, *scales = b + 74;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 4, signs += 4) {
             const float db[2] = { d * (0.5f + (scales[ib32] & 0xf)) * 0.25f, d * (0.5f + (scales[ib32] >> 4)) * 0.25f };
@@ -634,10 +624,10 @@ static inline uint64_t grid_pair(uint32_t g1, uint32_t g2) { return (uint64_t)g1
 TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_XXS_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         const uint8_t *qs = b + 2, *words = b + 2 + QK_K / 4;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8) {
-            const uint32_t aux = load_u32le(words + 4 * ib32);
+            const uint32_t aux = gk_load_le32(words + 4 * ib32);
             const float db = d * (0.5f + (aux >> 28)) * 0.5f;
             for (int l = 0; l < 4; l++, dst += 8)
                 grid8_signed(dst, db, grid_pair(gk_iq3xxs_grid[qs[2 * l]], gk_iq3xxs_grid[qs[2 * l + 1]]),
@@ -650,7 +640,7 @@ TARGET_AVX2 void gk_dequantize_iq3_xxs_avx2(const void *src, float *dst, int64_t
 TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ3_S_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         const uint8_t *qs = b + 2, *qh = b + 66, *signs = b + 74, *scales = b + 106;
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++, qs += 8, signs += 4) {
             const float db = d * (1 + 2 * ((scales[ib32 / 2] >> (4 * (ib32 % 2))) & 0xf));
@@ -667,10 +657,10 @@ TARGET_AVX2 void gk_dequantize_iq3_s_avx2(const void *src, float *dst, int64_t n
 TARGET_AVX2 void gk_dequantize_iq1_s_avx2(const void *src, float *dst, int64_t n) {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_S_BYTES) {
-        const float d = gk_fp16_to_fp32(load_u16le(b));
+        const float d = gk_fp16_to_fp32(gk_load_le16(b));
         const uint8_t *qs = b + 2;
         for (int ib = 0; ib < QK_K / 32; ib++, qs += 4) {
-            const uint16_t qh = load_u16le(b + 34 + 2 * ib);
+            const uint16_t qh = gk_load_le16(b + 34 + 2 * ib);
             const float dl = d * (2 * ((qh >> 12) & 7) + 1);
             const float delta = (qh & 0x8000) ? -GK_IQ1S_DELTA : GK_IQ1S_DELTA;
             for (int l = 0; l < 4; l++, dst += 8)
@@ -685,7 +675,7 @@ TARGET_AVX2 void gk_dequantize_iq1_m_avx2(const void *src, float *dst, int64_t n
     for (int64_t i = 0; i < n / QK_K; i++, b += IQ1_M_BYTES) {
         const uint8_t *qs = b, *qh = b + 32;
         uint16_t sc[4];
-        for (int k = 0; k < 4; k++) sc[k] = load_u16le(b + 48 + 2 * k);
+        for (int k = 0; k < 4; k++) sc[k] = gk_load_le16(b + 48 + 2 * k);
         const float d = gk_fp16_to_fp32((uint16_t)((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
                                                    ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
         for (int ib = 0; ib < QK_K / 32; ib++, qs += 4, qh += 2) {

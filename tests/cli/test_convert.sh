@@ -263,7 +263,7 @@ refuse "integer tensor" "$TMP/int" "int/model.safetensors" "model.layers.0.self_
 
 copy llama-gqa notok
 rm "$TMP/notok/tokenizer.model"
-refuse "no tokenizer.model" "$TMP/notok" "not supported yet"
+refuse "no tokenizer" "$TMP/notok" "neither tokenizer.model nor tokenizer.json"
 
 # An existing OUT stays as it was without --force.
 printf 'keep' > "$TMP/keep.gguf"

@@ -17,7 +17,8 @@
 # - a 3-shard checkpoint comes back as 3 shards (its GGUF's tensor order is
 #   not by name); --max-shard-size cuts more files, with a consistent index;
 # - Qwen2 and Qwen3 (llama-gqa with its class changed): tensors and class back,
-#   convert(export(G)) == G;
+#   convert(export(G)) == G; Qwen3-MoE (tests/convert/qwen3moe.py) with a BPE
+#   tokenizer.json: experts bit for bit, convert(export(G)) == G;
 # - a shard set (any shard) exports as the merged file; a set missing a shard
 #   is refused;
 # - a big-endian copy exports the same files; a Q4_K model exports (bf16);
@@ -123,6 +124,28 @@ expect_exit 0 "export a GGUF without sampling keys" "$BIN" export "$G/llama-gqa-
 [ -s "$W/plain/config.json" ] && [ ! -e "$W/plain/generation_config.json" ] && ok "no sampling keys: no generation_config.json" ||
     bad "no sampling keys: generation_config.json written (or no export)"
 rm -rf "$W"
+
+# ---------------------------------- Qwen3-MoE with a BPE tokenizer.json
+# tests/convert/qwen3moe.py's seeded checkpoint (experts per tensor, a
+# tokenizer.json): the export gives back every expert bit for bit, and its
+# tokenizer.json converts to the same tokenizer keys (--vocab-pre: the toy
+# vocabulary is no known family's, as for the original).
+QM="$HERE/../convert/qwen3moe.py"
+if [ "$has_numpy" = 1 ] && [ -f "$QM" ]; then
+    W="$TMP/q3"
+    mkdir -p "$W/out"
+    $PY "$QM" make "$W/Qwen3-Tiny-MoE" 7 BF16 >/dev/null 2>&1 || bad "qwen3moe.py make"
+    expect_exit 0 "convert Qwen3-MoE" "$BIN" convert --vocab-pre qwen2 "$W/Qwen3-Tiny-MoE" "$W/a.gguf" bf16
+    expect_exit 0 "export Qwen3-MoE" "$BIN" export --dtype bf16 "$W/a.gguf" "$W/out/Qwen3-Tiny-MoE"
+    [ -s "$W/out/Qwen3-Tiny-MoE/tokenizer.json" ] && ok "Qwen3-MoE: tokenizer.json" || bad "Qwen3-MoE: no tokenizer.json"
+    $PY "$CHECK" same "$W/Qwen3-Tiny-MoE" "$W/out/Qwen3-Tiny-MoE" >"$TMP/chk" 2>&1 && ok "Qwen3-MoE: every expert bit for bit" ||
+        { bad "Qwen3-MoE: round trip differs"; sed 's/^/    /' "$TMP/chk" | head -5; }
+    expect_exit 0 "convert the Qwen3-MoE export" "$BIN" convert --vocab-pre qwen2 "$W/out/Qwen3-Tiny-MoE" "$W/b.gguf" bf16
+    expect_same_file "Qwen3-MoE (BPE tokenizer): convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
+    rm -rf "$W"
+else
+    skip "Qwen3-MoE round trip (needs numpy and tests/convert/qwen3moe.py)"
+fi
 
 # ----------------------------------------------- README.md (model card)
 # general.* from a model card come back as front matter; the name comes from
