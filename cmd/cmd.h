@@ -43,6 +43,7 @@ int cmd_index(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* The help paragraph on inputs that are not plain GGUF files (info, dump, verify). */
 #define CMD_STREAM_HELP                                                                        \

@@ -23,6 +23,7 @@ static const cmd_entry commands[] = {
     { "edit", cmd_edit, "edit metadata: set, delete, rename, patch (in place when it fits)" },
     { "hash", cmd_hash, "per-tensor and whole-model digests (llama-gguf-hash compatible), --check" },
     { "index", cmd_index, "catalogue GGUF files (folders, .zst, archives) in a SQLite database" },
+    { "export", cmd_export, "write a GGUF back as a Hugging Face folder (safetensors, config, tokenizer)" },
     { "convert", cmd_convert, "convert a Hugging Face checkpoint to GGUF (convert_hf_to_gguf.py compatible)" },
     { "diff", cmd_diff, "compare models: metadata, tensor directory, per-tensor error of a quantization" },
 };

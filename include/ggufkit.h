@@ -1845,6 +1845,55 @@ GK_API void gk_convert_free(gk_convert *c);
 GK_API const char *gk_convert_supported(void);
 
 /* ======================================================================== */
+/* Export: a GGUF back to a Hugging Face folder (ggufkit export)             */
+/* ======================================================================== */
+
+/* The dtype of the exported tensors. GK_EXPORT_AUTO keeps each F32, F16 or
+ * BF16 tensor in its own type (nothing is rounded) and dequantizes quantized
+ * ones to BF16; the others convert every tensor to that dtype. */
+enum { GK_EXPORT_AUTO = 0, GK_EXPORT_F32 = 1, GK_EXPORT_F16 = 2, GK_EXPORT_BF16 = 3 };
+
+/* Default largest data per safetensors file (save_pretrained's "5GB"). */
+#define GK_EXPORT_DEFAULT_SHARD ((uint64_t)5000000000u)
+
+typedef struct gk_export_opts {
+    size_t size;              /* GK_OPTS_INIT(gk_export_opts) */
+    int dtype;                /* GK_EXPORT_* */
+    uint64_t max_shard_size;  /* tensor bytes per safetensors file; 0: GK_EXPORT_DEFAULT_SHARD */
+    bool force;               /* replace an existing non-empty folder */
+    gk_progress_fn progress;  /* tensor bytes written of the total, or NULL */
+    void *progress_ctx;
+} gk_export_opts;
+
+/* What an export wrote. The strings are static. */
+typedef struct gk_export_result {
+    const char *hf_class;     /* config.json's architecture */
+    const char *dtype;        /* config.json's torch_dtype */
+    const char *tokenizer;    /* the tokenizer files written, or "none" */
+    uint32_t n_shards;        /* safetensors files */
+    uint64_t n_tensors;       /* checkpoint tensors */
+    uint64_t tensor_bytes;    /* their bytes */
+} gk_export_result;
+
+/** gk_export() : writes the model in the GGUF file `path` as a Hugging Face
+ *  folder dir: config.json, model.safetensors (or shards and
+ *  model.safetensors.index.json) and the tokenizer files the GGUF holds
+ *  enough to write, undoing convert's transformations (names, the Q/K
+ *  permutation, merged experts, tied embeddings). Streams tensor by tensor in
+ *  bounded memory; dir appears whole or not at all (it may exist empty; with
+ *  o->force a non-empty folder holding no input is replaced).
+ *  @return : GK_OK with *res filled; GK_E_UNSUPPORTED (architecture, tensor,
+ *  type: the message lists what is supported); GK_E_NOT_FOUND (a key export
+ *  needs); GK_E_EXISTS, GK_E_ARG, GK_E_SAME_FILE (the destination); GK_E_IO;
+ *  reader errors. */
+GK_API gk_status gk_export(const char *path, const char *dir, const gk_export_opts *o, gk_export_result *res,
+                           gk_error *err);
+
+/** gk_export_supported() : @return : the GGUF architectures export writes, with
+ *  their Hugging Face classes, listed. */
+GK_API const char *gk_export_supported(void);
+
+/* ======================================================================== */
 /* Test control: hooks for crash tests, in one entry point                   */
 /* ======================================================================== */
 

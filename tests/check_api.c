@@ -87,6 +87,11 @@ START_TEST(test_opts_size_refused) {
     gk_convert *c;
     assert_size_error(gk_convert_plan(tmpdir, &co, &c, &err), &err, "gk_convert_opts");
 
+    gk_export_opts eo = { .dtype = GK_EXPORT_BF16 };
+    gk_export_result er;
+    assert_size_error(gk_export(dest, tmp_path("exported"), &eo, &er, &err), &err, "gk_export_opts");
+    ck_assert_int_ne(access(tmp_path("exported"), F_OK), 0);
+
     gk_model_free(m);
     gk_close(f);
 }

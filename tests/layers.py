@@ -4,7 +4,7 @@
 The stack, bottom first (docs/layers.md says why each folder sits where it does):
 
     util < shared < io < types < meta < format < pipeline < split < hash < verify
-         < edit < quant < diff < index < convert
+         < edit < quant < diff < index < convert < export
 
 A folder may include the headers of, and call the functions of, its own folder
 and the folders below it; never one above. The checks:
@@ -36,7 +36,7 @@ import subprocess
 import sys
 
 STACK = ["util", "shared", "io", "types", "meta", "format", "pipeline", "split", "hash",
-         "verify", "edit", "quant", "diff", "index", "convert"]
+         "verify", "edit", "quant", "diff", "index", "convert", "export"]
 RANK = {d: i for i, d in enumerate(STACK)}
 
 # Objects the build generates, by the folder whose source they come from.

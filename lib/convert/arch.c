@@ -168,6 +168,38 @@ bool gk_conv_map_name(const gk_conv_arch *a, const char *name, gk_conv_name *out
     return false;
 }
 
+bool gk_conv_unmap_name(const gk_conv_arch *a, const char *gguf, int64_t expert, char *hf, size_t n,
+                        gk_conv_name *out) {
+    const char *suffix = ends_with(gguf, ".weight") ? ".weight" : ends_with(gguf, ".bias") ? ".bias" : NULL;
+    if (suffix == NULL || n == 0) return false;
+    size_t base_len = strlen(gguf) - strlen(suffix);
+    char base[128];
+    if (base_len >= sizeof base) return false;
+    memcpy(base, gguf, base_len);
+    base[base_len] = '\0';
+    int w = -1;
+    for (size_t i = 0; w < 0 && i < sizeof globals / sizeof globals[0]; i++)
+        if (strcmp(base, globals[i].gguf) == 0) w = snprintf(hf, n, "%s%s", globals[i].hf, suffix);
+    int64_t bid;
+    const char *p = base;
+    if (w < 0 && strncmp(p, "blk.", 4) == 0 && (p += 4, read_number(&p, &bid)) && *p++ == '.') {
+        const gk_conv_moe *moe = a->moe;
+        /* experts come back one 2-D tensor each (never stacked) */
+        for (int k = 0; w < 0 && moe && k < 3; k++)
+            if (strcmp(p, expert_names[k]) == 0 && strcmp(suffix, ".weight") == 0 && expert >= 0)
+                w = snprintf(hf, n, "model.layers.%lld.%s%lld.%s.weight", (long long)bid, moe->prefix,
+                             (long long)expert, moe->parts[k]);
+        if (w < 0 && moe && strcmp(p, "ffn_gate_inp") == 0)
+            w = snprintf(hf, n, "model.layers.%lld.%s%s", (long long)bid, moe->router, suffix);
+        for (size_t i = 0; w < 0 && i < sizeof blocks / sizeof blocks[0]; i++)
+            if (strcmp(p, blocks[i].gguf) == 0)
+                w = snprintf(hf, n, "model.layers.%lld.%s%s", (long long)bid, blocks[i].hf, suffix);
+    }
+    /* the forward map decides: a name it does not send back to gguf is none */
+    return w > 0 && (size_t)w < n && gk_conv_map_name(a, hf, out) && out->role != GK_ROLE_SKIP &&
+           strcmp(out->gguf, gguf) == 0;
+}
+
 bool gk_conv_stays_f32(const char *gguf_name, uint32_t n_dims) {
     if (n_dims <= 1 || ends_with(gguf_name, "_norm.weight")) return true;
     if (ends_with(gguf_name, ".ffn_gate_inp.weight")) return true;

@@ -66,6 +66,14 @@ typedef struct gk_conv_name {
  *  reference refuses such a tensor: "Can not map tensor"). */
 bool gk_conv_map_name(const gk_conv_arch *a, const char *name, gk_conv_name *out);
 
+/** gk_conv_unmap_name() : the inverse of gk_conv_map_name under arch a (for
+ *  export): the checkpoint name of GGUF tensor gguf into hf (n bytes); for a
+ *  merged expert tensor (out->role GK_ROLE_EXPERT) the name of expert number
+ *  `expert`'s slice. out is what gk_conv_map_name gives for that name.
+ *  @return : false when gguf has no checkpoint name under a. */
+bool gk_conv_unmap_name(const gk_conv_arch *a, const char *gguf, int64_t expert, char *hf, size_t n,
+                        gk_conv_name *out);
+
 /** gk_conv_stays_f32() : the reference keeps a tensor F32 whatever the output
  *  type when it has at most one dimension, its name ends in "_norm.weight", it
  *  is an expert router (ffn_gate_inp) or its name does not end in ".weight".

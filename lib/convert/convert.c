@@ -19,6 +19,8 @@
 #include "convert/hfjson.h"
 #include "convert/meta.h"
 #include "convert/modelcard.h"
+#include "convert/rope.h"
+#include "convert/sampling.h"
 #include "convert/source.h"
 #include "convert/bpe.h"
 #include "convert/vocab.h"
@@ -247,24 +249,11 @@ static gk_status rope_freqs(planner *p, gk_error *err) {
     double low = is_number(j = rope_get(&p->rp, "low_freq_factor")) ? j->valuedouble : 1.0;
     double high = is_number(j = rope_get(&p->rp, "high_freq_factor")) ? j->valuedouble : 4.0;
     double old_ctx = is_number(j = rope_get(&p->rp, "original_max_position_embeddings")) ? j->valuedouble : 8192;
-    const float low_wavelen = (float)(old_ctx / low), high_wavelen = (float)(old_ctx / high);
     uint64_t n = (uint64_t)(dim + 1) / 2;
     float *f = malloc((n ? n : 1) * sizeof *f);
     if (f == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
-    for (uint64_t i = 0; i < n; i++) {
-        float e = (float)(2 * i) / (float)dim;
-        float freq = (1.0f / powf((float)base, e)) * 1.0f;
-        float wavelen = (1.0f / freq) * (float)(2 * M_PI);
-        if (wavelen < high_wavelen) {
-            f[i] = 1.0f;
-        } else if (wavelen > low_wavelen) {
-            f[i] = (float)factor;
-        } else {
-            float smooth = ((1.0f / wavelen) * (float)old_ctx - (float)low) / (float)(high - low);
-            float d = (1.0f - smooth) / (float)factor + smooth;
-            f[i] = (1.0f / d) * 1.0f;
-        }
-    }
+    gk_conv_llama3 r = { base, factor, low, high, old_ctx, dim };
+    gk_conv_llama3_factors(&r, f);
     gk_conv_feed feed = { .mem = f, .rows = n, .width = 1 };
     uint64_t ne[1] = { n };
     return emit(p, "rope_freqs.weight", 1, ne, &feed, false, err);
@@ -456,29 +445,16 @@ static gk_status sampling(planner *p, gk_model *m, gk_error *err) {
     cJSON *g = NULL;
     gk_error ignored;
     if (gk_hf_json_load(p->dir, "generation_config.json", false, &g, &ignored) != GK_OK || g == NULL) return GK_OK;
-    static const struct { const char *json, *alt, *key; char kind; } keys[] = {
-        { "sequence", NULL, "general.sampling.sequence", 's' },
-        { "top_k", NULL, "general.sampling.top_k", 'i' },
-        { "top_p", NULL, "general.sampling.top_p", 'f' },
-        { "min_p", NULL, "general.sampling.min_p", 'f' },
-        { "xtc_probability", NULL, "general.sampling.xtc_probability", 'f' },
-        { "xtc_threshold", NULL, "general.sampling.xtc_threshold", 'f' },
-        { "temperature", NULL, "general.sampling.temp", 'f' },
-        { "penalty_last_n", NULL, "general.sampling.penalty_last_n", 'i' },
-        { "penalty_repeat", "repetition_penalty", "general.sampling.penalty_repeat", 'f' },
-        { "mirostat", NULL, "general.sampling.mirostat", 'i' },
-        { "mirostat_tau", NULL, "general.sampling.mirostat_tau", 'f' },
-        { "mirostat_eta", NULL, "general.sampling.mirostat_eta", 'f' },
-    };
     gk_status s = GK_OK;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && s == GK_OK; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, keys[i].json);
-        if (v == NULL && keys[i].alt) v = cJSON_GetObjectItemCaseSensitive(g, keys[i].alt);
+    const gk_conv_sampling *k;
+    for (size_t i = 0; (k = gk_conv_sampling_at(i)) != NULL && s == GK_OK; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, k->json);
+        if (v == NULL && k->alt) v = cJSON_GetObjectItemCaseSensitive(g, k->alt);
         if (v == NULL || cJSON_IsNull(v)) continue;
-        bool ok = keys[i].kind == 's' ? cJSON_IsString(v) : keys[i].kind == 'i' ? gk_hf_is_int(v) : cJSON_IsNumber(v);
+        bool ok = k->kind == 's' ? cJSON_IsString(v) : k->kind == 'i' ? gk_hf_is_int(v) : cJSON_IsNumber(v);
         if (!ok) {
-            gk_error_set(err, GK_E_UNSUPPORTED, -1, "'%s' is not a %s", keys[i].json,
-                         keys[i].kind == 's' ? "string" : keys[i].kind == 'i' ? "integer" : "number");
+            gk_error_set(err, GK_E_UNSUPPORTED, -1, "'%s' is not a %s", k->json,
+                         k->kind == 's' ? "string" : k->kind == 'i' ? "integer" : "number");
             char path[4096];
             snprintf(path, sizeof path, "%s/generation_config.json", p->dir);
             gk_error_about(err, path);
@@ -486,13 +462,13 @@ static gk_status sampling(planner *p, gk_model *m, gk_error *err) {
             break;
         }
         gk_value val = { 0 };
-        if (keys[i].kind == 's') {
-            s = gk_kv_set_str(m, keys[i].key, v->valuestring, err);
+        if (k->kind == 's') {
+            s = gk_kv_set_str(m, k->key, v->valuestring, err);
             continue;
         }
-        if (keys[i].kind == 'i') val.type = GK_V_I32, val.i = (int64_t)v->valuedouble;
+        if (k->kind == 'i') val.type = GK_V_I32, val.i = (int64_t)v->valuedouble;
         else val.type = GK_V_F32, val.f = (double)(float)v->valuedouble;
-        s = gk_kv_set(m, keys[i].key, &val, err);
+        s = gk_kv_set(m, k->key, &val, err);
     }
     cJSON_Delete(g);
     return s;

@@ -20,6 +20,24 @@ static const char *const field_keys[N_FIELDS] = {
     "general.license.link", "general.source.url", "general.source.doi", "general.source.uuid",
     "general.source.repo_url",
 };
+/* The model card's own name of each field (the first the reader takes). */
+static const char *const card_keys[N_FIELDS] = {
+    "name", "author", "version", "organization", "finetune", "basename", "description", "size_label",
+    "license_name", "license_link", "url", "doi", "uuid", "repo_url",
+};
+/* The fields of a base_model or dataset entry (general.KIND.N.FIELD). */
+static const char *const entry_fields[] = { "name", "author", "version", "organization", "description",
+                                            "url", "doi", "uuid", "repo_url" };
+
+const char *gk_conv_card_field(size_t i, const char **gguf) {
+    if (i >= N_FIELDS) return NULL;
+    *gguf = field_keys[i];
+    return card_keys[i];
+}
+
+const char *gk_conv_entry_field(size_t i) {
+    return i < sizeof entry_fields / sizeof entry_fields[0] ? entry_fields[i] : NULL;
+}
 
 typedef struct meta {
     const cJSON *f[N_FIELDS];     /* the value the field holds (any JSON: checked when written) */
@@ -132,17 +150,15 @@ static gk_status put_field(gk_model *out, const meta *m, int f, gk_error *err) {
 
 /* general.base_model.N.* or general.dataset.N.* */
 static gk_status put_entries(gk_model *out, const meta *m, const cJSON *arr, const char *kind, gk_error *err) {
-    static const char *const fields[] = { "name", "author", "version", "organization", "description",
-                                          "url", "doi", "uuid", "repo_url" };
     char key[160];
     snprintf(key, sizeof key, "general.%s.count", kind);
     gk_status s = gk_kv_set_u32(out, key, (uint32_t)cJSON_GetArraySize(arr), err);
     int i = 0;
     for (const cJSON *e = arr->child; e && s == GK_OK; e = e->next, i++)
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0] && s == GK_OK; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, fields[k]);
+        for (size_t k = 0; k < sizeof entry_fields / sizeof entry_fields[0] && s == GK_OK; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, entry_fields[k]);
             if (v == NULL) continue;
-            snprintf(key, sizeof key, "general.%s.%d.%s", kind, i, fields[k]);
+            snprintf(key, sizeof key, "general.%s.%d.%s", kind, i, entry_fields[k]);
             s = cJSON_IsString(v) ? gk_kv_set_str(out, key, v->valuestring, err) : not_a_string(m, key, err);
         }
     return s;
@@ -205,11 +221,10 @@ gk_status gk_conv_general(gk_model *out, const char *dir, const cJSON *config, c
     const int64_t total = (int64_t)counts->total;
     gk_status s = GK_OK;
     if (card) {
+        /* each field's own name first (the reader keeps the first it finds;
+         * license_name and license_link have no other name), then the aliases */
+        for (int f = 0; f < N_FIELDS; f++) from_card(&m, card, f, card_keys[f]);
         static const struct { int f; const char *key; } direct[] = {
-            { F_NAME, "name" }, { F_AUTHOR, "author" }, { F_VERSION, "version" }, { F_ORGANIZATION, "organization" },
-            { F_DESCRIPTION, "description" }, { F_FINETUNE, "finetune" }, { F_BASENAME, "basename" },
-            { F_SIZE_LABEL, "size_label" }, { F_SOURCE_URL, "url" }, { F_SOURCE_DOI, "doi" },
-            { F_SOURCE_UUID, "uuid" }, { F_SOURCE_REPO_URL, "repo_url" },
             { F_NAME, "model_name" }, { F_AUTHOR, "model_author" }, { F_VERSION, "model_version" },
             { F_ORGANIZATION, "model_organization" }, { F_DESCRIPTION, "model_description" },
             { F_FINETUNE, "model_finetune" }, { F_BASENAME, "model_basename" }, { F_SIZE_LABEL, "model_size_label" },
@@ -223,8 +238,6 @@ gk_status gk_conv_general(gk_model *out, const char *dir, const cJSON *config, c
         s = card_entries(&m.base_models, card, base_keys, total, err);
         if (s == GK_OK) s = card_entries(&m.datasets, card, data_keys, total, err);
         m.license = cJSON_GetObjectItemCaseSensitive(card, "license");
-        from_card(&m, card, F_LICENSE_NAME, "license_name");
-        from_card(&m, card, F_LICENSE_LINK, "license_link");
         if (s == GK_OK) s = card_array(&m.tags, card, "tags", err);
         if (s == GK_OK) s = card_array(&m.tags, card, "pipeline_tag", err);
         if (s == GK_OK) s = card_array(&m.languages, card, "languages", err);

@@ -23,4 +23,13 @@ typedef struct gk_conv_counts {
 gk_status gk_conv_general(gk_model *m, const char *dir, const cJSON *config, const cJSON *card,
                           const gk_conv_counts *counts, gk_error *err);
 
+/** gk_conv_card_field() : for field i of the general.* naming keys (0, 1 ...):
+ *  *gguf its GGUF key. @return : the model card key it is read from (its own
+ *  name), or NULL past the last field. */
+const char *gk_conv_card_field(size_t i, const char **gguf);
+
+/** gk_conv_entry_field() : @return : field i of a base_model or dataset
+ *  entry (general.KIND.N.FIELD), or NULL past the last. */
+const char *gk_conv_entry_field(size_t i);
+
 #endif

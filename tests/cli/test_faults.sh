@@ -55,7 +55,7 @@ IN_SUM=$(snapshot)
 
 # Writing subcommands: NAME -> arguments; @ stands for the destination folder.
 # The outputs are named so that each is found again: @/o*.
-NAMES="repack quantize split merge endian synth"
+NAMES="repack quantize split merge endian synth export"
 declare -A CMD=(
   [repack]="repack $IN @/o.gguf"
   [quantize]="quantize $IN @/o.gguf F16"
@@ -63,6 +63,7 @@ declare -A CMD=(
   [merge]="merge $SHARD1 @/o.gguf"
   [endian]="endian --to big $IN @/o.gguf"
   [synth]="synth --preset tiny @/o.gguf"
+  [export]="export $IN @/o"
   [repack-zst]="repack $IN @/o.gguf.zst"
 )
 if [ "$HAS_EDIT" = 1 ]; then
@@ -92,6 +93,13 @@ expect_fail() {
     local left; left=$(ls -A "$dir" 2>/dev/null)
     [ -z "$left" ] && ok || bad "$label: left behind: $(echo $left)"
   fi
+}
+
+# same_tree LABEL REF DIR: DIR holds the files of REF (folders too: export's),
+# byte for byte, and nothing else.
+same_tree() {
+  local d; d=$(diff -rq "$2" "$3" 2>&1)
+  [ -z "$d" ] && ok || bad "$1: differs from the reference: $(echo $d | head -c 300)"
 }
 
 # run_cmd VAR=VALUE... -- ARGS... : runs ggufkit with extra environment.
@@ -223,10 +231,7 @@ if [ -n "$SHIM" ]; then
     args_for "$name" "$D"
     run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
     [ "$rc" -eq 0 ] && ok || bad "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
-    for f in "$TMP/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
-    done
-    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
+    same_tree "O_DIRECT writes refused: $name" "$TMP/ref/$name" "$D"
   done
   # A filesystem without O_TMPFILE (the shim refuses it): the output goes through
   # a named temporary file, is still the reference, and a failing write leaves
@@ -237,10 +242,7 @@ if [ -n "$SHIM" ]; then
     args_for "$name" "$D"
     run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 -- "${ARGS[@]}"
     [ "$rc" -eq 0 ] && ok || bad "O_TMPFILE refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
-    for f in "$TMP/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_TMPFILE refused: $name: $(basename "$f") differs from the reference"
-    done
-    [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_TMPFILE refused: $name: other files: $(ls -A "$D")"
+    same_tree "O_TMPFILE refused: $name" "$TMP/ref/$name" "$D"
     rm -rf "$D"
     mkdir -p "$D"
     args_for "$name" "$D"
@@ -485,7 +487,10 @@ first_output() {
 }
 
 # An existing destination is refused without --force, replaced with it.
+# (export writes a folder: its existing-folder, file and --force cases are in
+# test_export.sh.)
 for name in $NAMES repack-zst; do
+  [ "$name" = export ] && continue
   D="$TMP/exists/$name"
   mkdir -p "$D"
   args_for "$name" "$D"
@@ -507,6 +512,7 @@ done
 # or a folder alike) is never replaced, --force or not: the rename would put a
 # file in its place.
 for name in $NAMES repack-zst; do
+  [ "$name" = export ] && continue
   D="$TMP/notfile/$name"
   mkdir -p "$D"
   args_for "$name" "$D"

@@ -11,7 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-CMDS="info dump verify repack convert quantize synth split merge endian edit index hash diff"
+CMDS="info dump verify repack convert export quantize synth split merge endian edit index hash diff"
 
 # Options the help texts name that belong to another tool or subcommand (zstd
 # --long=31, convert_hf_to_gguf.py --outtype, `ggufkit edit --in-place`, `split
