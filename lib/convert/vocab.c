@@ -198,6 +198,11 @@ static const char *const add_keys[N_SPECIAL] = {
     "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token", NULL, "tokenizer.ggml.add_sep_token",
     NULL, NULL, NULL, NULL, NULL,
 };
+_Static_assert((int)N_SPECIAL == (int)GK_CONV_N_SPECIAL, "one count of special token kinds");
+
+const char *gk_conv_special_type(int i) { return special_types[i]; }
+
+const char *gk_conv_special_key(int i) { return special_keys[i]; }
 
 /* A Python value taken from JSON: None, a string, or anything else (compared
  * by identity, as the reference never compares those with each other). */

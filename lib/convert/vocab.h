@@ -45,4 +45,16 @@ bool gk_conv_looks_special(const char *t);
  *  turned into a space, or NULL when out of memory. */
 char *gk_conv_unescape_spaces(const char *s);
 
+/* The special token kinds convert reads (bos, eos, unk, sep, pad, cls, mask,
+ * eot, eom, in that order), GK_CONV_N_SPECIAL of them. */
+enum { GK_CONV_N_SPECIAL = 9 };
+
+/** gk_conv_special_type() : @return : kind i's name ("bos" ...); config.json
+ *  calls its id "<name>_token_id". */
+const char *gk_conv_special_type(int i);
+
+/** gk_conv_special_key() : @return : the GGUF key convert writes kind i's id
+ *  under, or NULL for a kind it does not write (cls). */
+const char *gk_conv_special_key(int i);
+
 #endif

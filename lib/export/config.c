@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "convert/rope.h"
+#include "convert/vocab.h"
 #include "export/export_internal.h"
 
 void gk_exp_format_float(double v, char *buf, size_t size) {
@@ -153,18 +154,6 @@ static gk_status rope_scaling(cfg *c, const gk_exp_source *in, const gk_exp_plan
     return GK_OK;
 }
 
-/* The special token ids convert reads from config.json, by GGUF key. */
-static const struct { const char *key, *name; } special_ids[] = {
-    { "tokenizer.ggml.bos_token_id", "bos_token_id" },
-    { "tokenizer.ggml.eos_token_id", "eos_token_id" },
-    { "tokenizer.ggml.unknown_token_id", "unk_token_id" },
-    { "tokenizer.ggml.seperator_token_id", "sep_token_id" },
-    { "tokenizer.ggml.padding_token_id", "pad_token_id" },
-    { "tokenizer.ggml.mask_token_id", "mask_token_id" },
-    { "tokenizer.ggml.eot_token_id", "eot_token_id" },
-    { "tokenizer.ggml.eom_token_id", "eom_token_id" },
-};
-
 static const char *torch_dtype(uint32_t t) {
     return t == GK_TYPE_F32 ? "float32" : t == GK_TYPE_F16 ? "float16" : "bfloat16";
 }
@@ -209,8 +198,12 @@ gk_status gk_exp_config(const gk_exp_source *in, const gk_exp_plan *p, char **ou
     if (moe && p->arch->expert_count_key) put_int(&c, c.root, p->arch->expert_count_key, experts);
     if (moe) copy_uint(&c, "expert_used_count", "num_experts_per_tok");
     if (moe) copy_uint(&c, "expert_feed_forward_length", "moe_intermediate_size");
-    for (size_t i = 0; i < sizeof special_ids / sizeof special_ids[0]; i++)
-        if (gk_kv_get_uint(m, special_ids[i].key, &v) == GK_OK) put_int(&c, c.root, special_ids[i].name, v);
+    for (int i = 0; i < GK_CONV_N_SPECIAL; i++) {   /* the ids convert reads back from config.json */
+        const char *key = gk_conv_special_key(i);
+        char name[32];
+        snprintf(name, sizeof name, "%s_token_id", gk_conv_special_type(i));
+        if (key && gk_kv_get_uint(m, key, &v) == GK_OK) put_int(&c, c.root, name, v);
+    }
     c.ok = c.ok && cJSON_AddStringToObject(c.root, "hidden_act", "silu") &&
            cJSON_AddBoolToObject(c.root, "tie_word_embeddings", p->tied) &&
            cJSON_AddStringToObject(c.root, "torch_dtype", torch_dtype(p->main_dtype));
