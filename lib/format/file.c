@@ -161,6 +161,8 @@ static gk_status open_stream(gk_file *f, const char *path, unsigned flags, bool 
     char *archive = NULL;
     const char *member = NULL;
     *is_stream = true;
+    if (gk_path_is_url(path))
+        return stream_length(f, flags, gk_source_open_url(path, &f->stream, &f->size, err), err);
     if (split_member(path, &archive, &member)) {
         gk_status st = gk_source_open_member(archive, member, &f->stream, &f->size, err);
         free(archive);
