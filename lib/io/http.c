@@ -511,7 +511,8 @@ static bool cache_room(gk_http *h, size_t n) {
     return true;
 }
 
-gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error *err) {
+/* A handle for url with its settings, before any request. */
+static gk_status http_new(const char *url, gk_http **out, gk_error *err) {
     *out = NULL;
     const gk_curl_api *C = gk_curl_api_load(err);
     if (C == NULL) return GK_E_UNSUPPORTED;
@@ -549,6 +550,29 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     C->curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     C->curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     C->curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+    *out = h;
+    return GK_OK;
+}
+
+gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t identity_size, gk_error *err) {
+    gk_http *h;
+    gk_status st = http_new(url, &h, err);
+    if (st != GK_OK) return st;
+    uint8_t byte;
+    size_t got;
+    st = fetch_some(h, 0, &byte, 1, &got, err);
+    if (st == GK_OK) {
+        *size = h->size;
+        gk_http_identity(h, identity, identity_size);
+    }
+    gk_http_close(h);
+    return st;
+}
+
+gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error *err) {
+    gk_http *h;
+    gk_status st = http_new(url, &h, err);
+    if (st != GK_OK) return st;
     if (!cache_room(h, FIRST_WINDOW)) {
         gk_http_close(h);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

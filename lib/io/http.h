@@ -42,6 +42,11 @@ bool gk_http_is_url(const char *path);
  *            read), GK_E_NOMEM. */
 gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error *err);
 
+/** gk_http_probe() : one request for the first byte of the file at url: its
+ *  size and identity (as gk_http_identity), nothing more.
+ *  @return : as gk_http_open. */
+gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t identity_size, gk_error *err);
+
 /** gk_http_read_some() : reads up to len bytes at off, at least min (fewer than
  *  len only at the end of the file). @return : GK_OK with *got set;
  *  GK_E_TRUNCATED when the file ends before min bytes; GK_E_IO (the message
