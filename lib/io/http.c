@@ -27,6 +27,7 @@
 #define ERROR_BODY_MAX (64 * 1024)        /* bytes of an error page read before hanging up */
 #define NO_RANGE_SKIP_MAX ((uint64_t)64 << 20)   /* a server without ranges: bytes skipped at most */
 #define WHY_MAX 300
+#define PROGRESS_BYTES ((size_t)256 << 10)    /* an attempt that brought this much restarts the retry count */
 
 /* ------------------------------------------------------------------------ */
 /* Process-wide settings and counters                                        */
@@ -114,7 +115,25 @@ typedef struct req {
     char why[WHY_MAX];
     uint8_t peek[256];         /* the first bytes of an error page */
     size_t n_peek, error_body;
+    int64_t last_data_ms;      /* when bytes last came (or the request started) */
+    bool stalled;              /* we hung up: nothing came for the stall timeout */
 } req;
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Called by libcurl about once a second and as data moves: a transfer that
+ * brings nothing for the stall timeout is abandoned (then retried). */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    req *r = ctx;
+    if (now_ms() - r->last_data_ms <= r->h->stall_s * 1000) return 0;
+    r->stalled = true;
+    return 1;
+}
 
 /* @return : true when both URLs have the same scheme, host and port. */
 static bool same_origin(const char *a, const char *b) {
@@ -272,6 +291,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx) {
     req *r = ctx;
     size_t len = size * n;
     __atomic_add_fetch(&stat_bytes, len, __ATOMIC_RELAXED);
+    r->last_data_ms = now_ms();
     if (r->head.status < 200 || r->head.status > 299) {   /* a redirect's or an error's page */
         size_t keep = sizeof r->peek - r->n_peek < len ? sizeof r->peek - r->n_peek : len;
         memcpy(r->peek + r->n_peek, data, keep);
@@ -356,6 +376,9 @@ static outcome attempt(gk_http *h, uint64_t off, uint8_t *dst, size_t want, size
         r.n_peek = r.error_body = 0;
         r.got = 0;
         r.fail = GK_OK;
+        r.stalled = false;
+        r.last_data_ms = now_ms();
+        C->curl_easy_setopt(c, CURLOPT_XFERINFODATA, &r);
         C->curl_easy_setopt(c, CURLOPT_URL, url);
         C->curl_easy_setopt(c, CURLOPT_HTTPHEADER, same_origin(url, h->url) ? h->own_headers : h->other_headers);
         C->curl_easy_setopt(c, CURLOPT_RANGE, range);
@@ -416,9 +439,18 @@ static outcome attempt(gk_http *h, uint64_t off, uint8_t *dst, size_t want, size
                 gk_error_set(err, GK_E_IO, -1, "%s", C->curl_easy_strerror(rc));
                 break;
             case CURLE_OPERATION_TIMEDOUT:
+            case CURLE_ABORTED_BY_CALLBACK:
+                if (r.stalled || rc == CURLE_ABORTED_BY_CALLBACK)
+                    gk_error_set(err, GK_E_IO, (int64_t)(off + r.got), "the server stalled (no data for %ld s)",
+                                 h->stall_s);
+                else
+                    gk_error_set(err, GK_E_IO, (int64_t)(off + r.got), "no connection within %ld s", h->connect_s);
+                out = RETRY;
+                break;
+            case CURLE_PARTIAL_FILE:
                 gk_error_set(err, GK_E_IO, (int64_t)(off + r.got),
-                             "the server stalled (no data for %ld s, or no connection in %ld s)", h->stall_s,
-                             h->connect_s);
+                             "the body ended after %zu of the %zu bytes promised (short body, or the connection "
+                             "broke)", r.got, r.want);
                 out = RETRY;
                 break;
             default:
@@ -471,7 +503,7 @@ static gk_status fetch_some(gk_http *h, uint64_t off, uint8_t *dst, size_t want,
         *got_all = done;
         if (o == DONE) break;
         if (o == FAIL) return err->code;
-        if (got > 0) tries = 0;   /* progress: the count starts again */
+        if (got >= PROGRESS_BYTES) tries = 0;   /* real progress: the count starts again */
         if (tries >= h->retries) {
             size_t len = strlen(err->message);
             snprintf(err->message + len, sizeof err->message - len, "; gave up after %ld retries", tries);
@@ -544,8 +576,8 @@ static gk_status http_new(const char *url, gk_http **out, gk_error *err) {
     C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
     C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
     C->curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, h->connect_s);
-    C->curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    C->curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->stall_s);
+    C->curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    C->curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     C->curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     C->curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     C->curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
