@@ -569,9 +569,6 @@ GK_API gk_status gk_open_memory(const void *data, size_t size, unsigned flags, g
  * the server while it is read fails (GK_E_IO), never mixing two versions.
  * Outputs stay local. */
 
-/** gk_path_is_url() : @return : true when path is an http://, https:// or hf:// URL. */
-GK_API bool gk_path_is_url(const char *path);
-
 /** gk_remote_header() : adds a header ("Name: value") to every request this
  *  process makes to the host of the URL being read (an "Authorization:" one
  *  replaces HF_TOKEN). Thread-safe. @return : GK_OK, GK_E_ARG (not one

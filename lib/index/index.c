@@ -146,7 +146,7 @@ static gk_status run_jobs(ix_db *d, const ix_found *jobs, size_t n_jobs, const g
     p.popts.array_head = o->array_head ? o->array_head : IX_DEFAULT_HEAD;
     int n_threads = o->jobs > 0 ? o->jobs : gk_default_threads();
     bool remote = false;
-    for (size_t i = 0; i < n_jobs && !remote; i++) remote = gk_path_is_url(jobs[i].path);
+    for (size_t i = 0; i < n_jobs && !remote; i++) remote = gk_http_is_url(jobs[i].path);
     if (remote && o->jobs <= 0 && n_threads < 8) n_threads = 8;   /* waiting on the network, not the cores */
     if ((size_t)n_threads > n_jobs) n_threads = (int)n_jobs;
     if (n_threads < 1) return GK_OK;
@@ -226,7 +226,7 @@ static void *probe_main(void *arg) {
     probe_pool *p = arg;
     for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
         ix_found *f = &p->items[i];
-        if (!gk_path_is_url(f->path)) continue;
+        if (!gk_http_is_url(f->path)) continue;
         char identity[400];
         gk_error err;
         uint64_t size;
@@ -243,7 +243,7 @@ static void *probe_main(void *arg) {
 
 static void probe_urls(ix_found_list *found, int jobs) {
     size_t n_urls = 0;
-    for (size_t i = 0; i < found->n; i++) n_urls += gk_path_is_url(found->items[i].path);
+    for (size_t i = 0; i < found->n; i++) n_urls += gk_http_is_url(found->items[i].path);
     if (n_urls == 0) return;
     probe_pool p = { found->items, found->n, 0 };
     int n = jobs > 0 ? jobs : 8;   /* network-bound: more than the cores by default */

@@ -20,6 +20,7 @@
 #include "io/curl_load.h"
 #include "io/http.h"
 #include "io/http_parse.h"
+#include "util/grow.h"
 
 #define FIRST_WINDOW ((size_t)1 << 20)
 #define MAX_WINDOW ((size_t)16 << 20)
@@ -35,7 +36,7 @@
 
 static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **extra_headers;     /* "Name: value", from gk_remote_header */
-static size_t n_extra;
+static size_t n_extra, cap_extra;
 static uint64_t stat_requests, stat_bytes;
 
 gk_status gk_remote_header(const char *line, gk_error *err) {
@@ -43,10 +44,9 @@ gk_status gk_remote_header(const char *line, gk_error *err) {
     if (colon == NULL || colon == line || strpbrk(line, "\r\n") != NULL)
         return gk_error_set(err, GK_E_ARG, -1, "a header is 'Name: value' on one line");
     pthread_mutex_lock(&settings_lock);
-    char **grown = realloc(extra_headers, (n_extra + 1) * sizeof *grown);
+    bool grown = GK_GROW(extra_headers, cap_extra, n_extra + 1, 4);
     char *copy = strdup(line);
-    if (grown) extra_headers = grown;
-    if (grown == NULL || copy == NULL) {
+    if (!grown || copy == NULL) {
         free(copy);
         pthread_mutex_unlock(&settings_lock);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -60,8 +60,6 @@ void gk_remote_stats(uint64_t *requests, uint64_t *bytes) {
     if (requests) *requests = __atomic_load_n(&stat_requests, __ATOMIC_RELAXED);
     if (bytes) *bytes = __atomic_load_n(&stat_bytes, __ATOMIC_RELAXED);
 }
-
-bool gk_path_is_url(const char *path) { return gk_http_is_url(path); }
 
 bool gk_http_is_url(const char *path) {
     return path && (strncasecmp(path, "http://", 7) == 0 || strncasecmp(path, "https://", 8) == 0 ||
@@ -535,12 +533,7 @@ static gk_status fetch(gk_http *h, uint64_t off, uint8_t *dst, size_t want, gk_e
 
 /* Makes room for n cached bytes. */
 static bool cache_room(gk_http *h, size_t n) {
-    if (n <= h->cache_cap) return true;
-    uint8_t *b = realloc(h->cache, n);
-    if (b == NULL) return false;
-    h->cache = b;
-    h->cache_cap = n;
-    return true;
+    return GK_GROW(h->cache, h->cache_cap, n, FIRST_WINDOW);
 }
 
 /* A handle for url with its settings, before any request. */
