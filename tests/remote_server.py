@@ -18,6 +18,7 @@ part of the path picks how it misbehaves; the rest names the file:
   /busy/F      the first answer for each file is 429 (Retry-After: 0); later ones are good
   /down/F      503, always
   /xhost/F     302 to the same server under another host name (localhost)
+  /htmltype/F  as /ok/F, but every answer labelled Content-Type: text/html
   OWNER/REPO/resolve/REV/F   as /ok/F (the hub's layout, for hf:// URLs)
 
 Nothing it does loops without a bound: a stall ends after 30 s, a redirect
@@ -111,7 +112,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             status = 200
         body = data[start:end + 1]
         self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Type", "text/html" if mode == "htmltype" else "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")

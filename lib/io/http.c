@@ -605,7 +605,13 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     /* The first request: its answer gives the size and identity. */
     size_t got = 0;
     st = fetch_some(h, 0, h->cache, FIRST_WINDOW, &got, err);
-    if (st == GK_OK && (strncasecmp(h->ctype, "text/html", 9) == 0 || gk_http_looks_html(h->cache, got)))
+    /* A page where a file was expected (a login or error page with a 200): by its
+     * bytes, or by its type unless it starts as a model does (a server that
+     * labels every file text/html still serves the file). */
+    bool model_magic = got >= 4 && (memcmp(h->cache, "GGUF", 4) == 0 || memcmp(h->cache, "FUGG", 4) == 0 ||
+                                    memcmp(h->cache, "\x28\xb5\x2f\xfd", 4) == 0);
+    if (st == GK_OK && (gk_http_looks_html(h->cache, got) ||
+                        (strncasecmp(h->ctype, "text/html", 9) == 0 && !model_magic)))
         st = gk_error_set(err, GK_E_MAGIC, 0, "the server sent a web page (%s), not a model file",
                           h->ctype[0] ? h->ctype : "HTML");
     if (st != GK_OK) {

@@ -199,6 +199,17 @@ remote_same "a dropped connection is resumed" "$S/drop/syn1-f32.gguf" syn1-f32.g
 grep -q "^drop .*bytes=100000-" "$TMP/server.log" && ok "... at the byte where it broke" || bad "no resumed request in the log"
 remote_same "429 then good: retried" "$S/busy/syn1-f32.gguf" syn1-f32.gguf hash
 
+remote_same "a model labelled text/html is still read" "$S/htmltype/syn1-f32.gguf" syn1-f32.gguf dump --json
+
+# index records a URL it cannot read as a broken row, as it does a broken file.
+expect_exit 0 "index of a missing URL" "$BIN" index --db "$TMP/b.sqlite" "$S/404/syn1-f32.gguf" "$U/syn1-f32.gguf"
+expect_grep "... two rows, one broken" "$TMP/out" "2 added, 0 updated, 0 unchanged, 1 broken"
+
+# Usage: a header is one "Name: value" line; an hf:// URL names owner, repo and file.
+expect_exit 2 "--header without a colon" "$BIN" info --header "nocolon" "$U/syn1-f32.gguf"
+expect_exit 1 "hf:// without a file" "$BIN" info "hf://someone/model"
+expect_grep "... says the form" "$TMP/err" "hf://OWNER/REPO/PATH"
+
 # Authorization goes to the URL's host, never to another host a redirect leads to.
 : >"$TMP/server.log"
 expect_exit 0 "redirect to another host" "$BIN" info --header "Authorization: Bearer s3cr3t" "$S/xhost/syn1-f32.gguf"
