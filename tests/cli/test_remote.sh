@@ -141,6 +141,24 @@ for f in "$WWW"/ggml-vocab-*.gguf syn1-f32.gguf; do
     fi
 done
 
+# Larger headers (a long chat template): the window doubles, 1 + 2 + 4 + 8 + 16 MiB.
+head -c 2500000 /dev/zero | tr '\0' 'a' >"$TMP/t3"
+head -c 20000000 /dev/zero | tr '\0' 'b' >"$TMP/t20"
+"$BIN" edit --set-file tokenizer.chat_template="$TMP/t3" -o "$WWW/hdr3.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+"$BIN" edit --set-file tokenizer.chat_template="$TMP/t20" -o "$WWW/hdr20.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+for case in "hdr3.gguf 2" "hdr20.gguf 5"; do
+    read -r f want <<<"$case"
+    remote_same "dump --json of $f" "$U/$f" "$f" dump --json
+    "$BIN" info --stats "$U/$f" >/dev/null 2>"$TMP/err"
+    read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+    hdr=$("$BIN" dump --json "$WWW/$f" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(max(v["offset"] for v in d["tensors"].values()))' 2>/dev/null)
+    if [[ ${req:-x} == "$want" ]] && (( bytes < 2 * ${hdr:-0} + 1048576 )); then
+        ok "info $f (header about ${hdr:-?} bytes): $req requests, $bytes bytes"
+    else
+        bad "info $f: ${req:-?} requests (want $want), ${bytes:-?} bytes for a header of ${hdr:-?}"
+    fi
+done
+
 # --- index over URLs --------------------------------------------------------------
 printf '# vocab files\n%s\n\n%s\n' "$U/ggml-vocab-gpt-2.gguf" "$U/ggml-vocab-phi-3.gguf" >"$TMP/urls"
 expect_exit 0 "index --urls" "$BIN" index --db "$TMP/r.sqlite" --urls "$TMP/urls" "$U/syn1-f32.gguf"
