@@ -21,6 +21,9 @@ part of the path picks how it misbehaves; the rest names the file:
   /htmltype/F  as /ok/F, but every answer labelled Content-Type: text/html
   OWNER/REPO/resolve/REV/F   as /ok/F (the hub's layout, for hf:// URLs)
 
+With a fifth argument CERT (a PEM file holding a certificate and its key), it
+speaks TLS with that certificate.
+
 Nothing it does loops without a bound: a stall ends after 30 s, a redirect
 loop is the client's to stop.
 """
@@ -152,6 +155,11 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 srv = Server(("127.0.0.1", 0), Handler)
+if len(sys.argv) > 4:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[4])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(PORTFILE + ".tmp", PORTFILE)

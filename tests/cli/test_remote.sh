@@ -245,6 +245,21 @@ grep -q "^hub /someone/model/resolve/v1/syn1-f32.gguf .*auth=yes" "$TMP/server.l
 HF_TOKEN=hf_s3cr3t "$BIN" info "$S/ok/syn1-f32.gguf" >/dev/null 2>&1
 grep -q "auth=yes" "$TMP/server.log" && bad "HF_TOKEN was sent to a host that is not the hub" || ok "HF_TOKEN goes to the hub only"
 
+# TLS is verified: a server with a certificate nobody vouches for is refused.
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 -keyout "$TMP/tls.pem" \
+        -out "$TMP/tls.crt" >/dev/null 2>&1 && cat "$TMP/tls.crt" >>"$TMP/tls.pem"; then
+    "$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/tlsport" "$TMP/tls.log" "$TMP/tls.pem" 2>/dev/null &
+    TPID=$!
+    for _ in $(seq 100); do [[ -s $TMP/tlsport ]] && break; sleep 0.05; done
+    run "self-signed certificate" "$BIN" info "https://127.0.0.1:$(cat "$TMP/tlsport")/ok/syn1-f32.gguf"
+    expect_rc "self-signed certificate: exit 1" 1
+    expect_grep "... says why" "$TMP/err" "certificate"
+    kill "$TPID" 2>/dev/null
+    wait "$TPID" 2>/dev/null
+else
+    skip "no openssl command: TLS verification"
+fi
+
 # No server at all: a bounded, clear failure.
 run "connection refused" "$BIN" info "http://127.0.0.1:$(free_port)/x.gguf"
 expect_rc "connection refused: exit 1" 1
