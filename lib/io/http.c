@@ -96,6 +96,18 @@ struct gk_http {
     size_t cache_cap, cache_len;
     uint64_t cache_off;
     size_t window;             /* the next miss's request size */
+    unsigned streak;           /* forward misses in a row at the largest window */
+    /* read-ahead: while reads stream forward in full windows, the next window is
+     * (from the second one on: a long header alone fetches nothing more) is
+ * fetched by a thread on a handle of its own; the reader waits for it only
+     * when it gets there. Never two requests at once on h's state: the reader
+     * joins the thread before any request of its own. */
+    CURL *curl_ahead;
+    pthread_t ahead_thread;
+    bool ahead_running, ahead_ok;
+    uint8_t *ahead_buf;
+    size_t ahead_cap, ahead_len;
+    uint64_t ahead_off;
     long connect_s, stall_s, retries, backoff_ms;
 };
 
@@ -349,10 +361,9 @@ static void pause_ms(long ms) {
 
 /* One attempt at bytes [off, off + want) into dst, following redirects.
  * *got gets the bytes stored (kept even when it fails). */
-static outcome attempt(gk_http *h, uint64_t off, uint8_t *dst, size_t want, size_t *got, long *wait_ms,
+static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, size_t *got, long *wait_ms,
                        gk_error *err) {
     const gk_curl_api *C = h->C;
-    CURL *c = h->curl;
     req r = { .h = h, .off = off, .dst = dst, .want = want };
     *got = 0;
     *wait_ms = -1;
@@ -489,14 +500,15 @@ static outcome attempt(gk_http *h, uint64_t off, uint8_t *dst, size_t want, size
 /* Fetches bytes [off, off + want) into dst, retrying transient failures and
  * resuming after the bytes already delivered; fewer (*got) only when the file
  * ends first (the first request learns where). */
-static gk_status fetch_some(gk_http *h, uint64_t off, uint8_t *dst, size_t want, size_t *got_all, gk_error *err) {
+static gk_status fetch_some(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, size_t *got_all,
+                            gk_error *err) {
     size_t done = 0;
     *got_all = 0;
     long tries = 0;
     while (done < want) {
         size_t got;
         long wait_ms;
-        outcome o = attempt(h, off + done, dst + done, want - done, &got, &wait_ms, err);
+        outcome o = attempt(h, c, off + done, dst + done, want - done, &got, &wait_ms, err);
         done += got;
         *got_all = done;
         if (o == DONE) break;
@@ -519,9 +531,9 @@ static gk_status fetch_some(gk_http *h, uint64_t off, uint8_t *dst, size_t want,
 }
 
 /* fetch_some for bytes known to be in the file: all of them or an error. */
-static gk_status fetch(gk_http *h, uint64_t off, uint8_t *dst, size_t want, gk_error *err) {
+static gk_status fetch(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, gk_error *err) {
     size_t got;
-    gk_status st = fetch_some(h, off, dst, want, &got, err);
+    gk_status st = fetch_some(h, c, off, dst, want, &got, err);
     if (st == GK_OK && got < want)
         return gk_error_set(err, GK_E_IO, (int64_t)(off + got), "the server's file is shorter than it was");
     return st;
@@ -534,6 +546,25 @@ static gk_status fetch(gk_http *h, uint64_t off, uint8_t *dst, size_t want, gk_e
 /* Makes room for n cached bytes. */
 static bool cache_room(gk_http *h, size_t n) {
     return GK_GROW(h->cache, h->cache_cap, n, FIRST_WINDOW);
+}
+
+/* Sets what every request of c shares. */
+static void setup_handle(gk_http *h, CURL *c) {
+    const gk_curl_api *C = h->C;
+    char agent[64];
+    snprintf(agent, sizeof agent, "ggufkit/%s", GK_VERSION_STRING);
+    C->curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
+    C->curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    C->curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    C->curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, h->connect_s);
+    C->curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    C->curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    C->curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    C->curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    C->curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    C->curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
 }
 
 /* A handle for url with its settings, before any request. */
@@ -560,21 +591,7 @@ static gk_status http_new(const char *url, gk_http **out, gk_error *err) {
         gk_http_close(h);
         return st;
     }
-    CURL *c = h->curl;
-    char agent[64];
-    snprintf(agent, sizeof agent, "ggufkit/%s", GK_VERSION_STRING);
-    C->curl_easy_setopt(c, CURLOPT_USERAGENT, agent);
-    C->curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    C->curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-    C->curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-    C->curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, h->connect_s);
-    C->curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    C->curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    C->curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    C->curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    C->curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    C->curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+    setup_handle(h, h->curl);
     *out = h;
     return GK_OK;
 }
@@ -585,7 +602,7 @@ gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t 
     if (st != GK_OK) return st;
     uint8_t byte;
     size_t got;
-    st = fetch_some(h, 0, &byte, 1, &got, err);
+    st = fetch_some(h, h->curl, 0, &byte, 1, &got, err);
     if (st == GK_OK) {
         *size = h->size;
         gk_http_identity(h, identity, identity_size);
@@ -604,7 +621,7 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     }
     /* The first request: its answer gives the size and identity. */
     size_t got = 0;
-    st = fetch_some(h, 0, h->cache, FIRST_WINDOW, &got, err);
+    st = fetch_some(h, h->curl, 0, h->cache, FIRST_WINDOW, &got, err);
     /* A page where a file was expected (a login or error page with a 200): by its
      * bytes, or by its type unless it starts as a model does (a server that
      * labels every file text/html still serves the file). */
@@ -625,6 +642,37 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     return GK_OK;
 }
 
+static void *ahead_main(void *arg) {
+    gk_http *h = arg;
+    gk_error err;
+    h->ahead_ok = fetch(h, h->curl_ahead, h->ahead_off, h->ahead_buf, h->ahead_len, &err) == GK_OK;
+    return NULL;
+}
+
+/* Waits for the read-ahead in flight, if any. */
+static void ahead_join(gk_http *h) {
+    if (!h->ahead_running) return;
+    pthread_join(h->ahead_thread, NULL);
+    h->ahead_running = false;
+}
+
+/* Starts fetching the window after the cached one (when there is one). A
+ * failure here only means the reader fetches it itself. */
+static void ahead_start(gk_http *h) {
+    uint64_t next = h->cache_off + h->cache_len;
+    if (h->ahead_running || next >= h->size || h->no_ranges) return;
+    size_t w = h->size - next < MAX_WINDOW ? (size_t)(h->size - next) : MAX_WINDOW;
+    if (h->curl_ahead == NULL) {
+        if ((h->curl_ahead = h->C->curl_easy_init()) == NULL) return;
+        setup_handle(h, h->curl_ahead);
+    }
+    if (!GK_GROW(h->ahead_buf, h->ahead_cap, w, MAX_WINDOW)) return;
+    h->ahead_off = next;
+    h->ahead_len = w;
+    h->ahead_ok = false;
+    h->ahead_running = pthread_create(&h->ahead_thread, NULL, ahead_main, h) == 0;
+}
+
 gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                             gk_error *err) {
     *got = 0;
@@ -643,10 +691,28 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
     uint64_t at = off + *got;
     if (rest > 0) {
         /* Forward from the window's end (a small gap allowed): the window grows. */
-        if (at >= cache_end && at - cache_end <= h->window) h->window = h->window * 2 < MAX_WINDOW ? h->window * 2 : MAX_WINDOW;
-        else h->window = FIRST_WINDOW;
-        if (rest >= MAX_WINDOW) {   /* a large read goes straight to the caller */
-            st = fetch(h, at, p + *got, rest, err);
+        if (at >= cache_end && at - cache_end <= h->window) {
+            h->streak = h->window == MAX_WINDOW ? h->streak + 1 : 0;
+            h->window = h->window * 2 < MAX_WINDOW ? h->window * 2 : MAX_WINDOW;
+        } else {
+            h->window = FIRST_WINDOW;
+            h->streak = 0;
+        }
+        ahead_join(h);
+        if (h->ahead_ok && at == h->ahead_off && rest <= h->ahead_len) {   /* read ahead: swap it in */
+            uint8_t *b = h->cache;
+            size_t cap = h->cache_cap;
+            h->cache = h->ahead_buf;
+            h->cache_cap = h->ahead_cap;
+            h->ahead_buf = b;
+            h->ahead_cap = cap;
+            h->cache_off = h->ahead_off;
+            h->cache_len = h->ahead_len;
+            h->ahead_ok = false;
+            memcpy(p + *got, h->cache, rest);
+            *got += rest;
+        } else if (rest >= MAX_WINDOW) {   /* a large read goes straight to the caller */
+            st = fetch(h, h->curl, at, p + *got, rest, err);
             if (st == GK_OK) *got += rest;
         } else {
             size_t w = rest > h->window ? rest : h->window;
@@ -655,7 +721,7 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
                 st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             } else {
                 h->cache_len = 0;
-                st = fetch(h, at, h->cache, w, err);
+                st = fetch(h, h->curl, at, h->cache, w, err);
                 if (st == GK_OK) {
                     h->cache_off = at;
                     h->cache_len = w;
@@ -664,6 +730,8 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
                 }
             }
         }
+        /* Streaming forward in full windows: fetch the next one meanwhile. */
+        if (st == GK_OK && h->streak >= 1 && h->cache_len > 0) ahead_start(h);
     }
     pthread_mutex_unlock(&h->lock);
     if (st != GK_OK) return st;
@@ -680,6 +748,9 @@ void gk_http_identity(const gk_http *h, char *buf, size_t size) {
 
 void gk_http_close(gk_http *h) {
     if (h == NULL) return;
+    ahead_join(h);
+    if (h->curl_ahead) h->C->curl_easy_cleanup(h->curl_ahead);
+    free(h->ahead_buf);
     if (h->curl) h->C->curl_easy_cleanup(h->curl);
     if (h->own_headers) h->C->curl_slist_free_all(h->own_headers);
     if (h->other_headers) h->C->curl_slist_free_all(h->other_headers);

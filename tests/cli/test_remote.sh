@@ -93,6 +93,15 @@ if [[ -f $WWW/syn1-f32.gguf.zst ]]; then
 else
     skip "no zstd command: .gguf.zst over HTTP"
 fi
+# A model larger than the growing windows (1 + 2 + 4 + 8 + 16 MiB): the data
+# streams in 16 MiB requests with the next one read ahead.
+"$BIN" synth --layers 30 "$WWW/big.gguf" >/dev/null 2>&1
+remote_same "hash of an 80 MB model (16 MiB windows, read ahead)" "$U/big.gguf" big.gguf hash --all
+remote_same "... through a connection that drops once" "$S/drop/big.gguf" big.gguf hash
+"$BIN" hash --stats "$U/big.gguf" >/dev/null 2>"$TMP/err"
+size=$(stat -c %s "$WWW/big.gguf")
+grep -q "remote: [0-9]* requests, $size bytes fetched" "$TMP/err" && ok "... every byte fetched once ($(sed -n 's/.*remote: //p' "$TMP/err"))" ||
+    bad "hash of big.gguf: $(cat "$TMP/err") for a file of $size bytes"
 "$BIN" hash --all "$U/syn1-f32.gguf" >"$TMP/manifest" 2>/dev/null
 expect_exit 0 "hash --check over HTTP" "$BIN" hash --check "$TMP/manifest" "$U/syn1-f32.gguf"
 expect_grep "hash --check: success" "$TMP/out" "Success"
