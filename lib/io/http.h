@@ -5,7 +5,8 @@
  * Reads go through one window of cached bytes. A miss fetches a window that
  * doubles while reads go forward (1 MiB, 2, 4, ... 16 MiB) and starts small
  * again after a jump back: a header under 2 MiB takes at most two requests,
- * tensor data streams in 16 MiB requests, and memory stays bounded. Every
+ * tensor data streams in 16 MiB requests with the next one read ahead by a
+ * thread, and memory stays bounded (two windows). Every
  * response is checked against the file's identity (ETag, else size and
  * Last-Modified), so a file replaced mid-read fails instead of mixing two
  * versions. Transient failures (no connection, a stall, a dropped stream, 429,
