@@ -52,7 +52,8 @@ test_cleanup() {
     wait "$LPID" "$SPID" 2>/dev/null
 }
 for _ in $(seq 100); do
-    [[ -s $TMP/port ]] && curl -s -o /dev/null "http://127.0.0.1:$LPORT/syn1-f32.gguf" && break
+    [[ -s $TMP/port ]] && "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+        "$LPORT" 2>/dev/null && break
     sleep 0.05
 done
 [[ -s $TMP/port ]] || { bad "the test server did not start: $(cat "$TMP/server.err")"; finish; }
