@@ -3,6 +3,8 @@
  * SQLite database (gk_index_run); print what the run did, as one line or JSON.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,8 @@
 #include "options.h"
 
 static const char *const usage =
-    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--hash] [--json] PATH...\n\n"
+    "usage: ggufkit index [--db PATH] [--jobs N] [--full-arrays] [--prune] [--hash] [--json]\n"
+    "                     [--urls FILE] PATH...\n\n"
     "Records the header of every GGUF file under each PATH (folders are walked\n"
     "recursively) in a SQLite database: plain .gguf files (any file starting with the\n"
     "GGUF magic), .gguf.zst streams, and each GGUF member of a tar / tar.gz / tar.xz /\n"
@@ -23,6 +26,9 @@ static const char *const usage =
     "(an archive or .gguf.zst cut short is broken too). Folders are walked at any depth;\n"
     "a path left out (a folder that cannot be read, a path longer than PATH_MAX) is\n"
     "reported on stderr, with why.\n\n"
+    "A PATH may be a URL (http(s)://... or hf://OWNER/REPO/PATH[@REVISION]): its header\n"
+    "is fetched with Range requests, several URLs at a time; a URL whose size and ETag\n"
+    "(or Last-Modified) are unchanged since the last run costs one small request.\n\n"
     "options:\n"
     "  --db PATH       the database (default ./ggufkit.sqlite; created when missing)\n"
     "  -j, --jobs N    parse headers in N threads (default: all cores)\n"
@@ -33,6 +39,8 @@ static const char *const usage =
     "                  so the view same_weights finds files holding the same weights;\n"
     "                  files recorded without them are read again\n"
     "  --json          print the counts as JSON instead of a one-line summary\n"
+    "  --urls FILE     also index the URLs (or paths) listed in FILE, one a line\n"
+    "                  (blank lines and lines starting with # are skipped)\n"
     "  -h, --help      show this help\n\n"
     "Exit status: 0 success (broken files are data, not failures), 1 the database\n"
     "cannot be written or a PATH does not exist, 2 usage error.\n";
@@ -43,11 +51,13 @@ typedef struct index_args {
     bool full_arrays, prune, json, hash;
     const char **paths;
     size_t n_paths;
+    const char *urls;          /* --urls FILE */
+    char *urls_text;           /* its contents: the lines paths point into */
 } index_args;
 
 /* Reads the command line. @return : -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, index_args *a) {
-    enum { OPT_DB = 1, OPT_JOBS, OPT_FULL_ARRAYS, OPT_HASH, OPT_PRUNE, OPT_JSON };
+    enum { OPT_DB = 1, OPT_JOBS, OPT_FULL_ARRAYS, OPT_HASH, OPT_PRUNE, OPT_JSON, OPT_URLS };
     static const cmd_option options[] = {
         { OPT_DB, "--db", NULL, CMD_OPT_VALUE, "PATH" },
         { OPT_JOBS, "--jobs", "-j", CMD_OPT_VALUE, "N" },
@@ -55,6 +65,7 @@ static int parse_args(int argc, char **argv, index_args *a) {
         { OPT_PRUNE, "--prune", NULL, CMD_OPT_FLAG, NULL },
         { OPT_HASH, "--hash", NULL, CMD_OPT_FLAG, NULL },
         { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
+        { OPT_URLS, "--urls", NULL, CMD_OPT_VALUE, "FILE" },
         { 0 },
     };
     static const cmd_optspec spec = { "index", options, CMD_OPTS_DASHDASH };
@@ -81,10 +92,49 @@ static int parse_args(int argc, char **argv, index_args *a) {
         case OPT_HASH: a->hash = true; break;
         case OPT_PRUNE: a->prune = true; break;
         case OPT_JSON: a->json = true; break;
+        case OPT_URLS: a->urls = v; break;
         default: a->paths[a->n_paths++] = v;
         }
     }
-    if (a->n_paths == 0) return cmd_usage_error("index", "missing PATH");
+    if (a->n_paths == 0 && a->urls == NULL) return cmd_usage_error("index", "missing PATH");
+    return -1;
+}
+
+/* Appends the lines of the --urls file to a->paths. @return : -1 to go on, else an exit code. */
+static int read_urls(index_args *a) {
+    int fd = gk_inputs_open(a->urls);
+    if (fd < 0) {
+        fprintf(stderr, "ggufkit: %s: cannot open: %s\n", a->urls, strerror(errno));
+        return GK_EXIT_FAIL;
+    }
+    size_t len = 0, cap = 0;
+    char *text = NULL;
+    for (;;) {
+        if (len + 1 >= cap) {
+            char *t = realloc(text, cap = cap ? cap * 2 : 4096);
+            if (t == NULL) break;
+            text = t;
+        }
+        ssize_t n = read(fd, text + len, cap - len - 1);
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (text == NULL) return GK_EXIT_FAIL;
+    text[len] = '\0';
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+    const char **grown = realloc(a->paths, (a->n_paths + lines + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(text);
+        return GK_EXIT_FAIL;
+    }
+    a->paths = grown;
+    a->urls_text = text;
+    for (char *line = strtok(text, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+        while (*line == ' ' || *line == '\t') line++;
+        if (*line && *line != '#') a->paths[a->n_paths++] = line;
+    }
     return -1;
 }
 
@@ -126,8 +176,10 @@ int cmd_index(int argc, char **argv) {
         return GK_EXIT_FAIL;
     }
     int rc = parse_args(argc, argv, &a);
+    if (rc < 0 && a.urls) rc = read_urls(&a);
     if (rc >= 0) {
         free(a.paths);
+        free(a.urls_text);
         return rc;
     }
     cmd_catch_interrupts();
@@ -164,6 +216,7 @@ int cmd_index(int argc, char **argv) {
                (unsigned long long)stats.models, seconds);
     }
     free(a.paths);
+    free(a.urls_text);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ggufkit index: error writing the output\n");
         rc = GK_EXIT_FAIL;

@@ -33,7 +33,10 @@ static void print_usage(FILE *out) {
                  "Read, check, rewrite and convert GGUF model files.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n`ggufkit <command> --help` describes a command. `ggufkit --version` prints the version.\n"
+    fprintf(out, "\nA model to read may be a URL: http(s)://... or hf://OWNER/REPO/PATH[@REVISION] (HF_TOKEN\n"
+                 "is sent to the hub). Every command also takes --header 'NAME: VALUE' (sent with each\n"
+                 "request to the URL's host) and --stats (requests and bytes fetched, on standard error).\n"
+                 "\n`ggufkit <command> --help` describes a command. `ggufkit --version` prints the version.\n"
                  "Exit status: 0 success, 1 invalid input or failure, 2 usage error.\n");
 }
 
@@ -72,7 +75,16 @@ int main(int argc, char **argv) {
         return GK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            if (cmd_remote_stats_wanted()) {
+                uint64_t requests, bytes;
+                gk_remote_stats(&requests, &bytes);
+                fprintf(stderr, "ggufkit: remote: %llu requests, %llu bytes fetched\n", (unsigned long long)requests,
+                        (unsigned long long)bytes);
+            }
+            return rc;
+        }
     fprintf(stderr, "ggufkit: unknown command '%s'\n\n", argv[1]);
     print_usage(stderr);
     return GK_EXIT_USAGE;

@@ -114,6 +114,30 @@ static int unknown(cmd_opts *p, const char *arg) {
     return usage(p, "unknown option '%s'", arg);
 }
 
+/* The options of remote reading, which every subcommand takes without listing
+ * them in its table: --header 'Name: value' (sent to the URL's host) and
+ * --stats (requests and bytes fetched, on standard error at the end). */
+static bool stats_wanted;
+
+bool cmd_remote_stats_wanted(void) { return stats_wanted; }
+
+/* @return : 1 when arg was a remote option (taken), 0 when not, or CMD_OPTS_EXIT. */
+static int remote_option(cmd_opts *p, const char *arg, size_t n, const char *eq) {
+    if (p->spec->cmd == NULL) return 0;
+    if (n == 7 && strncmp(arg, "--stats", 7) == 0) {
+        if (eq) return usage(p, "option '--stats' takes no value (got '%s')", arg);
+        stats_wanted = true;
+        return 1;
+    }
+    if (n != 8 || strncmp(arg, "--header", 8) != 0) return 0;
+    const char *v = eq;
+    if (v == NULL && p->next >= p->argc) return usage(p, "option '--header' needs a value: --header 'NAME: VALUE'");
+    if (v == NULL) v = p->argv[p->next++];
+    gk_error err;
+    if (gk_remote_header(v, &err) != GK_OK) return usage(p, "--header: %s", err.message);
+    return 1;
+}
+
 /* Reads an option word arg (p->next is past it): its row, its value. */
 static int option(cmd_opts *p, const char *arg) {
     bool is_long = arg[1] == '-';
@@ -126,6 +150,9 @@ static int option(cmd_opts *p, const char *arg) {
             if (eq) return usage(p, "option '--help' takes no value (got '%s')", arg);
             return CMD_OPTS_HELP;
         }
+        int taken = is_long ? remote_option(p, arg, n, eq) : 0;
+        if (taken == 1) return cmd_opts_next(p);
+        if (taken != 0) return taken;
         return unknown(p, arg);
     }
     p->name = o->name ? o->name : o->short_name;

@@ -73,6 +73,10 @@ enum {
     CMD_OPTS_EXIT = -3         /* stop with exit status rc (a usage error was printed, or the table) */
 };
 
+/** cmd_remote_stats_wanted() : @return : true when --stats was given (every
+ *  subcommand takes --stats and --header 'NAME: VALUE' for remote inputs). */
+bool cmd_remote_stats_wanted(void);
+
 /** cmd_opts_init() : starts a walk over argv[1..argc-1] (argv[0] is the subcommand's name). */
 void cmd_opts_init(cmd_opts *p, const cmd_optspec *spec, int argc, char **argv);
 

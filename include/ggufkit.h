@@ -559,6 +559,26 @@ GK_API gk_status gk_open_memory(const void *data, size_t size, unsigned flags, g
  * archive. Such files have gk_file_fd() == -1; their tensor data is read in
  * order, and reading behind the current position restarts the stream. */
 
+/* gk_open() and every reader on it also read remote files: a path that is an
+ * http:// or https:// URL, or hf://OWNER/REPO/PATH[@REVISION] (the hub's
+ * resolve URL; $HF_ENDPOINT replaces https://huggingface.co), is read with
+ * Range requests, fetching only the bytes needed (libcurl is loaded on first
+ * use). TLS is verified; redirects are followed; HF_TOKEN goes as a bearer
+ * token to the hub only, and headers given with gk_remote_header to the URL's
+ * host only, never to another host a redirect leads to. A file that changes on
+ * the server while it is read fails (GK_E_IO), never mixing two versions.
+ * Outputs stay local. */
+
+/** gk_remote_header() : adds a header ("Name: value") to every request this
+ *  process makes to the host of the URL being read (an "Authorization:" one
+ *  replaces HF_TOKEN). Thread-safe. @return : GK_OK, GK_E_ARG (not one
+ *  "Name: value" line), GK_E_NOMEM. */
+GK_API gk_status gk_remote_header(const char *line, gk_error *err);
+
+/** gk_remote_stats() : the HTTP requests made and response bytes received by
+ *  this process so far (redirects and retries included). Either pointer may be NULL. */
+GK_API void gk_remote_stats(uint64_t *requests, uint64_t *bytes);
+
 /* Called for each archive member whose data starts with the GGUF magic.
  * Returning false stops the listing. */
 typedef bool (*gk_member_fn)(void *ctx, const char *member, uint64_t size);

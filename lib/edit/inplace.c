@@ -94,6 +94,7 @@ gk_status gk_inplace_fit(gk_file *f, gk_model *m, gk_inplace_plan *out, gk_error
     if (f->fd < 0 || f->mem != NULL || f->stream != NULL) {
         snprintf(out->reason, sizeof out->reason, "%s",
                  f->stream == NULL                                    ? "not a file (in memory)"
+                 : gk_source_is_remote(f->stream)                     ? "a remote file cannot be edited in place"
                  : gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE ? "a member of an archive cannot be edited in place"
                                                                       : "a compressed file cannot be edited in place");
         return GK_OK;
@@ -291,6 +292,10 @@ gk_status gk_edit_replace_check(const gk_file *f, gk_error *err) {
     if (f->stream != NULL && gk_source_get_kind(f->stream) == GK_SOURCE_ARCHIVE)
         return gk_error_set(err, GK_E_UNSUPPORTED, -1,
                             "a member of an archive cannot be edited in place or replaced (write it out with -o OUT)");
+    if (gk_source_is_remote(f->stream))
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a remote file cannot be edited in place or replaced: outputs stay local "
+                            "(write it out with -o OUT)");
     return GK_OK;
 }
 

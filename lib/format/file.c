@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/http.h"
 #include "format/journal.h"
 #include "format/file.h"
 #include "io/inputs.h"
@@ -161,6 +162,8 @@ static gk_status open_stream(gk_file *f, const char *path, unsigned flags, bool 
     char *archive = NULL;
     const char *member = NULL;
     *is_stream = true;
+    if (gk_http_is_url(path))
+        return stream_length(f, flags, gk_source_open_url(path, &f->stream, &f->size, err), err);
     if (split_member(path, &archive, &member)) {
         gk_status st = gk_source_open_member(archive, member, &f->stream, &f->size, err);
         free(archive);

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/http.h"
 #include "format/file.h"
 #include "format/journal.h"
 #include "io/lock.h"
@@ -594,6 +595,10 @@ gk_status gk_open_exclusive(const char *path, unsigned flags, unsigned wait_ms, 
     *out = NULL;
     if (recovered) *recovered = GK_RECOVERY_NONE;
     int fd;
+    if (gk_http_is_url(path))
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1,
+                            "a remote file cannot be edited in place or replaced: outputs stay local "
+                            "(write it out with -o OUT)");
     gk_status st = gk_lock_open(path, wait_ms, &fd, err);
     if (st == GK_E_NOT_FOUND && strstr(path, "::"))
         return gk_error_set(err, GK_E_UNSUPPORTED, -1,

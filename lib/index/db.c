@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "io/http.h"
 #include "index/db.h"
 #include "io/digest.h"
 #include "shared/dynlib.h"
@@ -693,7 +694,8 @@ gk_status ix_db_forget_vanished(ix_db *d, known_map *m, bool prune, gk_index_sta
     for (size_t i = 0; st == GK_OK && i < m->n; i++) {
         known *k = &m->items[i];
         struct stat sb;
-        if (k->path == NULL || k->seen || stat(k->path, &sb) == 0 || errno != ENOENT) continue;
+        if (k->path == NULL || k->seen || gk_http_is_url(k->path) || stat(k->path, &sb) == 0 || errno != ENOENT)
+            continue;   /* a URL not named this run is not known to be gone */
         if (!k->skipped) stats->vanished += k->n_rows;
         if (!prune) continue;
         if (k->skipped) {

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "index/db.h"
+#include "io/http.h"
 #include "pipeline/workers.h"
+#include "util/hashmap.h"
 #include "util/opts.h"
 
 #define IX_DEFAULT_HEAD 8
@@ -143,6 +145,9 @@ static gk_status run_jobs(ix_db *d, const ix_found *jobs, size_t n_jobs, const g
     p.popts.hash = o->hash;
     p.popts.array_head = o->array_head ? o->array_head : IX_DEFAULT_HEAD;
     int n_threads = o->jobs > 0 ? o->jobs : gk_default_threads();
+    bool remote = false;
+    for (size_t i = 0; i < n_jobs && !remote; i++) remote = gk_http_is_url(jobs[i].path);
+    if (remote && o->jobs <= 0 && n_threads < 8) n_threads = 8;   /* waiting on the network, not the cores */
     if ((size_t)n_threads > n_jobs) n_threads = (int)n_jobs;
     if (n_threads < 1) return GK_OK;
     p.max_items = 2 * (size_t)n_threads + 2;
@@ -206,6 +211,52 @@ static gk_status run_jobs(ix_db *d, const ix_found *jobs, size_t n_jobs, const g
     return st;
 }
 
+/* URLs found by the walk: their size and identity, learnt with one small
+ * request each, several at a time. The identity's hash stands in for the
+ * modification time, so a URL whose size and ETag (or Last-Modified) did not
+ * change is not read again. A URL that cannot be probed keeps size 0: it is
+ * read, and its row records the error. */
+typedef struct probe_pool {
+    ix_found *items;
+    size_t n;
+    _Atomic size_t next;
+} probe_pool;
+
+static void *probe_main(void *arg) {
+    probe_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        ix_found *f = &p->items[i];
+        if (!gk_http_is_url(f->path)) continue;
+        char identity[400];
+        gk_error err;
+        uint64_t size;
+        if (gk_http_probe(f->path, &size, identity, sizeof identity, &err) != GK_OK) {
+            f->size = 0;
+            f->mtime_ns = -1;   /* never matches: read again */
+            continue;
+        }
+        f->size = size;
+        f->mtime_ns = (int64_t)(gk_fnv1a(GK_FNV1A_BASIS, identity, strlen(identity)) >> 1);
+    }
+    return NULL;
+}
+
+static void probe_urls(ix_found_list *found, int jobs) {
+    size_t n_urls = 0;
+    for (size_t i = 0; i < found->n; i++) n_urls += gk_http_is_url(found->items[i].path);
+    if (n_urls == 0) return;
+    probe_pool p = { found->items, found->n, 0 };
+    int n = jobs > 0 ? jobs : 8;   /* network-bound: more than the cores by default */
+    if ((size_t)n > n_urls) n = (int)n_urls;
+    pthread_t threads[64];
+    if (n > 64) n = 64;
+    int started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&threads[started], NULL, probe_main, &p) != 0) break;
+    if (started == 0) probe_main(&p);
+    for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+}
+
 /* Counts a path the walk leaves out and tells the caller. */
 typedef struct left_out_ctx {
     const gk_index_opts *o;
@@ -265,6 +316,8 @@ gk_status gk_index_run(const char *db_path, const char *const *paths, size_t n_p
         ix_found_list_free(&found);
         return st;
     }
+
+    probe_urls(&found, o->jobs);
 
     ix_db d;
     if ((st = ix_db_open(&d, db_path, err)) != GK_OK) {

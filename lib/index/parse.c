@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "io/http.h"
 #include "index/index_internal.h"
 #include "split/shardname.h"
 #include "io/source.h"
@@ -507,6 +508,13 @@ static bool named_archive(const char *path) {
 ix_result *ix_parse_path(const char *path, const ix_parse_opts *o) {
     ix_result *r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
+    if (gk_http_is_url(path)) {   /* a remote GGUF or .gguf.zst: gk_open reads either */
+        if (!parse_one(r, path, NULL, o)) {
+            ix_result_free(r);
+            return NULL;
+        }
+        return r;
+    }
     gk_source_magic magic;
     gk_source_kind kind = gk_source_sniff_magic(path, &magic);
     bool named_gguf = gk_has_suffix(path, ".gguf") || gk_has_suffix(path, ".gguf.zst");

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/http.h"
 #include "index/index_internal.h"
 #include "util/grow.h"
 
@@ -202,6 +203,12 @@ static bool walk_folder(char *root, ix_found_list *list, const ix_walk_report *r
 }
 
 gk_status ix_walk(const char *path, ix_found_list *list, const ix_walk_report *rep, gk_error *err) {
+    if (gk_http_is_url(path)) {   /* a remote file: its size and identity come from ix_probe_urls */
+        struct stat none = { 0 };
+        char *copy = strdup(path);
+        if (copy == NULL || !push(list, copy, &none)) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        return GK_OK;
+    }
     char *abs = realpath(path, NULL);
     if (abs == NULL) {
         if (errno == ENOMEM) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");

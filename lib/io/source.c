@@ -18,6 +18,7 @@
 #include <zstd_errors.h>
 
 #include "io/archive_load.h"
+#include "io/http.h"
 #include "io/inputs.h"
 #include "io/source.h"
 #include "util/byteorder.h"
@@ -38,6 +39,9 @@ struct gk_source {
     size_t in_cap;
     ZSTD_inBuffer in;
     size_t last_ret;           /* last ZSTD_decompressStream result: 0 at a frame end */
+    /* remote: the file itself (kind HTTP) or the compressed bytes of a zstd stream */
+    gk_http *http;
+    uint64_t raw_pos;          /* compressed bytes read from http so far */
     /* archive */
     const gk_archive_api *ar_api;
     struct archive *ar;
@@ -80,7 +84,9 @@ static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
 
 static gk_status zstd_start(gk_source *s, gk_error *err) {
     if (s->fd >= 0) close(s->fd);
-    gk_status opened = input_open(s->path, &s->fd, err);
+    s->fd = -1;
+    s->raw_pos = 0;
+    gk_status opened = s->http ? GK_OK : input_open(s->path, &s->fd, err);
     if (opened != GK_OK) return opened;
     if (s->ds == NULL && (s->ds = ZSTD_createDStream()) == NULL)
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -100,7 +106,16 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
     gk_error_clear(err);
     while (out.pos < out.size) {
         if (s->in.pos == s->in.size) {
-            ssize_t n = read(s->fd, s->in_buf, s->in_cap);
+            ssize_t n;
+            if (s->http) {   /* the compressed bytes from the server, in order */
+                size_t got;
+                gk_status st = gk_http_read_some(s->http, s->raw_pos, s->in_buf, s->in_cap, 0, &got, err);
+                if (st != GK_OK) break;
+                s->raw_pos += got;
+                n = (ssize_t)got;
+            } else {
+                n = read(s->fd, s->in_buf, s->in_cap);
+            }
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) {
                 gk_error_set(err, GK_E_IO, -1, "read failed: %s", strerror(errno));
@@ -318,6 +333,7 @@ static bool archive_member_whole(gk_source *s) {
 }
 
 gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err) {
+    if (s->kind == GK_SOURCE_HTTP) return GK_OK;   /* the server gave the size */
     if (s->ended[0] != '\0') return GK_OK;   /* measured already, short */
     bool whole;
     if (s->kind == GK_SOURCE_ZSTD) {
@@ -333,6 +349,10 @@ gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err) {
 }
 
 gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
+    if (s->kind == GK_SOURCE_HTTP) {   /* the server gave the size: nothing to count */
+        *size = s->recorded;
+        return GK_OK;
+    }
     uint64_t real;
     gk_status st = measure(s, &real, err);
     if (st == GK_OK) *size = real < s->recorded ? real : s->recorded;
@@ -358,6 +378,7 @@ gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len,
                               gk_error *err) {
     gk_status st;
     *got = 0;
+    if (s->kind == GK_SOURCE_HTTP) return gk_http_read_some(s->http, off, buf, len, min, got, err);
     if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
@@ -442,6 +463,7 @@ void gk_source_close(gk_source *s) {
     if (s->fd >= 0) close(s->fd);
     if (s->ds) ZSTD_freeDStream(s->ds);
     if (s->ar) s->ar_api->archive_read_free(s->ar);
+    gk_http_close(s->http);
     free(s->in_buf);
     free(s->scratch);
     free(s->path);
@@ -549,3 +571,50 @@ gk_status gk_archive_list(const char *path, gk_member_fn fn, void *ctx, gk_error
 }
 
 gk_source_kind gk_source_get_kind(const gk_source *s) { return s->kind; }
+
+bool gk_source_is_remote(const gk_source *s) { return s != NULL && s->http != NULL; }
+
+void gk_source_identity(const gk_source *s, char *buf, size_t size) {
+    if (s && s->http) gk_http_identity(s->http, buf, size);
+    else if (size) buf[0] = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Remote files                                                             */
+/* ------------------------------------------------------------------------ */
+
+gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, gk_error *err) {
+    *out = NULL;
+    gk_http *h;
+    uint64_t remote_size;
+    gk_status st = gk_http_open(url, &h, &remote_size, err);
+    if (st != GK_OK) return st;
+    uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
+    size_t got = 0;
+    st = gk_http_read_some(h, 0, head, sizeof head, 0, &got, err);
+    bool zstd = st == GK_OK && got >= 4 && memcmp(head, zstd_magic, 4) == 0;
+    gk_source *s = st == GK_OK ? source_new(zstd ? GK_SOURCE_ZSTD : GK_SOURCE_HTTP, url, NULL) : NULL;
+    if (st == GK_OK && s == NULL) st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    if (st != GK_OK) {
+        gk_http_close(h);
+        return st;
+    }
+    s->http = h;
+    if (!zstd) {
+        *size = s->recorded = remote_size;
+    } else if ((st = zstd_start(s, err)) == GK_OK) {
+        /* One frame's recorded size (several frames: their sum cannot be
+         * known without walking every block, so a full pass counts them). */
+        unsigned long long content = ZSTD_getFrameContentSize(head, got);
+        if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR)
+            *size = s->recorded = content;
+        else
+            st = measure(s, size, err);
+    }
+    if (st != GK_OK) {
+        gk_source_close(s);
+        return st;
+    }
+    *out = s;
+    return GK_OK;
+}

@@ -16,6 +16,7 @@ typedef enum gk_source_kind {
     GK_SOURCE_PLAIN = 0,    /* a GGUF file (or anything that is neither of the others) */
     GK_SOURCE_ZSTD,         /* a zstd stream (.gguf.zst) */
     GK_SOURCE_ARCHIVE,      /* an archive libarchive can read */
+    GK_SOURCE_HTTP,         /* a file on an HTTP(S) server (io/http.h), read with Range requests */
 } gk_source_kind;
 
 /** gk_source_sniff() : classifies the file at path by its magic bytes.
@@ -60,6 +61,21 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
 gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
                                 uint64_t *size, gk_error *err);
 
+/** gk_source_open_url() : opens the file at an http(s):// or hf:// URL
+ *  (io/http.h): read in place when it is a GGUF file (or anything else: the
+ *  reader judges it), as a stream when it is a zstd file (its size from the
+ *  frame header, or one full pass when the frame does not record it).
+ *  @return : as gk_http_open, or a zstd error. */
+gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, gk_error *err);
+
+/** gk_source_is_remote() : @return : true when s reads from a server (a GGUF
+ *  file or a zstd stream behind a URL). */
+bool gk_source_is_remote(const gk_source *s);
+
+/** gk_source_identity() : the remote file's identity as gk_http_identity gives
+ *  it ("" for a local source). */
+void gk_source_identity(const gk_source *s, char *buf, size_t size);
+
 /** gk_source_measure() : reads the source to its end to learn how many bytes it
  *  really holds, which can be fewer than its container records (an archive or a
  *  zstd stream cut short). @return : GK_OK with *size the real length (never more
@@ -84,7 +100,8 @@ bool gk_source_short(const gk_source *s, char *msg, size_t size);
  *  @return : GK_OK, GK_E_TRUNCATED when the data ends first, GK_E_IO otherwise. */
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err);
 
-/** gk_source_get_kind() : @return : GK_SOURCE_ZSTD or GK_SOURCE_ARCHIVE (a member). */
+/** gk_source_get_kind() : @return : GK_SOURCE_ZSTD, GK_SOURCE_ARCHIVE (a member) or
+ *  GK_SOURCE_HTTP (a file behind a URL read in place; a .zst behind one is ZSTD). */
 gk_source_kind gk_source_get_kind(const gk_source *s);
 
 /** gk_source_read_some() : reads up to len bytes at offset off, at least min.

@@ -1,0 +1,65 @@
+/*
+ * http.h - a file on an HTTP(S) server read with Range requests: the remote
+ * half of the source layer (io/source.h wraps it as a gk_source).
+ *
+ * Reads go through one window of cached bytes. A miss fetches a window that
+ * doubles while reads go forward (1 MiB, 2, 4, ... 16 MiB) and starts small
+ * again after a jump back: a header under 2 MiB takes at most two requests,
+ * tensor data streams in 16 MiB requests with the next one read ahead by a
+ * thread, and memory stays bounded (two windows). Every
+ * response is checked against the file's identity (ETag, else size and
+ * Last-Modified), so a file replaced mid-read fails instead of mixing two
+ * versions. Transient failures (no connection, a stall, a dropped stream, 429,
+ * 5xx, a short body) are retried with backoff, resuming at the byte where the
+ * last attempt stopped.
+ *
+ * URLs: http://, https://, and hf://OWNER/REPO/PATH[@REVISION], which means
+ * $HF_ENDPOINT (default https://huggingface.co)/OWNER/REPO/resolve/REVISION/PATH
+ * with REVISION "main" by default. HF_TOKEN is sent as a bearer token to the
+ * hub's host only; extra headers (gk_remote_header) to the URL's own host
+ * only: never to another host a redirect leads to.
+ *
+ * Tuning for tests (environment, whole numbers): GGUFKIT_HTTP_CONNECT_TIMEOUT
+ * and GGUFKIT_HTTP_STALL_TIMEOUT (seconds, default 30 and 60),
+ * GGUFKIT_HTTP_RETRIES (default 5), GGUFKIT_HTTP_BACKOFF_MS (first pause,
+ * doubled each retry; default 500).
+ */
+#ifndef GK_IO_HTTP_H
+#define GK_IO_HTTP_H
+
+#include "ggufkit.h"
+
+typedef struct gk_http gk_http;
+
+/** gk_http_is_url() : @return : true when path starts with http://, https:// or hf://. */
+bool gk_http_is_url(const char *path);
+
+/** gk_http_open() : opens the file at url with a first ranged request (its
+ *  bytes stay cached) that learns its size and identity. A page of HTML where a
+ *  file was expected is refused here.
+ *  @return : GK_OK with *out and *size set; GK_E_NOT_FOUND (404, 410),
+ *            GK_E_IO (any other failure: the message says what the server or
+ *            the network did), GK_E_UNSUPPORTED (no libcurl, a URL it cannot
+ *            read), GK_E_NOMEM. */
+gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error *err);
+
+/** gk_http_probe() : one request for the first byte of the file at url: its
+ *  size and identity (as gk_http_identity), nothing more.
+ *  @return : as gk_http_open. */
+gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t identity_size, gk_error *err);
+
+/** gk_http_read_some() : reads up to len bytes at off, at least min (fewer than
+ *  len only at the end of the file). @return : GK_OK with *got set;
+ *  GK_E_TRUNCATED when the file ends before min bytes; GK_E_IO (the message
+ *  names what failed; err's offset is the file offset). Thread-safe. */
+gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                            gk_error *err);
+
+/** gk_http_identity() : writes the file's identity as the server gave it
+ *  ("etag:VALUE" or "modified:VALUE", "" when the server gives neither) to buf. */
+void gk_http_identity(const gk_http *h, char *buf, size_t size);
+
+/** gk_http_close() : releases h (NULL accepted). */
+void gk_http_close(gk_http *h);
+
+#endif

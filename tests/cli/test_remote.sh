@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# test_remote.sh - reading models over HTTP: every reading subcommand given a URL
+# answers as for the local copy, fetching only the bytes it needs, and each way a
+# server or network can fail gets a clear error naming the URL, exit 1, nothing
+# written.
+#
+# Two servers on 127.0.0.1, on free ports, stopped at exit: lighttpd (Debian's,
+# its configuration made in $TMP) serves the test files with Range support, and
+# tests/remote_server.py misbehaves in one way per path prefix. Nothing leaves the
+# machine. Timeouts and retries are made short through GGUFKIT_HTTP_*.
+#
+# Usage: bash test_remote.sh PATH/TO/ggufkit
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/common.sh"
+
+LIGHTTPD=$(command -v lighttpd || echo /usr/sbin/lighttpd)
+[[ -x $LIGHTTPD ]] || skip_all "lighttpd is not installed (scripts/setup installs it)"
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3)
+[[ -d $GOLDEN/real ]] || skip_all "no golden data at $GOLDEN (real/ vocab files needed)"
+
+# Short enough to keep the failures quick, long enough for a loaded machine; the
+# stalled server's case sets a stall timeout of 1 s for itself.
+export GGUFKIT_HTTP_STALL_TIMEOUT=15 GGUFKIT_HTTP_CONNECT_TIMEOUT=5 GGUFKIT_HTTP_RETRIES=2 GGUFKIT_HTTP_BACKOFF_MS=20
+unset HF_TOKEN HF_ENDPOINT
+
+WWW=$TMP/www
+mkdir -p "$WWW"
+cp "$GOLDEN"/real/*.gguf "$WWW/"
+cp "$GOLDEN/syn1/syn1-f32.gguf" "$GOLDEN/syn1/syn1-Q8_0.gguf" "$WWW/"
+for f in "$GOLDEN"/syn1/syn1-split-t5-*.gguf; do cp "$f" "$WWW/"; done
+zstd -q -19 "$WWW/syn1-f32.gguf" -o "$WWW/syn1-f32.gguf.zst" 2>/dev/null || true
+
+# --- the servers ----------------------------------------------------------------
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+LPORT=$(free_port)
+cat >"$TMP/lighttpd.conf" <<EOF
+server.document-root = "$WWW"
+server.bind = "127.0.0.1"
+server.port = $LPORT
+server.errorlog = "$TMP/lighttpd.err"
+server.pid-file = "$TMP/lighttpd.pid"
+mimetype.assign = ( "" => "application/octet-stream" )
+EOF
+"$LIGHTTPD" -D -f "$TMP/lighttpd.conf" >"$TMP/lighttpd.out" 2>&1 &
+LPID=$!
+"$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/port" "$TMP/server.log" 2>"$TMP/server.err" &
+SPID=$!
+test_cleanup() {
+    kill "$LPID" "$SPID" 2>/dev/null
+    wait "$LPID" "$SPID" 2>/dev/null
+}
+for _ in $(seq 100); do
+    [[ -s $TMP/port ]] && "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+        "$LPORT" 2>/dev/null && break
+    sleep 0.05
+done
+[[ -s $TMP/port ]] || { bad "the test server did not start: $(cat "$TMP/server.err")"; finish; }
+SPORT=$(cat "$TMP/port")
+U=http://127.0.0.1:$LPORT
+S=http://127.0.0.1:$SPORT
+
+# remote_same NAME URL LOCAL CMD... : CMD URL and CMD LOCAL (run in $WWW) print
+# the same (the URL spelled as the local path in the first) and exit alike, 0 or
+# 1 (diff's "something differs").
+remote_same() {
+    local name=$1 url=$2 loc=$3
+    shift 3
+    local r l rr rl
+    r=$("$BIN" "$@" "$url" 2>"$TMP/err.r"); rr=$?
+    l=$(cd "$WWW" && "$BIN" "$@" "$loc" 2>"$TMP/err.l"); rl=$?
+    if (( rr > 1 || rr != rl )); then
+        bad "$name: exit $rr over HTTP, $rl locally: $(head -c 300 "$TMP/err.r")"
+    elif [[ ${r//$url/$loc} == "$l" && -n $l ]]; then
+        ok "$name"
+    else
+        bad "$name: output differs from the local file's"
+    fi
+}
+
+# --- the same answers as the local file ------------------------------------------
+for f in syn1-f32.gguf syn1-Q8_0.gguf ggml-vocab-gpt-2.gguf ggml-vocab-llama-spm.gguf; do
+    remote_same "dump --json $f" "$U/$f" "$f" dump --json --json-array
+    remote_same "dump $f" "$U/$f" "$f" dump
+    remote_same "info $f" "$U/$f" "$f" info
+    remote_same "verify --schema $f" "$U/$f" "$f" verify --schema
+done
+remote_same "hash syn1-f32" "$U/syn1-f32.gguf" syn1-f32.gguf hash --all
+remote_same "hash syn1-Q8_0" "$U/syn1-Q8_0.gguf" syn1-Q8_0.gguf hash
+remote_same "verify --data syn1-f32" "$U/syn1-f32.gguf" syn1-f32.gguf verify --data
+remote_same "hash --set (first shard finds the others)" "$U/syn1-split-t5-00001-of-00005.gguf" \
+    syn1-split-t5-00001-of-00005.gguf hash --set
+if [[ -f $WWW/syn1-f32.gguf.zst ]]; then
+    remote_same "hash of a .gguf.zst over HTTP (a stream)" "$U/syn1-f32.gguf.zst" syn1-f32.gguf.zst hash
+else
+    skip "no zstd command: .gguf.zst over HTTP"
+fi
+# A model larger than the growing windows (1 + 2 + 4 + 8 + 16 MiB): the data
+# streams in 16 MiB requests with the next one read ahead.
+"$BIN" synth --layers 30 "$WWW/big.gguf" >/dev/null 2>&1
+remote_same "hash of an 80 MB model (16 MiB windows, read ahead)" "$U/big.gguf" big.gguf hash --all
+remote_same "... through a connection that drops once" "$S/drop/big.gguf" big.gguf hash
+"$BIN" hash --stats "$U/big.gguf" >/dev/null 2>"$TMP/err"
+size=$(stat -c %s "$WWW/big.gguf")
+grep -q "remote: [0-9]* requests, $size bytes fetched" "$TMP/err" && ok "... every byte fetched once ($(sed -n 's/.*remote: //p' "$TMP/err"))" ||
+    bad "hash of big.gguf: $(cat "$TMP/err") for a file of $size bytes"
+"$BIN" hash --all "$U/syn1-f32.gguf" >"$TMP/manifest" 2>/dev/null
+expect_exit 0 "hash --check over HTTP" "$BIN" hash --check "$TMP/manifest" "$U/syn1-f32.gguf"
+expect_grep "hash --check: success" "$TMP/out" "Success"
+remote_same "diff of a URL and a local file" "$U/syn1-Q8_0.gguf" syn1-Q8_0.gguf diff "$WWW/syn1-f32.gguf"
+expect_exit 0 "diff of a URL and its local copy: identical" "$BIN" diff "$U/syn1-f32.gguf" "$WWW/syn1-f32.gguf"
+
+# Writers read URLs and write local files: the same bytes as from the local input.
+mkdir -p "$TMP/o"
+check_writer() {
+    local name=$1
+    shift
+    rm -f "$TMP/o/r.gguf" "$TMP/o/l.gguf"
+    if "$BIN" "${@//@IN@/$U/syn1-f32.gguf}" >/dev/null 2>"$TMP/err" && mv "$TMP/o/out.gguf" "$TMP/o/r.gguf" &&
+        "$BIN" "${@//@IN@/$WWW/syn1-f32.gguf}" >/dev/null 2>&1 && mv "$TMP/o/out.gguf" "$TMP/o/l.gguf" &&
+        cmp -s "$TMP/o/r.gguf" "$TMP/o/l.gguf"; then
+        ok "$name: the same output as from the local file"
+    else
+        bad "$name: $(head -c 300 "$TMP/err")"
+    fi
+}
+check_writer "quantize" quantize @IN@ "$TMP/o/out.gguf" Q4_0
+check_writer "repack" repack --alignment 64 @IN@ "$TMP/o/out.gguf"
+check_writer "endian" endian --to big @IN@ "$TMP/o/out.gguf"
+check_writer "edit -o" edit --set general.name=x -o "$TMP/o/out.gguf" @IN@
+rm -f "$TMP"/o/*
+expect_exit 0 "merge of a shard set named by URL" "$BIN" merge "$U/syn1-split-t5-00001-of-00005.gguf" "$TMP/o/m.gguf"
+expect_exit 0 "split of a URL" "$BIN" split --split-max-tensors 5 "$U/syn1-f32.gguf" "$TMP/o/sp"
+expect_exit 1 "edit --in-place of a URL is refused" "$BIN" edit --set general.name=x --in-place "$U/syn1-f32.gguf"
+expect_grep "... and says outputs stay local" "$TMP/err" "outputs stay local"
+
+# --- only the bytes needed ---------------------------------------------------------
+# A header under 1 MiB: one request; under 2 MiB (here 1-1.8 MB): two; either way
+# no byte past the file's end, and never more than the file.
+for f in "$WWW"/ggml-vocab-*.gguf syn1-f32.gguf; do
+    f=$(basename "$f")
+    size=$(stat -c %s "$WWW/$f")
+    "$BIN" info --stats "$U/$f" >/dev/null 2>"$TMP/err"
+    read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+    want=$(( size <= 1048576 ? 1 : 2 ))
+    fetched_max=$(( size < 1048576 ? size : 1048576 ))
+    [[ $f == syn1-f32.gguf ]] && { want=1; }
+    if [[ ${req:-x} == "$want" ]] && (( bytes <= size )) && { [[ $f != syn1-f32.gguf ]] || (( bytes <= fetched_max )); }; then
+        ok "info $f ($size bytes): $req requests, $bytes bytes"
+    else
+        bad "info $f ($size bytes): ${req:-?} requests (want $want), ${bytes:-?} bytes"
+    fi
+done
+
+# Larger headers (a long chat template): the window doubles, 1 + 2 + 4 + 8 + 16 MiB.
+head -c 2500000 /dev/zero | tr '\0' 'a' >"$TMP/t3"
+head -c 20000000 /dev/zero | tr '\0' 'b' >"$TMP/t20"
+"$BIN" edit --set-file tokenizer.chat_template="$TMP/t3" -o "$WWW/hdr3.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+"$BIN" edit --set-file tokenizer.chat_template="$TMP/t20" -o "$WWW/hdr20.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+for case in "hdr3.gguf 2" "hdr20.gguf 5"; do
+    read -r f want <<<"$case"
+    remote_same "dump --json of $f" "$U/$f" "$f" dump --json
+    "$BIN" info --stats "$U/$f" >/dev/null 2>"$TMP/err"
+    read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+    hdr=$("$BIN" dump --json "$WWW/$f" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(max(v["offset"] for v in d["tensors"].values()))' 2>/dev/null)
+    if [[ ${req:-x} == "$want" ]] && (( bytes < 2 * ${hdr:-0} + 1048576 )); then
+        ok "info $f (header about ${hdr:-?} bytes): $req requests, $bytes bytes"
+    else
+        bad "info $f: ${req:-?} requests (want $want), ${bytes:-?} bytes for a header of ${hdr:-?}"
+    fi
+done
+
+# --- index over URLs --------------------------------------------------------------
+printf '# vocab files\n%s\n\n%s\n' "$U/ggml-vocab-gpt-2.gguf" "$U/ggml-vocab-phi-3.gguf" >"$TMP/urls"
+expect_exit 0 "index --urls" "$BIN" index --db "$TMP/r.sqlite" --urls "$TMP/urls" "$U/syn1-f32.gguf"
+expect_grep "index: 3 added" "$TMP/out" "3 added"
+(cd "$WWW" && "$BIN" index --db "$TMP/l.sqlite" ggml-vocab-gpt-2.gguf ggml-vocab-phi-3.gguf syn1-f32.gguf >/dev/null 2>&1)
+rows() {
+    sqlite3 "$1" "SELECT replace(f.path, '$2', ''), k.key, k.type, k.value FROM kv k JOIN files f ON f.id = k.file_id ORDER BY 1, 2;
+                  SELECT replace(f.path, '$2', ''), t.name, t.type, t.offset, t.nbytes FROM tensors t JOIN files f ON f.id = t.file_id ORDER BY 1, 2;" 2>&1
+}
+if command -v sqlite3 >/dev/null; then
+    if [[ $(rows "$TMP/r.sqlite" "$U/") == "$(rows "$TMP/l.sqlite" "$WWW/")" ]] && [[ -n $(rows "$TMP/r.sqlite" "$U/") ]]; then
+        ok "index rows over URLs equal the local files' rows"
+    else
+        bad "index rows over URLs differ from the local files' rows"
+    fi
+else
+    skip "no sqlite3 command: index rows"
+fi
+"$BIN" index --stats --db "$TMP/r.sqlite" --urls "$TMP/urls" "$U/syn1-f32.gguf" >"$TMP/out" 2>"$TMP/err"
+expect_grep "index again: all unchanged" "$TMP/out" "3 unchanged"
+expect_grep "... one 1-byte request per URL" "$TMP/err" "3 requests, 3 bytes fetched"
+
+# --- bad servers and networks: a clear error naming the URL, exit 1, no output -------
+# fails NAME MODE TEXT [CMD]: `ggufkit CMD URL OUT` (default: hash) on the misbehaving
+# server's MODE path fails with exit 1, an error naming the URL and holding TEXT,
+# and nothing written.
+fails() {
+    local name=$1 mode=$2 text=$3
+    shift 3
+    local url="$S/$mode/syn1-f32.gguf" start=$SECONDS
+    rm -f "$TMP/o/q.gguf"
+    run "$name" env GGUFKIT_HTTP_STALL_TIMEOUT="${STALL:-15}" timeout 60 "$BIN" quantize "$url" "$TMP/o/q.gguf" Q8_0 "$@"
+    expect_rc "$name: exit 1" 1
+    expect_grep "$name: the error names the URL" "$TMP/err" "$url"
+    expect_grep "$name: says what went wrong" "$TMP/err" "$text"
+    expect_absent "$name: no output" "$TMP/o/q.gguf"
+    (( SECONDS - start <= 30 )) && ok "$name: bounded time" || bad "$name: took $((SECONDS - start)) s"
+}
+fails "404" 404 "HTTP 404"
+fails "401 without a token" 401 "HF_TOKEN"
+fails "403 with a token" 403 "refused the token" --header "Authorization: Bearer s3cr3t-token"
+grep -q s3cr3t "$TMP/err" "$TMP/out" && bad "the token was printed" || ok "the token is never printed"
+fails "416" 416 "416"
+fails "wrong Content-Range" badrange "wrong Content-Range"
+fails "short body" short "short body"
+STALL=1 fails "stalled server" stall "stalled"
+fails "HTML page instead of GGUF" html "web page"
+fails "redirect loop" loop "redirect loop"
+fails "ETag changed mid-read" etag "changed on the server"
+fails "503 every time" down "HTTP 503"
+
+expect_exit 0 "server ignoring Range: info reads what it needs" "$BIN" info --stats "$S/norange/syn1-f32.gguf"
+req_bytes=$(sed -n 's/.*remote: [0-9]* requests, \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+(( ${req_bytes:-999999999} < 2 * 1048576 )) && ok "... and stops (${req_bytes} bytes of 6 MB)" || bad "... fetched ${req_bytes:-?} bytes"
+remote_same "a dropped connection is resumed" "$S/drop/syn1-f32.gguf" syn1-f32.gguf hash
+grep -q "^drop .*bytes=100000-" "$TMP/server.log" && ok "... at the byte where it broke" || bad "no resumed request in the log"
+remote_same "429 then good: retried" "$S/busy/syn1-f32.gguf" syn1-f32.gguf hash
+
+remote_same "a model labelled text/html is still read" "$S/htmltype/syn1-f32.gguf" syn1-f32.gguf dump --json
+
+# index records a URL it cannot read as a broken row, as it does a broken file.
+expect_exit 0 "index of a missing URL" "$BIN" index --db "$TMP/b.sqlite" "$S/404/syn1-f32.gguf" "$U/syn1-f32.gguf"
+expect_grep "... two rows, one broken" "$TMP/out" "2 added, 0 updated, 0 unchanged, 1 broken"
+
+# Usage: a header is one "Name: value" line; an hf:// URL names owner, repo and file.
+expect_exit 2 "--header without a colon" "$BIN" info --header "nocolon" "$U/syn1-f32.gguf"
+expect_exit 1 "hf:// without a file" "$BIN" info "hf://someone/model"
+expect_grep "... says the form" "$TMP/err" "hf://OWNER/REPO/PATH"
+
+# Authorization goes to the URL's host, never to another host a redirect leads to.
+: >"$TMP/server.log"
+expect_exit 0 "redirect to another host" "$BIN" info --header "Authorization: Bearer s3cr3t" "$S/xhost/syn1-f32.gguf"
+grep -q "^xhost .*auth=yes" "$TMP/server.log" && ok "the first host gets the header" || bad "the first host did not get the header"
+grep -q "^ok .*auth=yes" "$TMP/server.log" && bad "Authorization was sent to another host" || ok "the other host does not get it"
+grep -q "^ok " "$TMP/server.log" && ok "the redirect was followed" || bad "the redirect was not followed"
+
+# hf:// URLs: the hub's resolve path; HF_TOKEN sent to the hub only.
+: >"$TMP/server.log"
+HF_ENDPOINT=$S HF_TOKEN=hf_s3cr3t "$BIN" info "hf://someone/model/syn1-f32.gguf@v1" >"$TMP/out" 2>"$TMP/err"
+[[ $? == 0 ]] && ok "hf:// URL read" || bad "hf:// URL: $(cat "$TMP/err")"
+grep -q "^hub /someone/model/resolve/v1/syn1-f32.gguf .*auth=yes" "$TMP/server.log" && ok "hf:// resolves to the hub path with the token" ||
+    bad "hf:// request: $(head -2 "$TMP/server.log")"
+: >"$TMP/server.log"
+HF_TOKEN=hf_s3cr3t "$BIN" info "$S/ok/syn1-f32.gguf" >/dev/null 2>&1
+grep -q "auth=yes" "$TMP/server.log" && bad "HF_TOKEN was sent to a host that is not the hub" || ok "HF_TOKEN goes to the hub only"
+
+# TLS is verified: a server with a certificate nobody vouches for is refused.
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 -keyout "$TMP/tls.pem" \
+        -out "$TMP/tls.crt" >/dev/null 2>&1 && cat "$TMP/tls.crt" >>"$TMP/tls.pem"; then
+    "$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/tlsport" "$TMP/tls.log" "$TMP/tls.pem" 2>/dev/null &
+    TPID=$!
+    for _ in $(seq 100); do [[ -s $TMP/tlsport ]] && break; sleep 0.05; done
+    run "self-signed certificate" "$BIN" info "https://127.0.0.1:$(cat "$TMP/tlsport")/ok/syn1-f32.gguf"
+    expect_rc "self-signed certificate: exit 1" 1
+    expect_grep "... says why" "$TMP/err" "certificate"
+    kill "$TPID" 2>/dev/null
+    wait "$TPID" 2>/dev/null
+else
+    skip "no openssl command: TLS verification"
+fi
+
+# No server at all: a bounded, clear failure.
+run "connection refused" "$BIN" info "http://127.0.0.1:$(free_port)/x.gguf"
+expect_rc "connection refused: exit 1" 1
+expect_grep "connection refused: names the URL" "$TMP/err" "http://127.0.0.1:"
+
+finish
