@@ -33,6 +33,9 @@ static const char *const usage =
     "Architectures: %s.\n"
     "Tokenizers: tokenizer.model (SentencePiece) or tokenizer.json (BPE).\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { printf(usage, gk_convert_supported()); }
+
 static bool parse_type(const char *s, uint32_t *t) {
     static const struct { const char *name; uint32_t type; } types[] = {
         { "f32", GK_TYPE_F32 }, { "f16", GK_TYPE_F16 }, { "bf16", GK_TYPE_BF16 }, { "q8_0", GK_TYPE_Q8_0 },
@@ -60,16 +63,12 @@ int cmd_convert(int argc, char **argv) {
         { OPT_THREADS, "--threads", "-t", CMD_OPT_VALUE, "N" },
         { 0 },
     };
-    static const cmd_optspec spec = { "convert", options, 0 };
+    static const cmd_optspec spec = { "convert", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) return p.rc;
-        if (id == CMD_OPTS_HELP) {
-            printf(usage, gk_convert_supported());
-            return GK_EXIT_OK;
-        }
         if (id == OPT_VOCAB_ONLY) {
             o.vocab_only = true;
         } else if (id == OPT_VOCAB_PRE) {

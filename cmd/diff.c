@@ -37,6 +37,9 @@ static const char *const usage =
     "Exit status: 0 everything compared is identical, 1 something differs (or an input\n"
     "cannot be read), 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 typedef struct diff_args {
     bool json, force;
     const char *plot;
@@ -237,16 +240,13 @@ static int parse_args(int argc, char **argv, diff_args *a) {
         { OPT_THREADS, "--threads", NULL, CMD_OPT_VALUE, "N" },
         { 0 },
     };
-    static const cmd_optspec spec = { "diff", options, CMD_OPTS_DASHDASH };
+    static const cmd_optspec spec = { "diff", options, CMD_OPTS_DASHDASH, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *s = p.value;
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc == GK_EXIT_OK ? -1 : p.rc;
-        case CMD_OPTS_HELP:
-            fputs(usage, stdout);
-            return -1;
         case OPT_JSON: a->json = true; break;
         case OPT_FORCE: a->force = true; break;
         case OPT_PLOT: {

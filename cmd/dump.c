@@ -34,8 +34,8 @@ typedef struct dump_opts {
     const char *path;
 } dump_opts;
 
-static void print_help(FILE *out) {
-    fprintf(out,
+static void print_help(void) {
+    fputs(
             "usage: ggufkit dump [--json] [--json-array] [--no-tensors] FILE\n"
             "\n"
             "List the header, every metadata key/value pair and every tensor of a GGUF file.\n"
@@ -63,7 +63,7 @@ static void print_help(FILE *out) {
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
             "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
-            "usage error.\n");
+            "usage error.\n", stdout);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -476,15 +476,12 @@ static int parse_args(int argc, char **argv, dump_opts *o) {
         { OPT_NO_TENSORS, "--no-tensors", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "dump", options, CMD_OPTS_DASHDASH };
+    static const cmd_optspec spec = { "dump", options, CMD_OPTS_DASHDASH, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc;
-        case CMD_OPTS_HELP:
-            print_help(stdout);
-            return GK_EXIT_OK;
         case OPT_JSON: o->json = true; break;
         case OPT_JSON_ARRAY: o->json_array = true; break;
         case OPT_NO_TENSORS: o->no_tensors = true; break;

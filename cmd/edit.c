@@ -80,6 +80,9 @@ static const char *const usage =
     "with FILE as they are, until --discard-journal removes it.\n"
     "Exit status: 0 done, 1 refused or failed, 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 typedef struct edit_args {
     gk_edit *ops;
     const char *path;
@@ -224,7 +227,7 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
         { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "edit", options, 0 };
+    static const cmd_optspec spec = { "edit", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
@@ -232,9 +235,6 @@ static int parse_args(int argc, char **argv, edit_args *a, gk_error *err) {
         int rc = -1;
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc;
-        case CMD_OPTS_HELP:
-            fputs(usage, stdout);
-            return GK_EXIT_OK;
         case OPT_SET: rc = add_set(a, v, err); break;
         case OPT_SET_FILE: rc = add_set_file(a, v, err); break;
         case OPT_DELETE:

@@ -20,6 +20,9 @@ static const char *const usage =
     "OUT is written atomically: it is complete or absent.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 static bool host_is_big(void) {
     const uint16_t probe = 1;
     return *(const uint8_t *)&probe == 0;
@@ -36,16 +39,13 @@ int cmd_endian(int argc, char **argv) {
         { OPT_FORCE, "--force", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "endian", options, 0 };
+    static const cmd_optspec spec = { "endian", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) {
             return p.rc;
-        } else if (id == CMD_OPTS_HELP) {
-            fputs(usage, stdout);
-            return GK_EXIT_OK;
         } else if (id == OPT_TO) {
             const char *v = a;
             if (strcmp(v, "big") == 0) to = 1;

@@ -45,6 +45,9 @@ static const char *const usage =
     "license, tags, base models ...) a README.md model card. Not yet: other\n"
     "pre-tokenizers, named chat templates.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { printf(usage, gk_export_supported()); }
+
 static bool parse_dtype(const char *s, int *d) {
     static const struct { const char *name; int d; } names[] = {
         { "auto", GK_EXPORT_AUTO }, { "f32", GK_EXPORT_F32 }, { "float32", GK_EXPORT_F32 },
@@ -90,16 +93,12 @@ int cmd_export(int argc, char **argv) {
         { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "export", options, 0 };
+    static const cmd_optspec spec = { "export", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) return p.rc;
-        if (id == CMD_OPTS_HELP) {
-            printf(usage, gk_export_supported());
-            return GK_EXIT_OK;
-        }
         if (id == OPT_DTYPE) {
             if (!parse_dtype(a, &o.dtype)) return cmd_usage_error("export", "--dtype takes auto, f32, f16 or bf16, not '%s'", a);
         } else if (id == OPT_SHARD) {

@@ -37,6 +37,9 @@ static const char *const usage =
     "names are printed as they are (llama-gguf-hash's lines).\n"
     "FILE may be a .gguf.zst or ARCHIVE::MEMBER. Exit status: 0 success, 1 failure, 2 usage.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 typedef struct hash_cli {
     gk_hash_opts opts;
     bool set, json;
@@ -190,14 +193,13 @@ int cmd_hash(int argc, char **argv) {
         { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "hash", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG };
+    static const cmd_optspec spec = { "hash", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     int first = argc, id;
     while (first == argc && (id = cmd_opts_next(&p)) != CMD_OPTS_END) {
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc;
-        case CMD_OPTS_HELP: fputs(usage, stdout); return GK_EXIT_OK;
         case OPT_XXH64: case OPT_SHA1: case OPT_SHA256: case OPT_UUID:
             c.opts.kinds |= GK_HASH_BIT(id - 1);
             break;

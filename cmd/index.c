@@ -45,6 +45,9 @@ static const char *const usage =
     "Exit status: 0 success (broken files are data, not failures), 1 the database\n"
     "cannot be written or a PATH does not exist, 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 typedef struct index_args {
     const char *db;
     int jobs;
@@ -68,7 +71,7 @@ static int parse_args(int argc, char **argv, index_args *a) {
         { OPT_URLS, "--urls", NULL, CMD_OPT_VALUE, "FILE" },
         { 0 },
     };
-    static const cmd_optspec spec = { "index", options, CMD_OPTS_DASHDASH };
+    static const cmd_optspec spec = { "index", options, CMD_OPTS_DASHDASH, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
@@ -76,9 +79,6 @@ static int parse_args(int argc, char **argv, index_args *a) {
         uint64_t n;
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc;
-        case CMD_OPTS_HELP:
-            fputs(usage, stdout);
-            return GK_EXIT_OK;
         case OPT_DB:
             if (*v == '\0') return cmd_usage_error("index", "--db needs a PATH");
             a->db = v;

@@ -43,8 +43,8 @@ typedef struct info_facts {
     size_t n_warnings;
 } info_facts;
 
-static void print_help(FILE *out) {
-    fprintf(out,
+static void print_help(void) {
+    fputs(
             "usage: ggufkit info [--json] FILE\n"
             "\n"
             "Summarize a GGUF file: version, byte order, alignment, key/value and tensor\n"
@@ -67,7 +67,7 @@ static void print_help(FILE *out) {
             CMD_STREAM_HELP
             "Exit status: 0 success, 1 the header is not valid GGUF, tensor data is\n"
             "misplaced or a tensor type is unknown (the error names the byte offset), 2\n"
-            "usage error.\n");
+            "usage error.\n", stdout);
 }
 
 /* A string value of key, or {NULL, 0} when absent or of another type. */
@@ -342,17 +342,13 @@ int cmd_info(int argc, char **argv) {
         { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "info", options, CMD_OPTS_DASHDASH };
+    static const cmd_optspec spec = { "info", options, CMD_OPTS_DASHDASH, print_help };
     bool json = false;
     const char *path = NULL;
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         if (id == CMD_OPTS_EXIT) return p.rc;
-        if (id == CMD_OPTS_HELP) {
-            print_help(stdout);
-            return GK_EXIT_OK;
-        }
         if (id == OPT_JSON) json = true;
         else if (path == NULL) path = p.value;
         else return cmd_usage_error("info", "one FILE only (got '%s' and '%s')", path, p.value);

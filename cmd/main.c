@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         { OPT_VERSION, "--version", "-V", CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { NULL, options, CMD_OPTS_STOP_AT_ARG };
+    static const cmd_optspec spec = { NULL, options, CMD_OPTS_STOP_AT_ARG, NULL };   /* its help: print_usage below */
     cmd_opts p;
     /* only argv[1] may be a global option: the words after it are the command's
      * (a command given, the walk is not started: GGUFKIT_LIST_OPTIONS lists its table) */

@@ -39,6 +39,9 @@ static const char *const usage =
     "OUT is written atomically: it is complete or absent.\n"
     "Exit status: 0 success, 1 failure (bad set, write error), 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 /* merge --delete-splits: each shard removed once its bytes are safe in OUT. */
 static int merge_consuming(const char *shard, const char *out, bool force, gk_error *err) {
     cmd_catch_interrupts();
@@ -66,16 +69,13 @@ int cmd_merge(int argc, char **argv) {
         { OPT_DELETE_SPLITS, "--delete-splits", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "merge", options, 0 };
+    static const cmd_optspec spec = { "merge", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) {
             return p.rc;
-        } else if (id == CMD_OPTS_HELP) {
-            fputs(usage, stdout);
-            return GK_EXIT_OK;
         } else if (id == OPT_FORCE) {
             force = true;
         } else if (id == OPT_NO_CLONE) {

@@ -108,6 +108,15 @@ static bool is_number(const char *s) {
     return *s == '\0';
 }
 
+/* -h or --help: the spec's help printed (the walk ends, status 0), else left
+ * to the caller. */
+static int help(cmd_opts *p) {
+    if (p->spec->help == NULL) return CMD_OPTS_HELP;
+    p->spec->help();
+    p->rc = 0;
+    return CMD_OPTS_EXIT;
+}
+
 static int unknown(cmd_opts *p, const char *arg) {
     const char *near = cmd_opts_nearest(p->spec, arg);
     if (near) return usage(p, "unknown option '%s' (did you mean %s?)", arg, near);
@@ -145,10 +154,10 @@ static int option(cmd_opts *p, const char *arg) {
     const cmd_option *o = find(p->spec, arg, n);
     const char *eq = arg[n] == '=' ? arg + n + 1 : NULL;
     if (o == NULL) {
-        if (strcmp(arg, "-h") == 0) return CMD_OPTS_HELP;
+        if (strcmp(arg, "-h") == 0) return help(p);
         if (n == 6 && strncmp(arg, "--help", 6) == 0) {
             if (eq) return usage(p, "option '--help' takes no value (got '%s')", arg);
-            return CMD_OPTS_HELP;
+            return help(p);
         }
         int taken = is_long ? remote_option(p, arg, n, eq) : 0;
         if (taken == 1) return cmd_opts_next(p);

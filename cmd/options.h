@@ -49,6 +49,8 @@ typedef struct cmd_optspec {
     const char *cmd;           /* "split" (messages say "ggufkit split: ..."); NULL for the command itself */
     const cmd_option *options; /* rows ending with id 0; -h and --help are always known */
     unsigned flags;            /* CMD_OPTS_* */
+    void (*help)(void);        /* prints the help to standard output; when set, -h and
+                                  --help end the walk: CMD_OPTS_EXIT with rc 0 */
 } cmd_optspec;
 
 /* The walk over one command line. */
@@ -69,7 +71,8 @@ typedef struct cmd_opts {
 enum {
     CMD_OPTS_END = 0,          /* no argument left */
     CMD_OPTS_ARG = -1,         /* a positional argument, in value */
-    CMD_OPTS_HELP = -2,        /* -h or --help: the caller prints its help and exits 0 */
+    CMD_OPTS_HELP = -2,        /* -h or --help with no help function in the spec: the
+                                  caller prints its help and exits 0 */
     CMD_OPTS_EXIT = -3         /* stop with exit status rc (a usage error was printed, or the table) */
 };
 

@@ -68,6 +68,9 @@ static const char *const usage =
     "  --force                    replace OUT if it exists\n"
     "  --list-types               print the accepted TYPE names (and which lack kernels)\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 /* Everything the command line says. */
 typedef struct quant_args {
     gk_quant_opts qo;
@@ -301,7 +304,7 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
         { OPT_EXCLUDE, "--exclude-weights", NULL, CMD_OPT_VALUE, "NAME" },
         { 0 },
     };
-    static const cmd_optspec spec = { "quantize", options, CMD_OPTS_NUMBERS_ARE_ARGS };
+    static const cmd_optspec spec = { "quantize", options, CMD_OPTS_NUMBERS_ARE_ARGS, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
@@ -309,7 +312,6 @@ static int parse_args(int argc, char **argv, quant_args *a, bool *done) {
         rc = GK_EXIT_OK;
         switch (id) {
         case CMD_OPTS_EXIT: *done = p.rc == GK_EXIT_OK; return p.rc;
-        case CMD_OPTS_HELP: fputs(usage, stdout); *done = true; return GK_EXIT_OK;
         case OPT_LIST_TYPES: list_types(); *done = true; return GK_EXIT_OK;
         case OPT_PURE: a->qo.pure = true; break;
         case OPT_ALLOW_REQUANTIZE: a->qo.allow_requantize = true; break;

@@ -24,6 +24,9 @@ static const char *const usage =
     "                 padded with a ggufkit.padding pair to keep them block-aligned)\n"
     "  --force        replace OUT if it exists\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 int cmd_repack(int argc, char **argv) {
     uint64_t alignment = 0, reserve = 0;
     bool force = false, has_reserve = false, no_clone = false;
@@ -37,13 +40,12 @@ int cmd_repack(int argc, char **argv) {
         { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "repack", options, 0 };
+    static const cmd_optspec spec = { "repack", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) return p.rc;
-        if (id == CMD_OPTS_HELP) { fputs(usage, stdout); return GK_EXIT_OK; }
         if (id == OPT_ALIGNMENT) {
             if (!cmd_parse_u64(a, &alignment) || alignment == 0 ||
                 (alignment & (alignment - 1)) != 0 || alignment > (1u << 30))

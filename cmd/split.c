@@ -40,6 +40,9 @@ static const char *const usage =
     "the shards already written are removed and no table is printed. `ggufkit merge` joins a set again.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 /* ------------------------------------------------------------------------ */
 /* ggufkit split                                                            */
 /* ------------------------------------------------------------------------ */
@@ -76,16 +79,13 @@ int cmd_split(int argc, char **argv) {
         { OPT_NO_CLONE, "--no-clone", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "split", options, 0 };
+    static const cmd_optspec spec = { "split", options, 0, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
         const char *a = p.value;
         if (id == CMD_OPTS_EXIT) {
             return p.rc;
-        } else if (id == CMD_OPTS_HELP) {
-            fputs(usage, stdout);
-            return GK_EXIT_OK;
         } else if (id == OPT_MAX_TENSORS) {
             if (!cmd_parse_u64(a, &so.max_tensors) || so.max_tensors == 0)
                 return cmd_usage_error("split", "--split-max-tensors needs a positive number");

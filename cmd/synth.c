@@ -100,7 +100,7 @@ static int parse_options(int argc, char **argv, synth_opts *o, bool *help_shown)
         { OPT_FORCE, "--force", "-f", CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "synth", options, CMD_OPTS_DASHDASH };
+    static const cmd_optspec spec = { "synth", options, CMD_OPTS_DASHDASH, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     for (int id; (id = cmd_opts_next(&p)) != CMD_OPTS_END;) {
@@ -108,12 +108,8 @@ static int parse_options(int argc, char **argv, synth_opts *o, bool *help_shown)
         uint64_t n;
         switch (id) {
         case CMD_OPTS_EXIT:
-            *help_shown = p.rc == GK_EXIT_OK;   /* the table was listed */
+            *help_shown = p.rc == GK_EXIT_OK;   /* the help or the table was printed */
             return p.rc;
-        case CMD_OPTS_HELP:
-            print_help();
-            *help_shown = true;
-            return GK_EXIT_OK;
         case CMD_OPTS_ARG:
             if (!p.options_done && strcmp(v, "-") == 0)
                 return cmd_usage_error("synth", "OUT must be a file path (no output to stdout)");

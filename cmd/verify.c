@@ -36,6 +36,9 @@ static const char *const usage =
     CMD_STREAM_HELP
     "Exit status 1 when any file is invalid (warnings alone do not fail without --strict).\n";
 
+/* -h, --help (through the option parser). */
+static void print_help(void) { fputs(usage, stdout); }
+
 /* A rule of NO_RULE: the error is not a finding about the file's bytes (it could
  * not be opened or read, a journal is beside it, ...): no rule is named. */
 #define NO_RULE (-1)
@@ -193,14 +196,13 @@ int cmd_verify(int argc, char **argv) {
         { OPT_JSON, "--json", NULL, CMD_OPT_FLAG, NULL },
         { 0 },
     };
-    static const cmd_optspec spec = { "verify", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG };
+    static const cmd_optspec spec = { "verify", options, CMD_OPTS_DASHDASH | CMD_OPTS_STOP_AT_ARG, print_help };
     cmd_opts p;
     cmd_opts_init(&p, &spec, argc, argv);
     int first = argc, id;
     while (first == argc && (id = cmd_opts_next(&p)) != CMD_OPTS_END) {
         switch (id) {
         case CMD_OPTS_EXIT: return p.rc;
-        case CMD_OPTS_HELP: fputs(usage, stdout); return GK_EXIT_OK;
         case OPT_SCHEMA: schema = true; break;
         case OPT_JSON: json = true; break;
         case OPT_DATA: data = true; break;
