@@ -167,7 +167,7 @@ clone_suite() {
     local first
     first=$(ls "$mnt"/s-00001-of-*.gguf 2>/dev/null | head -1)
     [ -n "$first" ] && [ "$(ls "$mnt"/s-*.gguf | wc -l)" -ge 2 ] && ok || bad "$fs split --clone: expected 2 shards or more ($(ls "$mnt" | tr '\n' ' '))"
-    for f in "$mnt"/s-*.gguf; do verifies "$fs split --clone $(basename "$f")" "$f"; done
+    for f in "$mnt"/s-*.gguf; do verifies "$fs split --clone ${f##*/}" "$f"; done
     same_tensors "$fs split --clone (the set)" "$mnt/m.txt" --set "$first"
 
     timed "$fs" "merge (of the split --clone set)" "$mnt" "$BIN" merge "$first" "$mnt/mm.gguf"
@@ -315,7 +315,7 @@ plain_suite() {
     expect_exit 0 "$fs split --no-clone" "$BIN" split --no-clone --split-max-tensors 7 "$M" "$mnt/t"
     local k
     for k in "$mnt"/s-*.gguf; do
-        expect_same_file "$fs split $(basename "$k") = --no-clone" "$k" "$mnt/t-${k##*/s-}"
+        expect_same_file "$fs split ${k##*/} = --no-clone" "$k" "$mnt/t-${k##*/s-}"
     done
     expect_exit 0 "$fs merge" "$BIN" merge "$(ls "$mnt"/s-00001-of-*.gguf | head -1)" "$mnt/mm.gguf"
     expect_exit 0 "$fs merge --no-clone" "$BIN" merge --no-clone "$(ls "$mnt"/t-00001-of-*.gguf | head -1)" "$mnt/mm0.gguf"

@@ -242,7 +242,7 @@ if [ -n "$SHIM" ]; then
     run_env $(shim_env) GK_FAULT_WRITE_PATH="$D/" GK_FAULT_DIRECT_EINVAL=1 -- "${ARGS[@]}"
     [ "$rc" -eq 0 ] && ok || bad "O_DIRECT writes refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
     for f in "$TMP/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_DIRECT writes refused: $name: $(basename "$f") differs from the reference"
+      cmp -s "$f" "$D/${f##*/}" && ok || bad "O_DIRECT writes refused: $name: ${f##*/} differs from the reference"
     done
     [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_DIRECT writes refused: $name: other files: $(ls -A "$D")"
   done
@@ -256,7 +256,7 @@ if [ -n "$SHIM" ]; then
     run_env $(shim_env) GK_FAULT_NO_TMPFILE=1 -- "${ARGS[@]}"
     [ "$rc" -eq 0 ] && ok || bad "O_TMPFILE refused: $name: exit $rc ($(head -c 300 "$TMP/err"))"
     for f in "$TMP/ref/$name"/*; do
-      cmp -s "$f" "$D/$(basename "$f")" && ok || bad "O_TMPFILE refused: $name: $(basename "$f") differs from the reference"
+      cmp -s "$f" "$D/${f##*/}" && ok || bad "O_TMPFILE refused: $name: ${f##*/} differs from the reference"
     done
     [ "$(ls -A "$D" | wc -l)" = "$(ls -A "$TMP/ref/$name" | wc -l)" ] && ok || bad "O_TMPFILE refused: $name: other files: $(ls -A "$D")"
     rm -rf "$D"
