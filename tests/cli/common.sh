@@ -60,7 +60,10 @@
 #   finish [NOTE]             prints "# SCRIPT: P passed, F failed, S skipped[; NOTE]"
 #                             and the plan, and exits 0 when nothing failed, else 1
 
-BIN=${1:?usage: $(basename "$0") PATH/TO/ggufkit}
+# The script's own name, once: `ok` without a NAME and the summary use it, and
+# a basename process per check would cost more than the check.
+GK_SCRIPT=${0##*/}
+BIN=${1:?usage: $GK_SCRIPT PATH/TO/ggufkit}
 BIN=$(realpath -s -- "$BIN")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GOLDEN=${GGUFKIT_GOLDEN:-$HERE/../../../shared/golden}
@@ -93,10 +96,10 @@ gk_cleanup() {
     local status=$?
     if [ "$gk_finished" = 0 ]; then
         if [ "$status" -eq 77 ] && [ "$(wc -c <"$GK_TAP_LOG")" -eq 0 ]; then
-            echo "1..0 # SKIP $(basename "$0" .sh) cannot run here (see the comments above)" >&$GK_TAP_FD
+            echo "1..0 # SKIP ${GK_SCRIPT%.sh} cannot run here (see the comments above)" >&$GK_TAP_FD
             status=0
         else
-            tap_line x "not ok - $(basename "$0") stopped before its end (exit $status)"
+            tap_line x "not ok - $GK_SCRIPT stopped before its end (exit $status)"
             echo "1..$(wc -c <"$GK_TAP_LOG")" >&$GK_TAP_FD
             status=1
         fi
@@ -121,7 +124,7 @@ ok() {
     if [ $# -gt 0 ]; then
         tap_line o "ok - $*"
     else
-        tap_line o "ok - $(basename "$0") line ${BASH_LINENO[0]}"
+        tap_line o "ok - $GK_SCRIPT line ${BASH_LINENO[0]}"
     fi
 }
 bad() {
@@ -195,10 +198,10 @@ finish() {
     local note=${1:+; $1} n
     # additions made directly to the counters: one line for each difference
     n=$((passed - gk_passed))
-    [ "$n" -gt 0 ] && tap_line o "ok - $n more checks counted by $(basename "$0") itself"
+    [ "$n" -gt 0 ] && tap_line o "ok - $n more checks counted by $GK_SCRIPT itself"
     n=$((failed - gk_failed))
-    [ "$n" -gt 0 ] && tap_line x "not ok - $n more failures counted by $(basename "$0") itself (see the comments above)"
-    echo "$(basename "$0" .sh): $(tap_count o) passed, $(tap_count x) failed, $(tap_count s) skipped$note"
+    [ "$n" -gt 0 ] && tap_line x "not ok - $n more failures counted by $GK_SCRIPT itself (see the comments above)"
+    echo "${GK_SCRIPT%.sh}: $(tap_count o) passed, $(tap_count x) failed, $(tap_count s) skipped$note"
     echo "1..$(wc -c <"$GK_TAP_LOG")" >&$GK_TAP_FD
     gk_finished=1
     [ "$(tap_count x)" -eq 0 ] && exit 0

@@ -193,7 +193,7 @@ else
     for g in "$GOLDEN"/syn1/*.gguf "$GOLDEN"/imatrix/*.gguf; do
         [ -f "$g" ] || continue
         i=$((i + 1))
-        expect_exit 0 "info --json $(basename "$g")" "$BIN" info --json "$g"
+        expect_exit 0 "info --json ${g##*/}" "$BIN" info --json "$g"
         cp "$TMP/out" "$TMP/info-$i.json"
         printf '%s\t%s\n' "$TMP/info-$i.json" "$g" >>"$TMP/manifest.list"
     done

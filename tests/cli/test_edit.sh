@@ -173,7 +173,7 @@ if [ -n "$GOLDEN" ] && [ -f "$GOLDEN/syn1/syn1-f32.gguf" ]; then
     cp "$GOLDEN/syn1/syn1-f32.gguf" "$W/syn1.gguf"
     cp "$GOLDEN/syn1/syn1-f16.be.gguf" "$W/syn1-be.gguf"
     cp "$GOLDEN/syn1/syn1-split-t5-00001-of-00005.gguf" "$W/shard.gguf"
-    for f in "$GOLDEN"/real/*.gguf; do cp "$f" "$W/real-$(basename "$f")"; done
+    for f in "$GOLDEN"/real/*.gguf; do cp "$f" "$W/real-${f##*/}"; done
     chmod u+w "$W"/*.gguf
     have_golden=1
 else
@@ -369,7 +369,7 @@ fi
 rt_files=("$S" "$W/syn1-be.gguf")
 [ "$have_golden" = 1 ] && rt_files+=("$W"/real-*.gguf "$W/shard.gguf")
 for f in "${rt_files[@]}"; do
-    n=$(basename "$f")
+    n=${f##*/}
     "$BIN" dump --json --json-array "$f" >"$TMP/rt.json"
     rm -f "$TMP/rt.gguf"
     expect_exit 0 "round trip $n" "$BIN" edit --patch "$TMP/rt.json" -o "$TMP/rt.gguf" "$f"
@@ -417,7 +417,7 @@ if command -v zstd >/dev/null; then
     zstd -q "$TMP/c0.gguf" -o "$TMP/c.gguf.zst"
     zstd -q -c "$TMP/c0.gguf" >"$TMP/cz.gguf"    # zstd inside, whatever the name says
     for z in "$TMP/c.gguf.zst" "$TMP/cz.gguf"; do
-        n=$(basename "$z")
+        n=${z##*/}
         expect_exit 1 "--in-place on compressed $n" "$BIN" edit --in-place --set general.name=z "$z"
         expect_grep "--in-place on compressed $n says why" "$TMP/err" "a compressed file cannot be edited in place"
         expect_exit 0 "--in-place=auto on compressed $n" "$BIN" edit --in-place=auto --set "general.name=$long" "$z"

@@ -40,7 +40,7 @@ if [ ! -x "$BIN" ]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
 if [ -f "$GOLDEN/hash/README.md" ] && [ -d "$GOLDEN/syn1" ]; then
     n_golden=0
     for ref in "$GOLDEN"/hash/*.default.txt "$GOLDEN"/hash/*.all.txt; do
-        base=$(basename "$ref")
+        base=${ref##*/}
         model=${base%.default.txt}
         model=${model%.all.txt}
         args=()
@@ -75,7 +75,7 @@ if [ -f "$GOLDEN/hash/README.md" ] && [ -d "$GOLDEN/syn1" ]; then
     vbad=0
     for f in "$GOLDEN"/syn1/*.gguf "$GOLDEN"/imatrix/*.gguf; do
         [ -f "$f" ] || continue
-        "$BIN" verify --data "$f" >"$TMP/out" 2>&1 || { vbad=$((vbad + 1)); bad "verify --data $(basename "$f"): $(head -1 "$TMP/out")"; }
+        "$BIN" verify --data "$f" >"$TMP/out" 2>&1 || { vbad=$((vbad + 1)); bad "verify --data ${f##*/}: $(head -1 "$TMP/out")"; }
     done
     [ "$vbad" -eq 0 ] && ok
     echo "cli_hash: golden parity on $n_golden reference outputs"
@@ -195,8 +195,8 @@ if [ "$(grep -c '  m\.gguf' two.out)" -gt 0 ] && [ "$(grep -c '  q\.gguf' two.ou
 n_bad=0
 for f in "$DATA"/bad/*.gguf; do
     n_bad=$((n_bad + 1))
-    if run "hash $(basename "$f")" "$BIN" hash --all --uuid "$f"; then
-        if [ "$rc" -eq 1 ] && [ ! -s out ] && [ -s err ]; then ok; else bad "hash $(basename "$f"): exit $rc, stdout $(wc -c <out) bytes"; fi
+    if run "hash ${f##*/}" "$BIN" hash --all --uuid "$f"; then
+        if [ "$rc" -eq 1 ] && [ ! -s out ] && [ -s err ]; then ok; else bad "hash ${f##*/}: exit $rc, stdout $(wc -c <out) bytes"; fi
     fi
 done
 [ "$n_bad" -gt 0 ] || bad "no fixtures in $DATA/bad"
@@ -366,8 +366,8 @@ case $(cat "$TMP/out") in 'xxh64     '*'  m.gguf') ok ;; *) bad "ordinary name c
 
 if run "verify --data synth" "$BIN" verify --data m.gguf q.gguf qbe.gguf; then expect_rc "verify --data of generated models" 0; fi
 for f in "$DATA"/bad/*.gguf; do
-    if run "verify --data $(basename "$f")" "$BIN" verify --data "$f"; then
-        [ "$rc" -eq 1 ] && ok || bad "verify --data $(basename "$f"): exit $rc"
+    if run "verify --data ${f##*/}" "$BIN" verify --data "$f"; then
+        [ "$rc" -eq 1 ] && ok || bad "verify --data ${f##*/}: exit $rc"
     fi
 done
 

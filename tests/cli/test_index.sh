@@ -59,11 +59,11 @@ fi
 
 # Compressed, archived, edited and broken copies.
 mkdir -p "$C/zst" "$C/arch/sub" "$C/broken" "$C/edited"
-zstd -q -k -o "$C/zst/$(basename "$Q4KM").zst" "$Q4KM" || bad "zstd"
+zstd -q -k -o "$C/zst/${Q4KM##*/}.zst" "$Q4KM" || bad "zstd"
 cp "$F32" "$VOCAB" "$C/arch/sub/"
-(cd "$C/arch/sub" && tar -cf ../models.tar "$(basename "$F32")" "$(basename "$VOCAB")" &&
-    tar -czf ../models.tar.gz "$(basename "$VOCAB")" &&
-    tar -cf - "$(basename "$VOCAB")" | zstd -q -o ../models.tar.zst) || bad "tar"
+(cd "$C/arch/sub" && tar -cf ../models.tar "${F32##*/}" "${VOCAB##*/}" &&
+    tar -czf ../models.tar.gz "${VOCAB##*/}" &&
+    tar -cf - "${VOCAB##*/}" | zstd -q -o ../models.tar.zst) || bad "tar"
 python3 - "$C/arch/models.zip" "$Q4KM" <<'EOF' || bad "zip"
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:

@@ -163,7 +163,7 @@ if cmp -s "$m" "$TMP/be1.gguf"; then bad "endian --to=big wrote the little-endia
 mkdir -p "$TMP/s1" "$TMP/s2"
 expect_exit 0 "split --split-max-tensors=4" "$BIN" split --split-max-tensors=4 "$m" "$TMP/s1/p"
 expect_exit 0 "split --split-max-tensors 4" "$BIN" split "$m" "$TMP/s2/p" --split-max-tensors 4
-for f in "$TMP"/s1/*; do expect_same_file "split shard $(basename "$f")" "$f" "$TMP/s2/$(basename "$f")"; done
+for f in "$TMP"/s1/*; do expect_same_file "split shard ${f##*/}" "$f" "$TMP/s2/${f##*/}"; done
 [[ $(ls "$TMP/s1" | wc -l) -gt 1 ]] && ok || bad "split --split-max-tensors=4 wrote one shard"
 
 expect_exit 0 "quantize --threads=2" "$BIN" quantize --threads=2 "$m" "$TMP/q1.gguf" Q8_0

@@ -18,7 +18,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 expect_err() {
   if grep -qiE -- "$1" "$TMP/err"; then ok "$2"; else bad "$2: stderr lacks '$1'"; sed 's/^/     | /' "$TMP/err" | head -3; fi
 }
-sha() { sha256sum "$1" | cut -d' ' -f1; }
 # tensor_type FILE NAME : the tensor's type as `ggufkit dump --json` reports it.
 tensor_type() {
   "$BIN" dump --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tensors"][sys.argv[1]]["type"])' "$2"
@@ -63,18 +62,26 @@ print(gap[0] if gap else "")'
 }
 # golden_case FOLDER GOLDEN-FILE QUANTIZE-ARGS-WITH-OUT... : runs `quantize ARGS` in
 # FOLDER (the word OUT stands for the output) and compares the result byte for byte.
+# A case whose plan needs a type this build has no kernel for is SKIPPED; the
+# plan is asked for (a dry run and a python) only when the output is not the
+# golden file, since an identical output needed no missing kernel.
 golden_case() {
   local dir=$1 want=$2; shift 2
   local out=$TMP/golden-case.gguf args=() a gap
   for a in "$@"; do [[ $a == OUT ]] && args+=("$out") || args+=("$a"); done
+  rm -f "$out"
+  if (cd "$dir" && "$BIN" quantize "${args[@]}" >"$TMP/out" 2>"$TMP/err") && cmp -s "$out" "$want"; then
+    ok "${want##*/} byte-identical to llama-quantize"
+    rm -f "$out"
+    return
+  fi
+  local why
+  if [[ -f $out ]]; then why="differs from golden: $(type_diff "$out" "$want")"
+  else why="quantize failed: $(tail -1 "$TMP/err")"; fi
+  rm -f "$out"
   gap=$(cd "$dir" && kernel_gap "${args[@]}")
-  if [[ -n $gap ]]; then echo "SKIPPED (type $gap has no kernel): ${want##*/}"; return; fi
-  rm -f "$out"
-  if (cd "$dir" && "$BIN" quantize "${args[@]}" >"$TMP/out" 2>"$TMP/err"); then
-    if [[ $(sha "$out") == $(sha "$want") ]]; then ok "${want##*/} byte-identical to llama-quantize"
-    else bad "${want##*/} differs from golden: $(type_diff "$out" "$want")"; fi
-  else bad "${want##*/}: quantize failed: $(tail -1 "$TMP/err")"; fi
-  rm -f "$out"
+  if [[ -n $gap ]]; then echo "SKIPPED (type $gap has no kernel): ${want##*/}"
+  else bad "${want##*/} $why"; fi
 }
 
 syn=$GOLDEN/syn1
@@ -191,7 +198,7 @@ PY
       expect_absent "no output after the requantize refusal" "$out"
     fi
     if "$BIN" quantize --pure --allow-requantize "$syn/syn1-$a.gguf" "$out" "$b" >"$TMP/out" 2>"$TMP/err"; then
-      if [[ $(sha "$out") == $(sha "$g") ]]; then ok "chain $a -> $b byte-identical"
+      if cmp -s "$out" "$g"; then ok "chain $a -> $b byte-identical"
       else bad "chain $a -> $b differs: $(type_diff "$out" "$g")"; fi
     else bad "chain $a -> $b failed: $(head -1 "$TMP/err")"; fi
     rm -f "$out"

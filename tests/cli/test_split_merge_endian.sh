@@ -105,7 +105,7 @@ else
     expect_exit 0 "verify alignment-64 shards" "$BIN" verify "$TMP"/a64/m-*.gguf
     for s in "$TMP"/a64/m-*.gguf; do
         "$BIN" info "$s" >"$TMP/out" 2>&1
-        grep -q "^alignment: *64" "$TMP/out" && ok || bad "alignment 64: $(basename "$s") not aligned to 64"
+        grep -q "^alignment: *64" "$TMP/out" && ok || bad "alignment 64: ${s##*/} not aligned to 64"
     done
     expect_exit 0 "merge alignment 64" "$BIN" merge "$TMP/a64/m-00002-of-"*.gguf "$TMP/a64/merged.gguf"
     expect_same_file "merge alignment 64" "$TMP/a64/merged.gguf" "$TMP/a64/in.gguf"
@@ -191,7 +191,7 @@ else
 
     craft count
     for s in "$TMP"/s1/m-*.gguf; do
-        $EDIT "$s" "$TMP/bad/count/$(basename "$s")" --set split.tensors.count i32 22
+        $EDIT "$s" "$TMP/bad/count/${s##*/}" --set split.tensors.count i32 22
     done
     expect_exit 1 "merge wrong tensor count" "$BIN" merge "$TMP/bad/count/m-00001-of-00006.gguf" "$TMP/bad/out.gguf"
     expect_err "merge wrong tensor count" "hold 21 tensors, split.tensors.count says 22"
@@ -269,17 +269,17 @@ else
         "$BIN" endian --to $there "$f" "$TMP/g/rt1.gguf" >/dev/null 2>"$TMP/err"
         rc=$?
         if [ $rc -ne 0 ] && grep -q "is not available" "$TMP/err"; then
-            skip "endian round trip of $(basename "$f"): $(head -1 "$TMP/err")"
+            skip "endian round trip of ${f##*/}: $(head -1 "$TMP/err")"
             continue
         fi
         if [ $rc -ne 0 ]; then
-            bad "endian round trip of $(basename "$f"): $(head -1 "$TMP/err")"
+            bad "endian round trip of ${f##*/}: $(head -1 "$TMP/err")"
             continue
         fi
-        if cmp -s "$f" "$TMP/g/rt1.gguf"; then bad "endian of $(basename "$f") changed nothing"; continue; fi
+        if cmp -s "$f" "$TMP/g/rt1.gguf"; then bad "endian of ${f##*/} changed nothing"; continue; fi
         "$BIN" endian --to $back "$TMP/g/rt1.gguf" "$TMP/g/rt2.gguf" >/dev/null 2>"$TMP/err" ||
-            { bad "endian back of $(basename "$f"): $(head -1 "$TMP/err")"; continue; }
-        expect_same_file "endian round trip of $(basename "$f")" "$TMP/g/rt2.gguf" "$f"
+            { bad "endian back of ${f##*/}: $(head -1 "$TMP/err")"; continue; }
+        expect_same_file "endian round trip of ${f##*/}" "$TMP/g/rt2.gguf" "$f"
         n_rt=$((n_rt + 1))
     done
     echo "endian round trips: $n_rt golden files byte-identical"

@@ -29,12 +29,12 @@ loads() {
     local f
     for f in "$@"; do
         if [ ! -f "$f" ]; then
-            bad "$name: $(basename "$f") missing"
+            bad "$name: ${f##*/} missing"
             continue
         fi
         local why
         if why=$($LAYOUT check "$f"); then ok; else bad "$name: not as ggml reads it: $why"; fi
-        if "$BIN" verify "$f" >"$TMP/verify" 2>&1; then ok; else bad "$name: verify refuses $(basename "$f"): $(head -2 "$TMP/verify")"; fi
+        if "$BIN" verify "$f" >"$TMP/verify" 2>&1; then ok; else bad "$name: verify refuses ${f##*/}: $(head -2 "$TMP/verify")"; fi
     done
 }
 
@@ -112,14 +112,14 @@ for cmd in repack quantize edit endian; do
     target=$TMP/target-$cmd.gguf
     link=$TMP/link-$cmd.gguf
     cp "$U" "$target"
-    ln -s "$(basename "$target")" "$link"
+    ln -s "${target##*/}" "$link"
     case $cmd in
     repack) expect_exit 0 "repack onto a link" "$BIN" repack --force --alignment 64 "$T" "$link" ;;
     quantize) expect_exit 0 "quantize onto a link" "$BIN" quantize --force "$T" "$link" Q8_0 ;;
     edit) expect_exit 0 "edit -o onto a link" "$BIN" edit --force --set general.name=via-link -o "$link" "$T" ;;
     endian) expect_exit 0 "endian onto a link" "$BIN" endian --force --to big "$T" "$link" ;;
     esac
-    [ -L "$link" ] && [ "$(readlink "$link")" = "$(basename "$target")" ] && ok || bad "$cmd onto a link: the link was replaced"
+    [ -L "$link" ] && [ "$(readlink "$link")" = "${target##*/}" ] && ok || bad "$cmd onto a link: the link was replaced"
     [ -f "$target" ] && ! cmp -s "$target" "$U" && ok || bad "$cmd onto a link: the file it names was not written"
     loads "$cmd onto a link" "$target"
     ls -a "$TMP" | grep -q '^\..*ggufkit' && bad "$cmd onto a link: temporary file left" || ok
@@ -133,7 +133,7 @@ expect_grep "link to nothing named" "$TMP/err" "symbolic link to nothing"
 # split writes v3 (as llama-gguf-split), whatever the input's version; merge too.
 expect_exit 0 "split a v2 file" "$BIN" split --split-max-tensors 4 "$V2" "$TMP/v2s"
 for f in "$TMP"/v2s-*.gguf; do
-    [ "$(version_of "$f")" = 3 ] && ok || bad "split of v2: $(basename "$f") is v$(version_of "$f")"
+    [ "$(version_of "$f")" = 3 ] && ok || bad "split of v2: ${f##*/} is v$(version_of "$f")"
 done
 expect_exit 0 "merge the v2 file's shards" "$BIN" merge "$TMP/v2s-00001-of-00003.gguf" "$TMP/v2m.gguf"
 [ "$(version_of "$TMP/v2m.gguf")" = 3 ] && ok || bad "merge of v2's shards: not v3"
