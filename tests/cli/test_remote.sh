@@ -32,6 +32,19 @@ cp "$GOLDEN/syn1/syn1-f32.gguf" "$GOLDEN/syn1/syn1-Q8_0.gguf" "$WWW/"
 for f in "$GOLDEN"/syn1/syn1-split-t5-*.gguf; do cp "$f" "$WWW/"; done
 zstd -q "$WWW/syn1-f32.gguf" -o "$WWW/syn1-f32.gguf.zst" 2>/dev/null || true
 
+# The large-header fixtures of "only the bytes needed", made meanwhile (no check
+# reads them before it waits).
+(
+    head -c 2500000 /dev/zero | tr '\0' 'a' >"$TMP/t3"
+    head -c 20000000 /dev/zero | tr '\0' 'b' >"$TMP/t20"
+    "$BIN" edit --set-file tokenizer.chat_template="$TMP/t3" -o "$WWW/hdr3.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+    "$BIN" edit --set-file tokenizer.chat_template="$TMP/t20" -o "$WWW/hdr20.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
+    for n in 1200000 1900000 3000000 7500000 20000000; do
+        "$PY" "$HERE/remote_header_gguf.py" "$WWW/gen$n.gguf" "$n"
+    done
+) &
+GENPID=$!
+
 # --- the servers ----------------------------------------------------------------
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 LPORT=$(free_port)
@@ -48,8 +61,8 @@ LPID=$!
 "$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/port" "$TMP/server.log" 2>"$TMP/server.err" &
 SPID=$!
 test_cleanup() {
-    kill "$LPID" "$SPID" 2>/dev/null
-    wait "$LPID" "$SPID" 2>/dev/null
+    kill "$LPID" "$SPID" "$GENPID" 2>/dev/null
+    wait "$LPID" "$SPID" "$GENPID" 2>/dev/null
 }
 for _ in $(seq 100); do
     [[ -s $TMP/port ]] && "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
@@ -143,13 +156,7 @@ expect_grep "... and says outputs stay local" "$TMP/err" "outputs stay local"
 # template. `info` must take at most 2 requests for a header under 2 MiB and 6
 # ("a handful") for the 20 MB ones, and never fetch more bytes than
 # @huggingface/gguf would (tests/hf_fetch_sim.py walks the same file by its rule).
-head -c 2500000 /dev/zero | tr '\0' 'a' >"$TMP/t3"
-head -c 20000000 /dev/zero | tr '\0' 'b' >"$TMP/t20"
-"$BIN" edit --set-file tokenizer.chat_template="$TMP/t3" -o "$WWW/hdr3.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
-"$BIN" edit --set-file tokenizer.chat_template="$TMP/t20" -o "$WWW/hdr20.gguf" "$WWW/syn1-f32.gguf" >/dev/null 2>&1
-for n in 1200000 1900000 3000000 7500000 20000000; do
-    "$PY" "$HERE/remote_header_gguf.py" "$WWW/gen$n.gguf" "$n"
-done
+wait "$GENPID"   # the fixtures, made in the background since the start
 remote_same "dump --json of hdr3.gguf" "$U/hdr3.gguf" hdr3.gguf dump --json
 remote_same "dump --json of hdr20.gguf" "$U/hdr20.gguf" hdr20.gguf dump --json
 remote_same "dump --json of gen7500000.gguf" "$U/gen7500000.gguf" gen7500000.gguf dump --json
