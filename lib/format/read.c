@@ -39,6 +39,7 @@ typedef struct reader {
     uint32_t version;
     char ctx[CTX_MAX];         /* what is being read: "key 'x'", "tensor 'y'" */
     int64_t elem;              /* array element being read, or -1 */
+    uint64_t strings_at;       /* where the string array being read starts */
 } reader;
 
 static uint64_t remaining(const reader *r) { return r->f->size - r->pos; }
@@ -67,9 +68,32 @@ static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what
     return GK_OK;
 }
 
+/* Tells the source that at least the len bytes from the read position will be
+ * read next (a remote source fetches them in one request); bytes already in
+ * the window need no telling. */
+static void hint(reader *r, uint64_t len) {
+    if (r->f->stream && r->pos + len > r->win_start + r->win_len) gk_source_hint(r->f->stream, r->pos, len);
+}
+
+/* The hint for strings i..n-1 of the array being read: each takes its length
+ * field, and (a guess, not a certainty) three quarters of the average length
+ * of the strings before it, so that a long vocabulary takes a few requests
+ * instead of one per grid chunk. Later tokens of a vocabulary are rarely
+ * shorter than the first ones: the guess stays inside the array. */
+static void hint_strings(reader *r, uint64_t i, uint64_t n, size_t cb) {
+    uint64_t per = cb;
+    if (i > 0 && r->pos > r->strings_at) {
+        uint64_t avg = (r->pos - r->strings_at) / i;
+        if (avg > cb) per += (avg - cb) * 3 / 4;
+    }
+    if (per > remaining(r) / (n - i)) per = remaining(r) / (n - i);
+    hint(r, (n - i) * per);
+}
+
 /* Copies n bytes (any size) from the read position into dst. */
 static gk_status read_into(reader *r, void *dst, uint64_t n, const char *what) {
     uint8_t *p = dst;
+    hint(r, n);
     while (n > 0) {
         size_t chunk = n > WINDOW_BYTES ? WINDOW_BYTES : (size_t)n;
         const uint8_t *src = NULL;
@@ -360,11 +384,13 @@ static gk_status rd_string_array(reader *r, uint64_t n, gk_value *out) {
     prefault(block, head);
     gk_status st = GK_OK;
     uint64_t first_at = r->pos;
+    r->strings_at = first_at;
     for (uint64_t i = 0; i < n; i++) {
         i = take_window_strings(r, block, cap, &used, i, n, true);
         if (i == n) break;
         uint64_t at = r->pos, len;
         r->elem = (int64_t)i;
+        hint_strings(r, i, n, cb);   /* past the window: what the strings left take */
         if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
         if (used + len + 1 < used || !GK_GROW(block, cap, used + len + 1, 0)) {
             st = fail(r, GK_E_NOMEM, at, "out of memory");
@@ -448,6 +474,7 @@ static gk_status skip_strings(reader *r, uint64_t i, uint64_t n, bool warned) {
         bool more = i < n;
         if (more) {
             r->elem = (int64_t)i;
+            hint_strings(r, i, n, count_bytes(r));
             if ((st = rd_str_len(r, &len, "string")) != GK_OK) break;
         }
         if (!more || used + len + 1 > PREVIEW_SCRATCH) {
@@ -523,6 +550,7 @@ static gk_status rd_array(reader *r, gk_value *out, int depth) {
                                           : gk_vtype_size((gk_vtype)elem);
     st = check_count(r, n, min_bytes, count_at, "array length");
     if (st != GK_OK) return st;
+    hint(r, n * min_bytes);   /* check_count: no overflow */
     out->type = GK_V_ARR;
     out->arr.elem = (gk_vtype)elem;
     out->arr.n = n;
@@ -583,6 +611,10 @@ static gk_status rd_value(reader *r, gk_vtype type, gk_value *out, int depth) {
 /* Header, metadata, tensor directory                                       */
 /* ------------------------------------------------------------------------ */
 
+/* The fewest bytes a tensor's entry in the directory takes: a one-byte name,
+ * no dimensions, the type and the offset. */
+static uint64_t tensor_info_min(const reader *r) { return count_bytes(r) + 1 + 4 + 4 + 8; }
+
 static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
     const uint8_t *p = NULL;
     if (remaining(r) < 4)
@@ -621,7 +653,7 @@ static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
     if (st != GK_OK) return st;
     st = check_count(r, *n_kv, count_bytes(r) + 1 + 4 + 1, at_kv, "metadata count");
     if (st != GK_OK) return st;
-    return check_count(r, *n_tensors, count_bytes(r) + 1 + 4 + 4 + 8, at, "tensor count");
+    return check_count(r, *n_tensors, tensor_info_min(r), at, "tensor count");
 }
 
 static gk_status rd_kv(reader *r, uint64_t index, gk_strset *seen) {
@@ -876,6 +908,7 @@ static gk_status parse(reader *r) {
     gk_strset_free(&seen);
     if (st != GK_OK) return st;
     if ((st = check_alignment(r)) != GK_OK) return st;
+    hint(r, n_tensors * tensor_info_min(r));   /* the directory: checked to fit by rd_preamble */
     for (uint64_t i = 0; i < n_tensors && st == GK_OK; i++) st = rd_tensor_info(r, i, &seen);
     gk_strset_free(&seen);
     if (st != GK_OK) return st;
@@ -900,6 +933,7 @@ gk_status gk_file_parse_header(gk_file *f, unsigned flags, gk_error *err) {
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
     gk_status st = parse(&r);
+    if (f->stream) gk_source_header_done(f->stream);
     free(r.buf);
     return st;
 }

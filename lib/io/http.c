@@ -23,6 +23,8 @@
 #include "util/grow.h"
 
 #define FIRST_WINDOW ((size_t)1 << 20)
+#define GRID ((uint64_t)2000000)          /* header reads: requests cover whole chunks of this grid */
+#define HINT_MAX (32 * GRID)              /* ... and at most this many bytes each */
 #define MAX_WINDOW ((size_t)16 << 20)
 #define MAX_REDIRECTS 10
 #define ERROR_BODY_MAX (64 * 1024)        /* bytes of an error page read before hanging up */
@@ -95,7 +97,9 @@ struct gk_http {
     uint8_t *cache;            /* bytes [cache_off, cache_off + cache_len) */
     size_t cache_cap, cache_len;
     uint64_t cache_off;
-    size_t window;             /* the next miss's request size */
+    bool header;               /* reading the header: misses fetch grid chunks, no more than needed */
+    uint64_t hint_end;         /* the header reader will read at least up to here */
+    size_t window;             /* the next miss's request size (tensor data) */
     unsigned streak;           /* forward misses in a row at the largest window */
     /* read-ahead: while reads stream forward in full windows, the next window is
      * (from the second one on: a long header alone fetches nothing more) is
@@ -577,6 +581,7 @@ static gk_status http_new(const char *url, gk_http **out, gk_error *err) {
     pthread_mutex_init(&h->lock, NULL);
     h->C = C;
     h->window = FIRST_WINDOW;
+    h->header = true;
     h->connect_s = env_long("GGUFKIT_HTTP_CONNECT_TIMEOUT", 30, 1, 3600);
     h->stall_s = env_long("GGUFKIT_HTTP_STALL_TIMEOUT", 60, 1, 3600);
     h->retries = env_long("GGUFKIT_HTTP_RETRIES", 5, 0, 100);
@@ -615,13 +620,13 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     gk_http *h;
     gk_status st = http_new(url, &h, err);
     if (st != GK_OK) return st;
-    if (!cache_room(h, FIRST_WINDOW)) {
+    if (!cache_room(h, GRID)) {
         gk_http_close(h);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
     /* The first request: its answer gives the size and identity. */
     size_t got = 0;
-    st = fetch_some(h, h->curl, 0, h->cache, FIRST_WINDOW, &got, err);
+    st = fetch_some(h, h->curl, 0, h->cache, GRID, &got, err);
     /* A page where a file was expected (a login or error page with a 200): by its
      * bytes, or by its type unless it starts as a model does (a server that
      * labels every file text/html still serves the file). */
@@ -640,6 +645,41 @@ gk_status gk_http_open(const char *url, gk_http **out, uint64_t *size, gk_error 
     *size = h->size;
     *out = h;
     return GK_OK;
+}
+
+/* A header read missed the cache at at, needing at least need bytes there:
+ * fetches the grid chunks from the one holding at (or from the cache's end,
+ * when that lies inside it) through the one holding the last byte needed or
+ * hinted (gk_http_hint), in one request: never a byte the reader will not read
+ * but for the rest of the last chunk. */
+static gk_status header_miss(gk_http *h, uint64_t at, size_t need, gk_error *err) {
+    uint64_t start = at / GRID * GRID, cache_end = h->cache_off + h->cache_len;
+    if (h->cache_len > 0 && start < cache_end && cache_end <= at) start = cache_end;
+    uint64_t end = at + need > h->hint_end ? at + need : h->hint_end;
+    if (end - start > HINT_MAX && at + need - start <= HINT_MAX) end = start + HINT_MAX;
+    end = (end + GRID - 1) / GRID * GRID;
+    if (end > h->size) end = h->size;
+    if (end - start > SIZE_MAX / 2 || !cache_room(h, (size_t)(end - start)))
+        return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+    h->cache_len = 0;   /* no read-ahead runs while the header is read */
+    gk_status st = fetch(h, h->curl, start, h->cache, (size_t)(end - start), err);
+    if (st != GK_OK) return st;
+    h->cache_off = start;
+    h->cache_len = (size_t)(end - start);
+    return GK_OK;
+}
+
+void gk_http_hint(gk_http *h, uint64_t off, uint64_t len) {
+    pthread_mutex_lock(&h->lock);
+    if (h->header && off + len > h->hint_end) h->hint_end = off + len;   /* every hint holds: the farthest */
+    pthread_mutex_unlock(&h->lock);
+}
+
+void gk_http_header_done(gk_http *h) {
+    pthread_mutex_lock(&h->lock);
+    h->header = false;
+    h->hint_end = 0;
+    pthread_mutex_unlock(&h->lock);
 }
 
 static void *ahead_main(void *arg) {
@@ -689,7 +729,14 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
     }
     size_t rest = len - *got;
     uint64_t at = off + *got;
-    if (rest > 0) {
+    if (h->header && rest > 0 && (*got < min || *got == 0)) {
+        st = header_miss(h, at, min > *got ? min - *got : 1, err);
+        if (st == GK_OK) {   /* the cache now starts at or before at */
+            size_t n = h->cache_off + h->cache_len - at < rest ? (size_t)(h->cache_off + h->cache_len - at) : rest;
+            memcpy(p + *got, h->cache + (at - h->cache_off), n);
+            *got += n;
+        }
+    } else if (!h->header && rest > 0) {
         /* Forward from the window's end (a small gap allowed): the window grows. */
         if (at >= cache_end && at - cache_end <= h->window) {
             h->streak = h->window == MAX_WINDOW ? h->streak + 1 : 0;

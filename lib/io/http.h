@@ -2,11 +2,15 @@
  * http.h - a file on an HTTP(S) server read with Range requests: the remote
  * half of the source layer (io/source.h wraps it as a gk_source).
  *
- * Reads go through one window of cached bytes. A miss fetches a window that
+ * Reads go through one window of cached bytes. While the header is read,
+ * requests cover whole chunks of a 2,000,000-byte grid (the first: bytes 0 to
+ * 1999999), each from the chunk that holds the missed byte through the chunk
+ * that holds the last byte the reader is certain to read (gk_http_hint): a
+ * header's bytes are fetched once, and no more of the file than the header's
+ * last chunk. After it (gk_http_header_done), a miss fetches a window that
  * doubles while reads go forward (1 MiB, 2, 4, ... 16 MiB) and starts small
- * again after a jump back: a header under 2 MiB takes at most two requests,
- * tensor data streams in 16 MiB requests with the next one read ahead by a
- * thread, and memory stays bounded (two windows). Every
+ * again after a jump back: tensor data streams in 16 MiB requests with the
+ * next one read ahead by a thread, and memory stays bounded (two windows). Every
  * response is checked against the file's identity (ETag, else size and
  * Last-Modified), so a file replaced mid-read fails instead of mixing two
  * versions. Transient failures (no connection, a stall, a dropped stream, 429,
@@ -54,6 +58,16 @@ gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t 
  *  names what failed; err's offset is the file offset). Thread-safe. */
 gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                             gk_error *err);
+
+/** gk_http_hint() : tells h that the header reader will read at least the len
+ *  bytes at off (it knows from the counts and lengths read so far): the next
+ *  miss fetches through them (and through every earlier hint) in one request.
+ *  Ignored once the header is read. */
+void gk_http_hint(gk_http *h, uint64_t off, uint64_t len);
+
+/** gk_http_header_done() : the header is read: misses from now on fetch the
+ *  growing windows of tensor data, with read-ahead. */
+void gk_http_header_done(gk_http *h);
 
 /** gk_http_identity() : writes the file's identity as the server gave it
  *  ("etag:VALUE" or "modified:VALUE", "" when the server gives neither) to buf. */

@@ -369,6 +369,14 @@ bool gk_source_short(const gk_source *s, char *msg, size_t size) {
     return true;
 }
 
+void gk_source_hint(gk_source *s, uint64_t off, uint64_t len) {
+    if (s && s->kind == GK_SOURCE_HTTP) gk_http_hint(s->http, off, len);
+}
+
+void gk_source_header_done(gk_source *s) {
+    if (s && s->http) gk_http_header_done(s->http);   /* also a .zst stream's compressed bytes */
+}
+
 gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_error *err) {
     size_t got;
     return gk_source_read_some(s, off, buf, len, len, &got, err);

@@ -110,6 +110,15 @@ gk_source_kind gk_source_get_kind(const gk_source *s);
 gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                               gk_error *err);
 
+/** gk_source_hint() : tells s that the header reader will read at least the
+ *  len bytes at off next, so that a file behind a URL fetches them in one
+ *  request (gk_http_hint). A no-op for every other source. */
+void gk_source_hint(gk_source *s, uint64_t off, uint64_t len);
+
+/** gk_source_header_done() : the header is read; what follows is tensor data
+ *  (gk_http_header_done for a remote source, a no-op for others). */
+void gk_source_header_done(gk_source *s);
+
 /** gk_source_close() : releases a source (NULL accepted). */
 void gk_source_close(gk_source *s);
 
