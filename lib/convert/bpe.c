@@ -138,6 +138,20 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
     return s;
 }
 
+/* Opens dir's tokenizer.json (b->path names it) and tokenizer_config.json
+ * (*tc, or NULL), and indexes the tokens. */
+static gk_status open_tokenizer(bpe *b, const char *dir, cJSON **tok, cJSON **tc, gk_error *err) {
+    size_t plen = strlen(dir) + 32;
+    b->path = malloc(plen);
+    if (b->path == NULL) return nomem(err);
+    snprintf(b->path, plen, "%s/tokenizer.json", dir);
+    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, tok, err);
+    if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, tc, err);
+    if (s == GK_OK && !cJSON_IsObject(*tok)) s = bad(err, b, GK_E_CORRUPT, "not a JSON object");
+    if (s == GK_OK) s = load_tokens(b, *tok, err);
+    return s;
+}
+
 /* model.merges, in either format, checked as the tokenizers library checks
  * them (both parts and their join are tokens); *out the "a b" strings the
  * reference writes. */
@@ -251,14 +265,7 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
     char **tokens = NULL;
     int32_t *types = NULL;
     size_t n = 0;
-    size_t plen = strlen(dir) + 32;
-    b.path = malloc(plen);
-    if (b.path == NULL) return nomem(err);
-    snprintf(b.path, plen, "%s/tokenizer.json", dir);
-    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
-    if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
-    if (s == GK_OK && !cJSON_IsObject(tok)) s = bad(err, &b, GK_E_CORRUPT, "not a JSON object");
-    if (s == GK_OK) s = load_tokens(&b, tok, err);
+    gk_status s = open_tokenizer(&b, dir, &tok, &tc, err);
     if (s == GK_OK) s = load_merges(&b, tok, &merges, err);
     /* the ids: reverse_vocab (the later text wins an id) */
     int64_t max_id = -1;
@@ -518,15 +525,8 @@ gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *conf
     float *scores = NULL;
     int32_t *types = NULL;
     hf_state h = { &b, NULL, 0 };
-    size_t plen = strlen(dir) + 32;
-    b.path = malloc(plen);
-    if (b.path == NULL) return nomem(err);
-    snprintf(b.path, plen, "%s/tokenizer.json", dir);
-    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
-    if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
+    gk_status s = open_tokenizer(&b, dir, &tok, &tc, err);
     if (s == GK_OK) s = gk_hf_json_load(dir, "special_tokens_map.json", false, &map, err);
-    if (s == GK_OK && !cJSON_IsObject(tok)) s = bad(err, &b, GK_E_CORRUPT, "not a JSON object");
-    if (s == GK_OK) s = load_tokens(&b, tok, err);
     /* tokenizer.vocab_size: the model's own vocabulary, without added tokens */
     if (s == GK_OK)
         base = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "model"), "vocab"));
