@@ -44,6 +44,7 @@ typedef struct merge {
 typedef struct bpe {
     entry *ents;                /* the model's vocab, then the added tokens */
     size_t n_ents, cap_ents;
+    size_t n_model;             /* the first n_model entries: model.vocab's texts */
     gk_hashmap by_text;         /* text -> last entry with it */
     merge *merges;
     size_t n_merges;
@@ -125,6 +126,7 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
             return bad(err, b, GK_E_CORRUPT, "model.vocab: token '%s' has no valid id", e->string);
         s = put_entry(b, e->string, (int64_t)e->valuedouble, false, err);
     }
+    b->n_model = b->n_ents;
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
     if (added && !cJSON_IsArray(added)) return bad(err, b, GK_E_CORRUPT, "added_tokens is not a list");
     long long i = 0;
@@ -528,8 +530,7 @@ gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *conf
     gk_status s = open_tokenizer(&b, dir, &tok, &tc, err);
     if (s == GK_OK) s = gk_hf_json_load(dir, "special_tokens_map.json", false, &map, err);
     /* tokenizer.vocab_size: the model's own vocabulary, without added tokens */
-    if (s == GK_OK)
-        base = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "model"), "vocab"));
+    if (s == GK_OK) base = b.n_model;   /* (a text twice in the JSON object counts once) */
     if (s == GK_OK) s = added_vocab(&b, dir, tok, tc, base, &added, &n_added, err);
     n = base + n_added;
     if (s == GK_OK && vocab_size >= 0 && n > (size_t)vocab_size) {
@@ -561,7 +562,7 @@ gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *conf
             if (added[i].special) h.special_id[added[i].id] = true;
     }
     for (size_t i = 0; s == GK_OK && i < base; i++) {
-        if (rev[i] == NULL) {
+        if (i >= h.n_all || rev[i] == NULL) {
             s = bad(err, &b, GK_E_CORRUPT, "model.vocab: no token has id %zu (below its size %zu)", i, base);
             break;
         }

@@ -18,6 +18,7 @@ additional_special_tokens too. KIND breaks one thing:
   no-fallback   model.byte_fallback false (the GPT-2 route then)
   llama3        ignore_merges true, byte_fallback false (GPT-2 route)
   gap           one id of the base vocabulary has no token
+  dup-id        two texts of the base vocabulary share the last id (a fuzz find)
   decoder-key   an added_tokens_decoder key that is not an id
 
 check: computes the tokenizer.* keys from the rules of the reference's
@@ -52,6 +53,8 @@ def make(src, out, seed, brk):
     if brk == "gap":
         vocab = [(i, t) for i, t in vocab if i != len(base) - 5]
         vocab.append((len(base) + 7, "zzzz"))
+    if brk == "dup-id":
+        vocab[-1] = (len(base) - 2, vocab[-1][1])
     rnd.shuffle(vocab)
     n = len(base)
     added = [
