@@ -476,10 +476,15 @@ static gk_status added_vocab(bpe *b, const char *dir, const cJSON *tok, const cJ
     added_tok *v = calloc(cap ? cap : 1, sizeof *v);
     if (v == NULL) return nomem(err);
     size_t n = 0;
-    for (const cJSON *e = cJSON_IsArray(a) ? a->child : NULL; e; e = e->next)   /* checked in load_tokens */
-        v[n++] = (added_tok){ cJSON_GetObjectItemCaseSensitive(e, "content")->valuestring,
-                              (int64_t)cJSON_GetObjectItemCaseSensitive(e, "id")->valuedouble,
-                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "special")) };
+    for (const cJSON *e = cJSON_IsArray(a) ? a->child : NULL; e; e = e->next) {   /* checked in load_tokens */
+        added_tok t = { cJSON_GetObjectItemCaseSensitive(e, "content")->valuestring,
+                        (int64_t)cJSON_GetObjectItemCaseSensitive(e, "id")->valuedouble,
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "special")) };
+        size_t i = 0;   /* a text twice: the later id wins, as in a dict */
+        while (i < n && strcmp(v[i].text, t.text) != 0) i++;
+        v[i] = t;
+        n += i == n;
+    }
     for (const cJSON *e = cJSON_IsObject(d) ? d->child : NULL; e; e = e->next) {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "content");
         char *end;
@@ -544,6 +549,8 @@ gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *conf
     int64_t max_id = -1;
     for (size_t i = 0; s == GK_OK && i < b.n_ents; i++)
         if (b.ents[i].id > max_id) max_id = b.ents[i].id;
+    for (size_t i = 0; s == GK_OK && i < n_added; i++)
+        if (added[i].id > max_id) max_id = added[i].id;
     h.n_all = (size_t)(max_id + 1);
     const entry **rev = NULL;
     if (s == GK_OK) {

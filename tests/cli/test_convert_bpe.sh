@@ -143,6 +143,12 @@ for seed in 1 2 3; do
     "$BIN" dump --json --json-array "$TMP/lhf.gguf" >"$TMP/lhf.json" 2>"$TMP/err"
     expect_exit 0 "LlamaHfVocab seed $seed: tokenizer keys as the reference's rules give" python3 "$LHF" check "$TMP/lhf$seed" "$TMP/lhf.json"
 done
+# an added text twice, the first with an id past every other (a fuzz find)
+rm -rf "$TMP/lhfd" "$TMP/lhf.gguf"
+python3 "$LHF" make "$C/llama-gqa" "$TMP/lhfd" --break dup-added
+expect_exit 0 "LlamaHfVocab added text twice: converts" "$BIN" convert --vocab-only "$TMP/lhfd" "$TMP/lhf.gguf" f16
+"$BIN" dump --json --json-array "$TMP/lhf.gguf" >"$TMP/lhf.json" 2>"$TMP/err"
+expect_exit 0 "LlamaHfVocab added text twice: the later id wins" python3 "$LHF" check "$TMP/lhfd" "$TMP/lhf.json"
 # byte-level tokens with byte fallback and a Sequence decoder take the same route
 rm -rf "$TMP/lhf" "$TMP/out.gguf"; python3 "$TINY" "$TMP/lhf" --arch LlamaForCausalLM --break llama-hf
 expect_exit 0 "LlamaHfVocab byte-level tokens: converts" "$BIN" convert --vocab-only "$TMP/lhf" "$TMP/out.gguf" f16

@@ -18,6 +18,8 @@ additional_special_tokens too. KIND breaks one thing:
   no-fallback   model.byte_fallback false (the GPT-2 route then)
   llama3        ignore_merges true, byte_fallback false (GPT-2 route)
   gap           one id of the base vocabulary has no token
+  dup-added     "<tool>" twice in added_tokens, first with an id past all
+                others (the later one wins; converts; a fuzz find)
   dup-id        two texts of the base vocabulary share the last id (a fuzz find)
   decoder-key   an added_tokens_decoder key that is not an id
 
@@ -65,6 +67,8 @@ def make(src, out, seed, brk):
         {"id": n + 1, "content": "<|im_end|>", "special": False},
         {"id": n + 2, "content": SPACE + "user tok", "special": False},
     ]
+    if brk == "dup-added":
+        added.insert(0, {"id": n + 50, "content": "<tool>", "special": False})
     for a in added:
         a.update({"single_word": False, "lstrip": False, "rstrip": False, "normalized": not a["special"]})
     model = {"type": "BPE", "dropout": None, "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
