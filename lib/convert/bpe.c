@@ -2,6 +2,18 @@
  * bpe.c - tokenizer.json's BPE vocabulary, added tokens and merges as GGUF
  * tokenizer keys (bpe.h). tokenizer.json is read whole (cJSON); the tokens
  * are indexed by text and the merges by their pair for the digest's encoder.
+ * Also the SentencePiece-style kind (gguf.LlamaHfVocab), from the same token
+ * index. The reference asks transformers' AutoTokenizer; its answers are taken
+ * here from the JSON files:
+ *  - vocab_size: the number of model.vocab entries;
+ *  - get_added_vocab(): tokenizer.json's added_tokens, then the texts of
+ *    tokenizer_config.json's added_tokens_decoder not among them, with the
+ *    id its key gives (transformers would give a new token the next free id;
+ *    the same when the file's ids are contiguous, as saved tokenizers have);
+ *  - all_special_tokens: bos/eos/unk/sep/pad/cls/mask_token and
+ *    additional_special_tokens of tokenizer_config.json and
+ *    special_tokens_map.json, and the added tokens flagged special; a text no
+ *    token has is skipped (the reference fails on it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +44,7 @@ typedef struct merge {
 typedef struct bpe {
     entry *ents;                /* the model's vocab, then the added tokens */
     size_t n_ents, cap_ents;
+    size_t n_model;             /* the first n_model entries: model.vocab's texts */
     gk_hashmap by_text;         /* text -> last entry with it */
     merge *merges;
     size_t n_merges;
@@ -113,6 +126,7 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
             return bad(err, b, GK_E_CORRUPT, "model.vocab: token '%s' has no valid id", e->string);
         s = put_entry(b, e->string, (int64_t)e->valuedouble, false, err);
     }
+    b->n_model = b->n_ents;
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
     if (added && !cJSON_IsArray(added)) return bad(err, b, GK_E_CORRUPT, "added_tokens is not a list");
     long long i = 0;
@@ -123,6 +137,20 @@ static gk_status load_tokens(bpe *b, const cJSON *tok, gk_error *err) {
             return bad(err, b, GK_E_CORRUPT, "added_tokens[%lld] has no valid id and content", i);
         s = put_entry(b, content->valuestring, (int64_t)id->valuedouble, true, err);
     }
+    return s;
+}
+
+/* Opens dir's tokenizer.json (b->path names it) and tokenizer_config.json
+ * (*tc, or NULL), and indexes the tokens. */
+static gk_status open_tokenizer(bpe *b, const char *dir, cJSON **tok, cJSON **tc, gk_error *err) {
+    size_t plen = strlen(dir) + 32;
+    b->path = malloc(plen);
+    if (b->path == NULL) return nomem(err);
+    snprintf(b->path, plen, "%s/tokenizer.json", dir);
+    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, tok, err);
+    if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, tc, err);
+    if (s == GK_OK && !cJSON_IsObject(*tok)) s = bad(err, b, GK_E_CORRUPT, "not a JSON object");
+    if (s == GK_OK) s = load_tokens(b, *tok, err);
     return s;
 }
 
@@ -239,14 +267,7 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
     char **tokens = NULL;
     int32_t *types = NULL;
     size_t n = 0;
-    size_t plen = strlen(dir) + 32;
-    b.path = malloc(plen);
-    if (b.path == NULL) return nomem(err);
-    snprintf(b.path, plen, "%s/tokenizer.json", dir);
-    gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
-    if (s == GK_OK) s = gk_hf_json_load(dir, "tokenizer_config.json", false, &tc, err);
-    if (s == GK_OK && !cJSON_IsObject(tok)) s = bad(err, &b, GK_E_CORRUPT, "not a JSON object");
-    if (s == GK_OK) s = load_tokens(&b, tok, err);
+    gk_status s = open_tokenizer(&b, dir, &tok, &tc, err);
     if (s == GK_OK) s = load_merges(&b, tok, &merges, err);
     /* the ids: reverse_vocab (the later text wins an id) */
     int64_t max_id = -1;
@@ -375,5 +396,205 @@ gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, i
     free(b.path);
     cJSON_Delete(tok);
     cJSON_Delete(tc);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* gguf.LlamaHfVocab: a SentencePiece-style tokenizer.json                   */
+/* ------------------------------------------------------------------------ */
+
+bool gk_conv_is_llama_hf(const cJSON *tok) {
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(tok, "model");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "decoder"), "type");
+    /* a Llama 3 tokenizer (ignore_merges, no byte fallback) and any other go
+     * the GPT-2 route; byte_fallback true excludes the first already */
+    return cJSON_IsString(type) && strcmp(type->valuestring, "BPE") == 0 && cJSON_IsTrue(fb) &&
+           cJSON_IsString(dec) && strcmp(dec->valuestring, "Sequence") == 0;
+}
+
+/* A special token's text as tokenizer_config.json or special_tokens_map.json
+ * holds it: a string or an object with a "content" string. */
+static const char *token_text(const cJSON *j) {
+    if (cJSON_IsString(j)) return j->valuestring;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "content");
+    return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+/* all_special_tokens: the named special tokens and additional_special_tokens
+ * of a tokenizer_config.json / special_tokens_map.json object, each given to
+ * mark(ctx, text). */
+static void each_special(const cJSON *j, void (*mark)(void *, const char *), void *ctx) {
+    static const char *const names[] = { "bos_token", "eos_token", "unk_token", "sep_token",
+                                         "pad_token", "cls_token", "mask_token" };
+    if (!cJSON_IsObject(j)) return;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *t = token_text(cJSON_GetObjectItemCaseSensitive(j, names[i]));
+        if (t) mark(ctx, t);
+    }
+    const cJSON *more = cJSON_GetObjectItemCaseSensitive(j, "additional_special_tokens");
+    for (const cJSON *e = cJSON_IsArray(more) ? more->child : NULL; e; e = e->next) {
+        const char *t = token_text(e);
+        if (t) mark(ctx, t);
+    }
+}
+
+typedef struct added_tok {
+    const char *text;
+    int64_t id;
+    bool special;
+} added_tok;
+
+typedef struct hf_state {
+    bpe *b;
+    bool *special_id;          /* id -> in all_special_ids (n_all entries) */
+    size_t n_all;
+} hf_state;
+
+static void mark_special(void *ctx, const char *t) {
+    hf_state *h = ctx;
+    int64_t at = find_entry(h->b, t, strlen(t));
+    /* a special token no id has is skipped (the reference fails on it) */
+    if (at >= 0 && (size_t)h->b->ents[at].id < h->n_all) h->special_id[h->b->ents[at].id] = true;
+}
+
+static int cmp_added(const void *x, const void *y) {
+    const added_tok *a = x, *c = y;
+    return a->id < c->id ? -1 : a->id > c->id;
+}
+
+/* get_added_vocab(): tokenizer.json's added_tokens, then those of
+ * tokenizer_config.json's added_tokens_decoder whose text is not among them
+ * (the tokenizer library keeps the first registration of a text); the ones
+ * with an id >= base kept, by id. */
+static gk_status added_vocab(bpe *b, const char *dir, const cJSON *tok, const cJSON *tc, size_t base, added_tok **out,
+                             size_t *n_out, gk_error *err) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tok, "added_tokens");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(tc, "added_tokens_decoder");
+    size_t cap = (size_t)(cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0) + (size_t)(cJSON_IsObject(d) ? cJSON_GetArraySize(d) : 0);
+    added_tok *v = calloc(cap ? cap : 1, sizeof *v);
+    if (v == NULL) return nomem(err);
+    size_t n = 0;
+    for (const cJSON *e = cJSON_IsArray(a) ? a->child : NULL; e; e = e->next) {   /* checked in load_tokens */
+        added_tok t = { cJSON_GetObjectItemCaseSensitive(e, "content")->valuestring,
+                        (int64_t)cJSON_GetObjectItemCaseSensitive(e, "id")->valuedouble,
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "special")) };
+        size_t i = 0;   /* a text twice: the later id wins, as in a dict */
+        while (i < n && strcmp(v[i].text, t.text) != 0) i++;
+        v[i] = t;
+        n += i == n;
+    }
+    for (const cJSON *e = cJSON_IsObject(d) ? d->child : NULL; e; e = e->next) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "content");
+        char *end;
+        long long id = strtoll(e->string, &end, 10);
+        if (!cJSON_IsString(c) || *e->string == '\0' || *end != '\0' || id < 0 || id > 0x7fffffff) {
+            free(v);
+            gk_error_set(err, GK_E_CORRUPT, -1, "added_tokens_decoder['%s'] has no valid id and content", e->string);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+            gk_error_about(err, path);
+            return GK_E_CORRUPT;
+        }
+        bool dup = false;
+        for (size_t i = 0; i < n && !dup; i++) dup = strcmp(v[i].text, c->valuestring) == 0;
+        if (dup) continue;
+        if (put_entry(b, c->valuestring, id, true, err) != GK_OK) {
+            free(v);
+            return GK_E_NOMEM;
+        }
+        v[n++] = (added_tok){ c->valuestring, id, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "special")) };
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((size_t)v[i].id >= base) v[k++] = v[i];
+    qsort(v, k, sizeof *v, cmp_added);
+    *out = v;
+    *n_out = k;
+    return GK_OK;
+}
+
+static bool is_byte_token(const char *t) {
+    static const char hex[] = "0123456789abcdefABCDEF";
+    return strlen(t) == 6 && strncmp(t, "<0x", 3) == 0 && t[5] == '>' && t[3] && strchr(hex, t[3]) && t[4] &&
+           strchr(hex, t[4]);
+}
+
+gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *config, int64_t vocab_size,
+                                 gk_error *err) {
+    enum { TT_BYTE = 6 };
+    bpe b = { 0 };
+    cJSON *tok = NULL, *tc = NULL, *map = NULL;
+    added_tok *added = NULL;
+    size_t n_added = 0, base = 0, n = 0;
+    char **tokens = NULL;
+    float *scores = NULL;
+    int32_t *types = NULL;
+    hf_state h = { &b, NULL, 0 };
+    gk_status s = open_tokenizer(&b, dir, &tok, &tc, err);
+    if (s == GK_OK) s = gk_hf_json_load(dir, "special_tokens_map.json", false, &map, err);
+    /* tokenizer.vocab_size: the model's own vocabulary, without added tokens */
+    if (s == GK_OK) base = b.n_model;   /* (a text twice in the JSON object counts once) */
+    if (s == GK_OK) s = added_vocab(&b, dir, tok, tc, base, &added, &n_added, err);
+    n = base + n_added;
+    if (s == GK_OK && vocab_size >= 0 && n > (size_t)vocab_size) {
+        gk_error_set(err, GK_E_CORRUPT, -1, "the tokenizer has %zu tokens, more than config.json's vocab_size %lld", n,
+                     (long long)vocab_size);
+        gk_error_about(err, b.path);
+        s = GK_E_CORRUPT;
+    }
+    /* reverse_vocab over get_vocab() (the later text of an id wins); the
+     * special ids: all_special_tokens' ids and the added tokens marked special */
+    int64_t max_id = -1;
+    for (size_t i = 0; s == GK_OK && i < b.n_ents; i++)
+        if (b.ents[i].id > max_id) max_id = b.ents[i].id;
+    for (size_t i = 0; s == GK_OK && i < n_added; i++)
+        if (added[i].id > max_id) max_id = added[i].id;
+    h.n_all = (size_t)(max_id + 1);
+    const entry **rev = NULL;
+    if (s == GK_OK) {
+        rev = calloc(h.n_all ? h.n_all : 1, sizeof *rev);
+        h.special_id = calloc(h.n_all ? h.n_all : 1, sizeof *h.special_id);
+        tokens = calloc(n ? n : 1, sizeof *tokens);
+        scores = calloc(n ? n : 1, sizeof *scores);
+        types = calloc(n ? n : 1, sizeof *types);
+        if (rev == NULL || h.special_id == NULL || tokens == NULL || scores == NULL || types == NULL) s = nomem(err);
+    }
+    for (size_t i = 0; s == GK_OK && i < b.n_ents; i++) rev[b.ents[i].id] = &b.ents[i];
+    if (s == GK_OK) {
+        each_special(tc, mark_special, &h);
+        each_special(map, mark_special, &h);
+        for (size_t i = 0; i < n_added; i++)
+            if (added[i].special) h.special_id[added[i].id] = true;
+    }
+    for (size_t i = 0; s == GK_OK && i < base; i++) {
+        if (i >= h.n_all || rev[i] == NULL) {
+            s = bad(err, &b, GK_E_CORRUPT, "model.vocab: no token has id %zu (below its size %zu)", i, base);
+            break;
+        }
+        int32_t t = is_byte_token(rev[i]->text) ? TT_BYTE : h.special_id[i] ? TT_CONTROL : TT_NORMAL;
+        if ((tokens[i] = strdup(rev[i]->text)) == NULL) s = nomem(err);
+        scores[i] = -1000.0f, types[i] = t;
+    }
+    for (size_t i = 0; s == GK_OK && i < n_added; i++) {
+        if ((tokens[base + i] = strdup(added[i].text)) == NULL) s = nomem(err);
+        scores[base + i] = -1000.0f;
+        types[base + i] = h.special_id[added[i].id] ? TT_CONTROL : TT_USER_DEFINED;
+    }
+    free(rev);
+    free(h.special_id);
+    free(added);
+    if (s == GK_OK) s = gk_conv_vocab_llama_put(m, dir, config, tc, tok, tokens, scores, types, n, err);
+    for (size_t i = 0; tokens && i < n; i++) free(tokens[i]);
+    free(tokens);
+    free(scores);
+    free(types);
+    free(b.ents);
+    gk_hashmap_free(&b.by_text);
+    free(b.path);
+    cJSON_Delete(tok);
+    cJSON_Delete(tc);
+    cJSON_Delete(map);
     return s;
 }

@@ -21,4 +21,20 @@
 gk_status gk_conv_vocab_bpe(gk_model *m, const char *dir, const cJSON *config, int64_t vocab_size,
                             const char *vocab_pre, gk_error *err);
 
+/** gk_conv_is_llama_hf() : @return : true when tokenizer.json tok is the
+ *  SentencePiece-style kind gk_conv_vocab_llama_hf() takes (model.type BPE,
+ *  model.byte_fallback true, decoder.type Sequence); a Llama 3 one is not. */
+bool gk_conv_is_llama_hf(const cJSON *tok);
+
+/** gk_conv_vocab_llama_hf() : gguf.LlamaHfVocab: dir's tokenizer.json base
+ *  vocabulary in id order (score -1000; type BYTE for <0xNN>, CONTROL for a
+ *  special id, else NORMAL), then the added tokens with an id at or past it
+ *  (CONTROL when special, else USER_DEFINED), as tokenizer model "llama", pre
+ *  "default", then gguf.SpecialVocab. The transformers semantics are
+ *  approximated from the JSON files (see bpe.c). vocab_size: config.json's or -1.
+ *  @return : GK_OK; GK_E_CORRUPT naming the file (more tokens than vocab_size,
+ *  an id of the base vocabulary no token has, bad ids); GK_E_NOMEM. */
+gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *config, int64_t vocab_size,
+                                 gk_error *err);
+
 #endif

@@ -640,29 +640,15 @@ static gk_status hyperparameters(planner *p, gk_model *m, gk_error *err) {
     return s;
 }
 
-/* LlamaModel.set_vocab's second try, gguf.LlamaHfVocab: a tokenizer.json BPE
- * model with byte fallback and a Sequence decoder is a SentencePiece-style
- * vocabulary (tokenizer.ggml.model "llama"), which is not handled yet; any
- * other goes the GPT-2 BPE route. */
-static gk_status llama_hf_refused(const char *dir, gk_error *err) {
+/* LlamaModel.set_vocab's second try, gguf.LlamaHfVocab: *taken tells whether
+ * dir's tokenizer.json is the SentencePiece-style kind (else GPT-2 BPE). */
+static gk_status llama_hf_kind(const char *dir, bool *taken, gk_error *err) {
     cJSON *tok;
     gk_status s = gk_hf_json_load(dir, "tokenizer.json", true, &tok, err);
     if (s != GK_OK) return s;
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(tok, "model");
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
-    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tok, "decoder"), "type");
-    bool llama_hf = cJSON_IsString(type) && strcmp(type->valuestring, "BPE") == 0 && cJSON_IsTrue(fb) &&
-                    cJSON_IsString(dec) && strcmp(dec->valuestring, "Sequence") == 0;
+    *taken = gk_conv_is_llama_hf(tok);
     cJSON_Delete(tok);
-    if (!llama_hf) return GK_OK;
-    gk_error_set(err, GK_E_UNSUPPORTED, -1,
-                 "model.byte_fallback with a Sequence decoder: a SentencePiece-style tokenizer.json "
-                 "(the reference's LlamaHfVocab) is not supported yet; add its tokenizer.model");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-    gk_error_about(err, path);
-    return GK_E_UNSUPPORTED;
+    return GK_OK;
 }
 
 /* LlamaModel.set_vocab (Qwen2Model.set_vocab: SentencePiece, else GPT-2 BPE). */
@@ -689,11 +675,13 @@ static gk_status vocabulary(planner *p, gk_model *m, gk_error *err) {
             gk_error_about(err, p->dir);
             return GK_E_NOT_FOUND;
         }
-        if (p->arch->llama && (s = llama_hf_refused(p->dir, err)) != GK_OK) return s;
+        bool llama_hf = false;
+        if (p->arch->llama && (s = llama_hf_kind(p->dir, &llama_hf, err)) != GK_OK) return s;
         static const char *const k_size[] = { "vocab_size", NULL };
         const cJSON *vs = hp_find(&p->hp, k_size, NULL);
         int64_t vocab_size = gk_hf_is_int(vs) && vs->valuedouble >= 0 ? (int64_t)vs->valuedouble : -1;
-        s = gk_conv_vocab_bpe(m, p->dir, p->hp.root, vocab_size, p->o->vocab_pre, err);
+        if (llama_hf) s = gk_conv_vocab_llama_hf(m, p->dir, p->hp.root, vocab_size, err);
+        else s = gk_conv_vocab_bpe(m, p->dir, p->hp.root, vocab_size, p->o->vocab_pre, err);
     } else {
         static const char *const k_vocab[] = { "vocab_size_per_layer_input", "vocab_size", NULL };
         const cJSON *vs = hp_find(&p->hp, k_vocab, NULL);

@@ -577,6 +577,15 @@ gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *con
     return s;
 }
 
+gk_status gk_conv_vocab_llama_put(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
+                                  const cJSON *tokenizer, char **tokens, float *scores, int32_t *types, size_t n,
+                                  gk_error *err) {
+    vocab v = { tokens, scores, types, n };
+    gk_status s = put_arrays(m, &v, err);
+    if (s == GK_OK) s = special_vocab(m, dir, config, tc, n, false, NULL, tokenizer, err);
+    return s;
+}
+
 gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
                                 const cJSON *tokenizer, const gk_value *merges, gk_error *err) {
     return special_vocab(m, dir, config, tc, SIZE_MAX, false, merges, tokenizer, err);

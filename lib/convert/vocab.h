@@ -37,6 +37,14 @@ gk_status gk_conv_vocab_codellama(gk_model *m, const char *dir, const cJSON *con
 gk_status gk_conv_vocab_special(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
                                 const cJSON *tokenizer, const gk_value *merges, gk_error *err);
 
+/** gk_conv_vocab_llama_put() : writes n tokens, scores and types (borrowed,
+ *  not freed) as a "llama" vocabulary with pre "default", then
+ *  gguf.SpecialVocab(dir, n_vocab=n) over tc and the parsed tokenizer.json.
+ *  @return : as above. */
+gk_status gk_conv_vocab_llama_put(gk_model *m, const char *dir, const cJSON *config, const cJSON *tc,
+                                  const cJSON *tokenizer, char **tokens, float *scores, int32_t *types, size_t n,
+                                  gk_error *err);
+
 /** gk_conv_looks_special() : @return : true when token t looks like a control
  *  token (the reference's does_token_look_special). */
 bool gk_conv_looks_special(const char *t);

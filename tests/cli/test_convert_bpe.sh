@@ -16,8 +16,11 @@
 # a model that is not BPE, merges naming unknown tokens or of a bad form or of
 # mixed forms, bad token ids, a tokenizer larger than vocab_size, a
 # pre-tokenizer that cannot be identified (the message names --vocab-pre),
-# bytes that are not UTF-8, a
-# SentencePiece-style tokenizer.json for Llama, no tokenizer at all.
+# bytes that are not UTF-8, no tokenizer at all.
+# Llama with a SentencePiece-style tokenizer.json (tests/convert/llamahf_gen.py):
+# seeded folders checked key by key against the reference's LlamaHfVocab rules;
+# refusals (larger than vocab_size, an id without a token, a bad
+# added_tokens_decoder key); without byte fallback the GPT-2 route.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -129,10 +132,49 @@ rm -rf "$TMP/big" "$TMP/out.gguf"; python3 "$TINY" "$TMP/big" --vocab-size 200
 expect_exit 1 "tokenizer larger than vocab_size: exit 1" "$BIN" convert --vocab-only --vocab-pre gpt-2 "$TMP/big" "$TMP/out.gguf" f16
 expect_egrep "larger than vocab_size: message" "$TMP/err" "big/tokenizer.json.*token id 264 is not below .* vocab_size"
 expect_absent "larger than vocab_size: no output" "$TMP/out.gguf"
-# Llama with a SentencePiece-style tokenizer.json (the reference's LlamaHfVocab)
-rm -rf "$TMP/lhf"; python3 "$TINY" "$TMP/lhf" --arch LlamaForCausalLM --break llama-hf
-expect_exit 1 "LlamaHfVocab tokenizer: exit 1" "$BIN" convert --vocab-only "$TMP/lhf" "$TMP/out.gguf" f16
-expect_egrep "LlamaHfVocab tokenizer: message" "$TMP/err" "lhf/tokenizer.json.*byte_fallback"
-expect_absent "LlamaHfVocab tokenizer: no output" "$TMP/out.gguf"
+# Llama with a SentencePiece-style tokenizer.json (the reference's LlamaHfVocab):
+# seeded folders from llama-gqa without tokenizer.model, every tokenizer.* key
+# checked against the reference's rules (tests/convert/llamahf_gen.py)
+LHF=$HERE/../convert/llamahf_gen.py
+for seed in 1 2 3; do
+    rm -rf "$TMP/lhf$seed" "$TMP/lhf.gguf"
+    python3 "$LHF" make "$C/llama-gqa" "$TMP/lhf$seed" --seed "$seed"
+    expect_exit 0 "LlamaHfVocab seed $seed: converts" "$BIN" convert --vocab-only "$TMP/lhf$seed" "$TMP/lhf.gguf" f16
+    "$BIN" dump --json --json-array "$TMP/lhf.gguf" >"$TMP/lhf.json" 2>"$TMP/err"
+    expect_exit 0 "LlamaHfVocab seed $seed: tokenizer keys as the reference's rules give" python3 "$LHF" check "$TMP/lhf$seed" "$TMP/lhf.json"
+done
+# an added text twice, the first with an id past every other (a fuzz find)
+rm -rf "$TMP/lhfd" "$TMP/lhf.gguf"
+python3 "$LHF" make "$C/llama-gqa" "$TMP/lhfd" --break dup-added
+expect_exit 0 "LlamaHfVocab added text twice: converts" "$BIN" convert --vocab-only "$TMP/lhfd" "$TMP/lhf.gguf" f16
+"$BIN" dump --json --json-array "$TMP/lhf.gguf" >"$TMP/lhf.json" 2>"$TMP/err"
+expect_exit 0 "LlamaHfVocab added text twice: the later id wins" python3 "$LHF" check "$TMP/lhfd" "$TMP/lhf.json"
+# byte-level tokens with byte fallback and a Sequence decoder take the same route
+rm -rf "$TMP/lhf" "$TMP/out.gguf"; python3 "$TINY" "$TMP/lhf" --arch LlamaForCausalLM --break llama-hf
+expect_exit 0 "LlamaHfVocab byte-level tokens: converts" "$BIN" convert --vocab-only "$TMP/lhf" "$TMP/out.gguf" f16
+# model_is FILE NAME: FILE's tokenizer.ggml.model is NAME
+model_is() {
+    "$BIN" dump --json "$1" | python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["metadata"]["tokenizer.ggml.model"]["value"] != sys.argv[1])' "$2"
+}
+expect_exit 0 "LlamaHfVocab byte-level tokens: model llama" model_is "$TMP/out.gguf" llama
+# lhf_refuse NAME KIND TEXT: a broken folder, exit 1, TEXT in the message, no output
+lhf_refuse() {
+    rm -rf "$TMP/lbad" "$TMP/out.gguf"
+    python3 "$LHF" make "$C/llama-gqa" "$TMP/lbad" --break "$2"
+    expect_exit 1 "LlamaHfVocab $1: exit 1" "$BIN" convert --vocab-only "$TMP/lbad" "$TMP/out.gguf" f16
+    expect_egrep "LlamaHfVocab $1: message" "$TMP/err" "$3"
+    expect_absent "LlamaHfVocab $1: no output" "$TMP/out.gguf"
+}
+lhf_refuse "larger than vocab_size" small "lbad/tokenizer.json: the tokenizer has [0-9]+ tokens, more than config.json's vocab_size"
+lhf_refuse "an id without a token" gap "lbad/tokenizer.json: model.vocab: no token has id"
+lhf_refuse "two tokens of one id (a fuzz find)" dup-id "lbad/tokenizer.json: model.vocab: no token has id"
+lhf_refuse "bad added_tokens_decoder key" decoder-key "lbad/tokenizer_config.json: added_tokens_decoder\\['x1'\\]"
+# without byte fallback (Llama 3 style or not) it is the GPT-2 route: a
+# Metaspace pre-tokenizer is not identified there, and with --vocab-pre it converts as gpt2
+for k in no-fallback llama3; do
+    lhf_refuse "$k (GPT-2 route)" "$k" "lbad/tokenizer.json: the pre-tokenizer cannot be identified.*--vocab-pre"
+    expect_exit 0 "LlamaHfVocab $k with --vocab-pre: converts" "$BIN" convert --vocab-only --vocab-pre default "$TMP/lbad" "$TMP/out.gguf" f16
+    expect_exit 0 "LlamaHfVocab $k with --vocab-pre: model gpt2" model_is "$TMP/out.gguf" gpt2
+done
 
 finish
