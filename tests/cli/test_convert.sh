@@ -70,6 +70,18 @@ for name in llama-gqa mixtral; do
     done
 done
 
+# The issue's own form of it: the same bytes as `quantize` of the reference
+# converter's lossless output in the checkpoint's dtype (bf16, f32, f16).
+for pair in llama-gqa:bf16 llama-shards:f32 mistral-l3:bf16 mixtral:f16; do
+    name=${pair%%:*} lossless=${pair#*:}
+    for t in Q4_K_M Q5_K_S; do
+        expect_exit 0 "convert $name $t" "$BIN" convert "$G/$name" "$TMP/c.gguf" "$t"
+        expect_exit 0 "quantize reference $name-$lossless $t" "$BIN" quantize "$G/$name-$lossless.gguf" "$TMP/q.gguf" "$t"
+        expect_same_file "convert $name $t = quantize of the reference's $lossless output" "$TMP/c.gguf" "$TMP/q.gguf"
+        rm -f "$TMP/c.gguf" "$TMP/q.gguf"
+    done
+done
+
 # A fresh writable copy of golden folder $1 at $TMP/$2.
 copy() { rm -rf "${TMP:?}/$2"; mkdir -p "$(dirname "$TMP/$2")"; cp -r "$G/$1" "$TMP/$2"; chmod -R u+w "$TMP/$2"; }
 # refuse NAME DIR TEXT...: convert DIR fails with status 1, stderr holding each
