@@ -4,8 +4,10 @@
  * A source delivers its decompressed bytes in order. gk_source_read() skips
  * forward by decompressing into scratch space, and restarts from the beginning
  * when asked for bytes behind its position. Sizes come from the container when
- * it records them (zstd frame header, archive entry), otherwise from one full
- * pass, so the reader can check counts against the bytes that remain.
+ * it records them (the sum of the zstd frames' recorded sizes, found by walking
+ * frame and block headers locally or over HTTP; an archive entry), otherwise
+ * from one full pass, so the reader can check counts against the bytes that
+ * remain.
  */
 #include <errno.h>
 #include <fcntl.h>
