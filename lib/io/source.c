@@ -157,17 +157,40 @@ static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
     return true;
 }
 
-/* Reads exactly len bytes at off of a compressed file: a local file or a URL. */
+/* A compressed file being walked: a local file, or a URL read through buf in
+ * large ranged reads (a frame's block headers lie at most 128 KiB apart, so
+ * small reads would each cost a request). */
+#define WALK_READ ((size_t)16 << 20)
 typedef struct {
     int fd;
     gk_http *http;
+    uint64_t size;
+    uint8_t *buf;              /* URL: WALK_READ bytes, holding [buf_off, buf_off + buf_len) */
+    uint64_t buf_off;
+    size_t buf_len;
 } raw_file;
 
-static gk_status raw_read(const raw_file *f, void *buf, size_t len, uint64_t off, gk_error *err) {
-    size_t got;
-    if (f->http) return gk_http_read_some(f->http, off, buf, len, len, &got, err);
-    if (pread_all(f->fd, buf, len, off)) return GK_OK;
-    return gk_error_set(err, GK_E_IO, (int64_t)off, "read failed at compressed byte %llu", (unsigned long long)off);
+/* Reads exactly len bytes (at most 32) at off of f. */
+static gk_status raw_read(raw_file *f, void *buf, size_t len, uint64_t off, gk_error *err) {
+    if (f->http == NULL) {
+        if (pread_all(f->fd, buf, len, off)) return GK_OK;
+        return gk_error_set(err, GK_E_IO, (int64_t)off, "read failed at compressed byte %llu", (unsigned long long)off);
+    }
+    if (off < f->buf_off || off + len > f->buf_off + f->buf_len) {
+        if (f->buf == NULL && (f->buf = malloc(WALK_READ)) == NULL)
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        size_t want = f->size - off < WALK_READ ? (size_t)(f->size - off) : WALK_READ;
+        f->buf_len = 0;
+        /* The first read takes what the open's request brought (the frame
+         * header may say to stop there); later ones fetch want in one request. */
+        bool first = f->buf_len == 0 && f->buf_off == 0;
+        gk_status st = gk_http_read_some(f->http, off, f->buf, want, first && len < want ? len : want, &f->buf_len, err);
+        if (st != GK_OK) return st;
+        f->buf_off = off;
+        if (f->buf_len < len) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off, "data ends early");
+    }
+    memcpy(buf, f->buf + (off - f->buf_off), len);
+    return GK_OK;
 }
 
 /* True when the n bytes at h open a zstd file: a zstd frame, or a skippable
@@ -181,8 +204,8 @@ static bool zstd_opening(const uint8_t *h, size_t n) {
  * UINT64_MAX when one does not record it (with stop_unknown, the walk ends
  * there: the caller counts the bytes another way). @return : GK_OK,
  * GK_E_TRUNCATED (the file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
-static gk_status walk_frames(const raw_file *f, uint64_t size, bool stop_unknown, uint64_t *content, gk_error *err) {
-    uint64_t at = 0;
+static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, gk_error *err) {
+    uint64_t at = 0, size = f->size;
     *content = 0;
     while (at < size) {
         uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
@@ -454,9 +477,10 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         uint64_t content = UINT64_MAX;
         gk_error walk_err;
         struct stat sb;
-        raw_file f = { s->fd, NULL };
-        gk_status walked = fstat(s->fd, &sb) != 0 ? gk_error_set(&walk_err, GK_E_IO, -1, "cannot stat: %s", strerror(errno))
-                                                 : walk_frames(&f, (uint64_t)sb.st_size, false, &content, &walk_err);
+        raw_file f = { .fd = s->fd };
+        gk_status walked = GK_E_IO;
+        if (fstat(s->fd, &sb) != 0) gk_error_set(&walk_err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, &content, &walk_err);
         if (pread(s->fd, head, 4, 0) == 4 && !zstd_opening(head, 4))
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
         else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
@@ -543,9 +567,10 @@ gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     if (opened != GK_OK) return opened;
     uint64_t content;
     struct stat sb;
-    raw_file f = { fd, NULL };
-    gk_status st = fstat(fd, &sb) != 0 ? gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno))
-                                       : walk_frames(&f, (uint64_t)sb.st_size, false, &content, err);
+    raw_file f = { .fd = fd };
+    gk_status st = GK_E_IO;
+    if (fstat(fd, &sb) != 0) gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, &content, err);
     close(fd);
     return st;
 }
@@ -646,13 +671,14 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
          * size. The first frame's alone cannot be trusted (a file of several
          * frames is no different at its start), and where it ends is known
          * only from its block headers: the walk reads the compressed file once
-         * (2 MB ranged reads, nothing decompressed). A frame that records no
+         * (16 MiB ranged reads, nothing decompressed). A frame that records no
          * size (pzstd's) ends the walk at once, and one full pass counts the
          * bytes instead. A file within the first request costs nothing more. */
         uint64_t content = UINT64_MAX;
         gk_error walk_err;
-        raw_file f = { -1, h };
-        gk_status walked = walk_frames(&f, remote_size, true, &content, &walk_err);
+        raw_file f = { .fd = -1, .http = h, .size = remote_size };
+        gk_status walked = walk_frames(&f, true, &content, &walk_err);
+        free(f.buf);
         if (walked == GK_E_IO || walked == GK_E_NOT_FOUND)
             st = (*err = walk_err).code;
         else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
