@@ -4,8 +4,10 @@
  * A source delivers its decompressed bytes in order. gk_source_read() skips
  * forward by decompressing into scratch space, and restarts from the beginning
  * when asked for bytes behind its position. Sizes come from the container when
- * it records them (zstd frame header, archive entry), otherwise from one full
- * pass, so the reader can check counts against the bytes that remain.
+ * it records them (the sum of the zstd frames' recorded sizes, found by walking
+ * frame and block headers locally or over HTTP; an archive entry), otherwise
+ * from one full pass, so the reader can check counts against the bytes that
+ * remain.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,19 +157,61 @@ static bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
     return true;
 }
 
-/* Walks the frames of the zstd file fd by their headers (nothing decompressed):
- * *content gets the sum of the frames' recorded sizes, or UINT64_MAX when one
- * does not record it. @return : GK_OK, GK_E_TRUNCATED (the file ends inside a
- * frame), GK_E_CORRUPT, GK_E_IO. */
-static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) return gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-    uint64_t size = (uint64_t)sb.st_size, at = 0;
+/* A compressed file being walked: a local file, or a URL read through buf in
+ * large ranged reads (a frame's block headers lie at most 128 KiB apart, so
+ * small reads would each cost a request). */
+#define WALK_READ ((size_t)16 << 20)
+typedef struct {
+    int fd;
+    gk_http *http;
+    uint64_t size;
+    uint8_t *buf;              /* URL: WALK_READ bytes, holding [buf_off, buf_off + buf_len) */
+    uint64_t buf_off;
+    size_t buf_len;
+} raw_file;
+
+/* Reads exactly len bytes (at most 32) at off of f. */
+static gk_status raw_read(raw_file *f, void *buf, size_t len, uint64_t off, gk_error *err) {
+    if (f->http == NULL) {
+        if (pread_all(f->fd, buf, len, off)) return GK_OK;
+        return gk_error_set(err, GK_E_IO, (int64_t)off, "read failed at compressed byte %llu", (unsigned long long)off);
+    }
+    if (off < f->buf_off || off + len > f->buf_off + f->buf_len) {
+        if (f->buf == NULL && (f->buf = malloc(WALK_READ)) == NULL)
+            return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
+        size_t want = f->size - off < WALK_READ ? (size_t)(f->size - off) : WALK_READ;
+        f->buf_len = 0;
+        /* The first read takes what the open's request brought (the frame
+         * header may say to stop there); later ones fetch want in one request. */
+        bool first = f->buf_len == 0 && f->buf_off == 0;
+        gk_status st = gk_http_read_some(f->http, off, f->buf, want, first && len < want ? len : want, &f->buf_len, err);
+        if (st != GK_OK) return st;
+        f->buf_off = off;
+        if (f->buf_len < len) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)off, "data ends early");
+    }
+    memcpy(buf, f->buf + (off - f->buf_off), len);
+    return GK_OK;
+}
+
+/* True when the n bytes at h open a zstd file: a zstd frame, or a skippable
+ * frame (pzstd puts one before each frame, holding its compressed size). */
+static bool zstd_opening(const uint8_t *h, size_t n) {
+    return n >= 4 && (memcmp(h, zstd_magic, 4) == 0 || (gk_load_le32(h) & 0xFFFFFFF0u) == 0x184D2A50u);
+}
+
+/* Walks the frames of the zstd file f of size bytes by their headers (nothing
+ * decompressed): *content gets the sum of the frames' recorded sizes, or
+ * UINT64_MAX when one does not record it (with stop_unknown, the walk ends
+ * there: the caller counts the bytes another way). @return : GK_OK,
+ * GK_E_TRUNCATED (the file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
+static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, gk_error *err) {
+    uint64_t at = 0, size = f->size;
     *content = 0;
     while (at < size) {
         uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
         size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
-        if (!pread_all(fd, head, n, at)) return gk_error_set(err, GK_E_IO, (int64_t)at, "read failed");
+        gk_status rs = raw_read(f, head, n, at, err);
+        if (rs != GK_OK) return rs;
         uint32_t magic = gk_load_le32(head);
         if (n >= 8 && (magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* a skippable frame: magic, size, bytes */
             at += 8 + gk_load_le32(head + 4);
@@ -178,15 +222,19 @@ static gk_status walk_frames(int fd, uint64_t *content, gk_error *err) {
         if (ZSTD_isError(hs)) return gk_error_set(err, GK_E_CORRUPT, -1, "zstd: not a zstd frame at compressed byte %llu",
                                                   (unsigned long long)at);
         if (hs > 0) break;   /* the file ends inside a frame header */
-        if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN || *content == UINT64_MAX) *content = UINT64_MAX;
-        else *content += fh.frameContentSize;
+        if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN || *content == UINT64_MAX) {
+            *content = UINT64_MAX;
+            if (stop_unknown) return GK_OK;
+        } else *content += fh.frameContentSize;
         at += fh.headerSize;
         for (bool last = false; !last && at < size;) {   /* block headers: 3 bytes each */
             uint8_t b[3];
-            if (!pread_all(fd, b, 3, at)) {
+            if (at + 3 > size) {
                 at = size + 1;
                 break;
             }
+            gk_status rb = raw_read(f, b, 3, at, err);
+            if (rb != GK_OK) return rb;
             uint32_t bh = gk_load_le24(b);
             unsigned type = (bh >> 1) & 3;
             last = bh & 1;
@@ -428,8 +476,12 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         uint8_t head[4];
         uint64_t content = UINT64_MAX;
         gk_error walk_err;
-        gk_status walked = walk_frames(s->fd, &content, &walk_err);
-        if (pread(s->fd, head, 4, 0) == 4 && memcmp(head, zstd_magic, 4) != 0)
+        struct stat sb;
+        raw_file f = { .fd = s->fd };
+        gk_status walked = GK_E_IO;
+        if (fstat(s->fd, &sb) != 0) gk_error_set(&walk_err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, &content, &walk_err);
+        if (pread(s->fd, head, 4, 0) == 4 && !zstd_opening(head, 4))
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
         else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
             /* a cut file keeps its record: GK_OPEN_MEASURE or gk_source_check_whole finds the rest */
@@ -514,7 +566,11 @@ gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     gk_status opened = input_open(path, &fd, err);
     if (opened != GK_OK) return opened;
     uint64_t content;
-    gk_status st = walk_frames(fd, &content, err);
+    struct stat sb;
+    raw_file f = { .fd = fd };
+    gk_status st = GK_E_IO;
+    if (fstat(fd, &sb) != 0) gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
+    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, &content, err);
     close(fd);
     return st;
 }
@@ -535,7 +591,7 @@ gk_source_kind gk_source_sniff_magic(const char *path, gk_source_magic *magic) {
         *magic = GK_MAGIC_GGUF;
         return GK_SOURCE_PLAIN;
     }
-    if (memcmp(h, zstd_magic, 4) == 0) {
+    if (zstd_opening(h, (size_t)n)) {
         *magic = GK_MAGIC_ZSTD;
         /* A zstd stream of a GGUF file, or a .tar.zst: look at what it holds. */
         uint8_t first[4];
@@ -600,7 +656,7 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
     uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
     size_t got = 0;
     st = gk_http_read_some(h, 0, head, sizeof head, 0, &got, err);
-    bool zstd = st == GK_OK && got >= 4 && memcmp(head, zstd_magic, 4) == 0;
+    bool zstd = st == GK_OK && zstd_opening(head, got);
     gk_source *s = st == GK_OK ? source_new(zstd ? GK_SOURCE_ZSTD : GK_SOURCE_HTTP, url, NULL) : NULL;
     if (st == GK_OK && s == NULL) st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     if (st != GK_OK) {
@@ -611,12 +667,24 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
     if (!zstd) {
         *size = s->recorded = remote_size;
     } else if ((st = zstd_start(s, err)) == GK_OK) {
-        /* One frame's recorded size (several frames: their sum cannot be
-         * known without walking every block, so a full pass counts them). */
-        unsigned long long content = ZSTD_getFrameContentSize(head, got);
-        if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR)
+        /* As for a local file, the size is the sum of every frame's recorded
+         * size. The first frame's alone cannot be trusted (a file of several
+         * frames is no different at its start), and where it ends is known
+         * only from its block headers: the walk reads the compressed file once
+         * (16 MiB ranged reads, nothing decompressed). A frame that records no
+         * size (pzstd's) ends the walk at once, and one full pass counts the
+         * bytes instead. A file within the first request costs nothing more. */
+        uint64_t content = UINT64_MAX;
+        gk_error walk_err;
+        raw_file f = { .fd = -1, .http = h, .size = remote_size };
+        gk_status walked = walk_frames(&f, true, &content, &walk_err);
+        free(f.buf);
+        if (walked == GK_E_IO || walked == GK_E_NOT_FOUND)
+            st = (*err = walk_err).code;
+        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
             *size = s->recorded = content;
-        else
+            s->cut_seen = walked == GK_E_TRUNCATED;
+        } else
             st = measure(s, size, err);
     }
     if (st != GK_OK) {

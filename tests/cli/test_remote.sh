@@ -110,6 +110,39 @@ if [[ -f $WWW/syn1-f32.gguf.zst ]]; then
 else
     skip "no zstd command: .gguf.zst over HTTP"
 fi
+# .gguf.zst of several frames: pzstd's (a skippable frame holding the compressed
+# size before each frame, which records no content size) and two `zstd` files
+# joined with cat (each frame records its size). Over HTTP they read as the local
+# file: sized by walking the frame and block headers (or, pzstd's, by one full
+# pass), not by the first frame's size. Fetching stays within two passes over
+# the compressed bytes (the sizing one, the reading one).
+if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
+    "$BIN" synth --layers 4 "$TMP/mf.gguf" >/dev/null 2>&1
+    pzstd -q -p2 "$TMP/mf.gguf" -o "$WWW/mf-pz.gguf.zst"
+    half=$(( $(stat -c %s "$TMP/mf.gguf") / 2 ))
+    head -c "$half" "$TMP/mf.gguf" >"$TMP/mf.a"
+    tail -c +$((half + 1)) "$TMP/mf.gguf" >"$TMP/mf.b"
+    zstd -q "$TMP/mf.a" -o "$TMP/mf.a.zst" && zstd -q "$TMP/mf.b" -o "$TMP/mf.b.zst"
+    cat "$TMP/mf.a.zst" "$TMP/mf.b.zst" >"$WWW/mf-cat.gguf.zst"
+    for f in mf-pz.gguf.zst mf-cat.gguf.zst; do
+        remote_same "dump --json of a multi-frame $f" "$U/$f" "$f" dump --json --json-array
+        remote_same "hash of a multi-frame $f" "$U/$f" "$f" hash --all
+        remote_same "verify --data of a multi-frame $f" "$U/$f" "$f" verify --data
+        csize=$(stat -c %s "$WWW/$f")
+        for c in info hash; do
+            "$BIN" $c --stats "$U/$f" >/dev/null 2>"$TMP/err"
+            read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+            # at most two passes over the compressed file and one more 2 MB header chunk
+            if [[ -n ${req:-} ]] && (( req <= 12 && bytes <= 2 * csize + 2000000 )); then
+                ok "$c $f: $req requests, $bytes bytes for $csize compressed (at most 12, 2x + 2 MB)"
+            else
+                bad "$c $f: ${req:-?} requests, ${bytes:-?} bytes for $csize compressed: $(head -c 300 "$TMP/err")"
+            fi
+        done
+    done
+else
+    skip "no pzstd/zstd command: multi-frame .gguf.zst over HTTP"
+fi
 # A model larger than the growing windows (1 + 2 + 4 + 8 + 16 MiB): the data
 # streams in 16 MiB requests with the next one read ahead.
 "$BIN" synth --layers 30 "$WWW/big.gguf" >/dev/null 2>&1
