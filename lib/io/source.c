@@ -465,6 +465,25 @@ static gk_source *source_new(gk_source_kind kind, const char *path, const char *
     return s;
 }
 
+/* The size of a zstd source from walk_frames' result: the frames' recorded sum
+ * (a cut file keeps its record: GK_OPEN_MEASURE or gk_source_check_whole finds
+ * the rest), else one full pass counts the bytes. */
+static gk_status size_from_walk(gk_source *s, gk_status walked, uint64_t content, uint64_t *size, gk_error *err) {
+    if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
+        *size = s->recorded = content;
+        s->cut_seen = walked == GK_E_TRUNCATED;
+        return GK_OK;
+    }
+    return measure(s, size, err);
+}
+
+/* Hands out s when st is GK_OK, else closes it. @return : st. */
+static gk_status open_done(gk_source *s, gk_status st, gk_source **out) {
+    if (st != GK_OK) gk_source_close(s);
+    else *out = s;
+    return st;
+}
+
 gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size, gk_error *err) {
     *out = NULL;
     gk_source *s = source_new(GK_SOURCE_ZSTD, path, NULL);
@@ -483,19 +502,10 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, &content, &walk_err);
         if (pread(s->fd, head, 4, 0) == 4 && !zstd_opening(head, 4))
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
-        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
-            /* a cut file keeps its record: GK_OPEN_MEASURE or gk_source_check_whole finds the rest */
-            *size = s->recorded = content;
-            s->cut_seen = walked == GK_E_TRUNCATED;
-        } else
-            st = measure(s, size, err);
+        else
+            st = size_from_walk(s, walked, content, size, err);
     }
-    if (st != GK_OK) {
-        gk_source_close(s);
-        return st;
-    }
-    *out = s;
-    return GK_OK;
+    return open_done(s, st, out);
 }
 
 gk_status gk_source_open_member(const char *path, const char *member, gk_source **out,
@@ -510,12 +520,7 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
     gk_status st = archive_seek_member(s, &recorded, err);
     if (st == GK_OK && recorded >= 0) *size = s->recorded = (uint64_t)recorded;
     else if (st == GK_OK) st = measure(s, size, err);
-    if (st != GK_OK) {
-        gk_source_close(s);
-        return st;
-    }
-    *out = s;
-    return GK_OK;
+    return open_done(s, st, out);
 }
 
 void gk_source_close(gk_source *s) {
@@ -681,16 +686,8 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
         free(f.buf);
         if (walked == GK_E_IO || walked == GK_E_NOT_FOUND)
             st = (*err = walk_err).code;
-        else if ((walked == GK_OK || walked == GK_E_TRUNCATED) && content != UINT64_MAX) {
-            *size = s->recorded = content;
-            s->cut_seen = walked == GK_E_TRUNCATED;
-        } else
-            st = measure(s, size, err);
+        else
+            st = size_from_walk(s, walked, content, size, err);
     }
-    if (st != GK_OK) {
-        gk_source_close(s);
-        return st;
-    }
-    *out = s;
-    return GK_OK;
+    return open_done(s, st, out);
 }
