@@ -58,15 +58,21 @@ for th in 1 3; do
     expect_same_file "mixtral q8_0 at $th threads" "$TMP/m$th.gguf" "$G/mixtral-q8_0.gguf"
 done
 
+# convert_is_quantize NAME TYPE BASE WHAT : convert of golden checkpoint NAME to
+# TYPE gives the same bytes as `quantize` of the GGUF file BASE (described as WHAT).
+convert_is_quantize() {
+    expect_exit 0 "convert $1 $2" "$BIN" convert "$G/$1" "$TMP/c.gguf" "$2"
+    expect_exit 0 "quantize $4 $2" "$BIN" quantize "$3" "$TMP/q.gguf" "$2"
+    expect_same_file "convert $1 $2 = quantize of $4" "$TMP/c.gguf" "$TMP/q.gguf"
+    rm -f "$TMP/c.gguf" "$TMP/q.gguf"
+}
+
 # Other types: the f32 conversion quantized on the way out, the same bytes as
 # `quantize` of the f32 output (llama-quantize's parity is cli_quantize's).
 for name in llama-gqa mixtral; do
     expect_exit 0 "$name f32 for quantize" "$BIN" convert "$G/$name" "$TMP/$name-f32.gguf" f32
     for t in Q4_K_M IQ4_XS Q6_K; do
-        expect_exit 0 "convert $name $t" "$BIN" convert "$G/$name" "$TMP/c.gguf" "$t"
-        expect_exit 0 "quantize $name f32 $t" "$BIN" quantize "$TMP/$name-f32.gguf" "$TMP/q.gguf" "$t"
-        expect_same_file "convert $name $t = quantize of the f32 conversion" "$TMP/c.gguf" "$TMP/q.gguf"
-        rm -f "$TMP/c.gguf" "$TMP/q.gguf"
+        convert_is_quantize "$name" "$t" "$TMP/$name-f32.gguf" "the f32 conversion of $name"
     done
 done
 
@@ -75,10 +81,7 @@ done
 for pair in llama-gqa:bf16 llama-shards:f32 mistral-l3:bf16 mixtral:f16; do
     name=${pair%%:*} lossless=${pair#*:}
     for t in Q4_K_M Q5_K_S; do
-        expect_exit 0 "convert $name $t" "$BIN" convert "$G/$name" "$TMP/c.gguf" "$t"
-        expect_exit 0 "quantize reference $name-$lossless $t" "$BIN" quantize "$G/$name-$lossless.gguf" "$TMP/q.gguf" "$t"
-        expect_same_file "convert $name $t = quantize of the reference's $lossless output" "$TMP/c.gguf" "$TMP/q.gguf"
-        rm -f "$TMP/c.gguf" "$TMP/q.gguf"
+        convert_is_quantize "$name" "$t" "$G/$name-$lossless.gguf" "the reference's $name-$lossless"
     done
 done
 
