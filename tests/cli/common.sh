@@ -22,6 +22,9 @@
 #
 # Set before sourcing (all optional):
 #   GK_TMP_BASE      the folder $TMP is made in (default ${TMPDIR:-/tmp})
+#   GK_TMP_RAM=1     without GK_TMP_BASE: make $TMP in /dev/shm when it has 2 GB
+#                    free (for the kill tests: a kill does not care about the
+#                    disk, and fsync on a RAM folder costs nothing)
 #   GK_TMP_TEMPLATE  mktemp's template for $TMP's name (default tmp.XXXXXXXXXX)
 # Define (optional, before or after sourcing): test_cleanup, a function run at
 # exit before $TMP is removed (unmounts, chattr -i, ...).
@@ -70,6 +73,10 @@ GOLDEN=${GGUFKIT_GOLDEN:-$HERE/../../../shared/golden}
 DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}
 export GGUFKIT_NO_PROGRESS=1
 
+if [ -z "${GK_TMP_BASE:-}" ] && [ "${GK_TMP_RAM:-0}" = 1 ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
+   [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt 2000000 ]; then
+  GK_TMP_BASE=/dev/shm
+fi
 TMP=$(mktemp -d "${GK_TMP_BASE:-${TMPDIR:-/tmp}}/${GK_TMP_TEMPLATE:-tmp.XXXXXXXXXX}") ||
     { echo "1..0 # SKIP cannot make a temporary folder"; exit 1; }
 

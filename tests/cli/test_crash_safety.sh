@@ -34,7 +34,8 @@
 # for synth, written its first bytes) must leave no temporary file and no
 # destination.
 # GK_CRASH_KILLS overrides the kills per subcommand (default 50), GK_CRASH_DIR
-# the folder the files go to (default /dev/shm when it has 2 GB free, else TMPDIR).
+# the folder the files go to (default /dev/shm when it has 2 GB free, else
+# TMPDIR: common.sh's GK_TMP_RAM).
 set -u
 SHIM=${2:-}
 [ -n "$SHIM" ] && [ -f "$SHIM" ] || { echo "SKIPPED: crash-safety tests (no fault shim given: the kills land through it)"; exit 77; }
@@ -42,12 +43,7 @@ SHIM=$(realpath "$SHIM")
 KILLS=${GK_CRASH_KILLS:-50}
 # A RAM-backed folder when there is one (a kill does not care about the disk;
 # fsync there is free, so the runs are short): GK_CRASH_DIR overrides.
-BASE=${GK_CRASH_DIR:-}
-if [ -z "$BASE" ]; then
-  BASE=${TMPDIR:-/tmp}
-  [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt 2000000 ] && BASE=/dev/shm
-fi
-GK_TMP_BASE=$BASE GK_TMP_TEMPLATE=gk-crash.XXXXXX
+GK_TMP_BASE=${GK_CRASH_DIR:-} GK_TMP_RAM=1 GK_TMP_TEMPLATE=gk-crash.XXXXXX
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"   # $TMP/out is a folder here: expect_exit and run are not used
