@@ -5,9 +5,10 @@
  * forward by decompressing into scratch space, and restarts from the beginning
  * when asked for bytes behind its position. Sizes come from the container when
  * it records them (the sum of the zstd frames' recorded sizes, found by walking
- * frame and block headers locally or over HTTP; an archive entry), otherwise
- * from one full pass, so the reader can check counts against the bytes that
- * remain.
+ * frame and block headers; an archive entry), otherwise from one full pass, so
+ * the reader can check counts against the bytes that remain. A zstd stream
+ * behind a URL is sized lazily: a lower bound that grows as checks need it
+ * (gk_source_extend), the exact size only when asked (gk_source_settle).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include "util/byteorder.h"
 
 #define SCRATCH_BYTES (256 * 1024)
+#define LAZY_STEP ((uint64_t)4 << 20)   /* gk_source_extend decodes at most this far past need */
 #define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
 
 struct gk_source {
@@ -44,6 +46,7 @@ struct gk_source {
     /* remote: the file itself (kind HTTP) or the compressed bytes of a zstd stream */
     gk_http *http;
     uint64_t raw_pos;          /* compressed bytes read from http so far */
+    uint64_t raw_size;         /* the remote file's size */
     /* archive */
     const gk_archive_api *ar_api;
     struct archive *ar;
@@ -52,6 +55,11 @@ struct gk_source {
     char ended[GK_MESSAGE_MAX];
     bool cut_seen;             /* zstd: its frame headers show the file ends inside a frame */
     uint64_t measured;         /* the bytes the last full pass counted */
+    /* lazy sizing (a zstd stream behind a URL): the size is not known yet, only
+     * that at least `known` bytes exist (recorded by a frame header, or
+     * decompressed already); gk_source_extend and gk_source_settle learn more */
+    bool lazy;
+    uint64_t known;
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
@@ -202,11 +210,15 @@ static bool zstd_opening(const uint8_t *h, size_t n) {
 /* Walks the frames of the zstd file f of size bytes by their headers (nothing
  * decompressed): *content gets the sum of the frames' recorded sizes, or
  * UINT64_MAX when one does not record it (with stop_unknown, the walk ends
- * there: the caller counts the bytes another way). @return : GK_OK,
- * GK_E_TRUNCATED (the file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
-static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, gk_error *err) {
+ * there: the caller counts the bytes another way). The walk also stops, with
+ * *partial set (when not NULL), as soon as the frames' recorded sizes reach
+ * enough: *content is then a lower bound. @return : GK_OK, GK_E_TRUNCATED (the
+ * file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
+static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t enough, bool *partial, uint64_t *content,
+                             gk_error *err) {
     uint64_t at = 0, size = f->size;
     *content = 0;
+    if (partial) *partial = false;
     while (at < size) {
         uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
         size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
@@ -226,6 +238,10 @@ static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, 
             *content = UINT64_MAX;
             if (stop_unknown) return GK_OK;
         } else *content += fh.frameContentSize;
+        if (partial && *content != UINT64_MAX && *content >= enough) {
+            *partial = true;
+            return GK_OK;
+        }
         at += fh.headerSize;
         for (bool last = false; !last && at < size;) {   /* block headers: 3 bytes each */
             uint8_t b[3];
@@ -382,6 +398,7 @@ static bool archive_member_whole(gk_source *s) {
 
 gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err) {
     if (s->kind == GK_SOURCE_HTTP) return GK_OK;   /* the server gave the size */
+    if (s->lazy) return GK_OK;   /* a URL's stream: not checked (that would read all of it) */
     if (s->ended[0] != '\0') return GK_OK;   /* measured already, short */
     bool whole;
     if (s->kind == GK_SOURCE_ZSTD) {
@@ -401,8 +418,12 @@ gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
         *size = s->recorded;
         return GK_OK;
     }
-    uint64_t real;
+    uint64_t real, recorded;
     gk_status st = measure(s, &real, err);
+    /* A lazily sized stream read whole is sized; one that ended early gets
+     * its recorded size (the frames walked) for the warning. */
+    if (st == GK_OK && s->lazy && s->ended[0] == '\0') s->lazy = false;
+    if (st == GK_OK && s->lazy) st = gk_source_settle(s, &recorded, err);
     if (st == GK_OK) *size = real < s->recorded ? real : s->recorded;
     return st;
 }
@@ -430,8 +451,18 @@ gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_e
     return gk_source_read_some(s, off, buf, len, len, &got, err);
 }
 
+static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                           gk_error *err);
+
 gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                               gk_error *err) {
+    gk_status st = read_some(s, off, buf, len, min, got, err);
+    if (s->lazy && s->pos > s->known) s->known = s->pos;   /* bytes that came out exist */
+    return st;
+}
+
+static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                           gk_error *err) {
     gk_status st;
     *got = 0;
     if (s->kind == GK_SOURCE_HTTP) return gk_http_read_some(s->http, off, buf, len, min, got, err);
@@ -499,7 +530,7 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         raw_file f = { .fd = s->fd };
         gk_status walked = GK_E_IO;
         if (fstat(s->fd, &sb) != 0) gk_error_set(&walk_err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, &content, &walk_err);
+        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, UINT64_MAX, NULL, &content, &walk_err);
         if (pread(s->fd, head, 4, 0) == 4 && !zstd_opening(head, 4))
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
         else
@@ -575,7 +606,7 @@ gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     raw_file f = { .fd = fd };
     gk_status st = GK_E_IO;
     if (fstat(fd, &sb) != 0) gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, &content, err);
+    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, UINT64_MAX, NULL, &content, err);
     close(fd);
     return st;
 }
@@ -652,11 +683,69 @@ void gk_source_identity(const gk_source *s, char *buf, size_t size) {
 /* Remote files                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Sizes the zstd stream behind s's URL by walking its frame and block headers
+ * (ranged reads of 16 MiB, nothing decompressed). With enough below UINT64_MAX
+ * the walk stops as soon as the frames' recorded sizes reach it, or at a frame
+ * that records none (pzstd's): the source is then sized lazily (s->lazy),
+ * knowing only that s->known bytes exist, and *size is that lower bound. Else,
+ * or when the walk ends first, the size is size_from_walk's, exact. */
+static gk_status remote_size(gk_source *s, uint64_t enough, uint64_t *size, gk_error *err) {
+    uint64_t content = UINT64_MAX;
+    bool partial;
+    gk_error walk_err;
+    raw_file f = { .fd = -1, .http = s->http, .size = s->raw_size };
+    gk_status walked = walk_frames(&f, true, enough, &partial, &content, &walk_err);
+    free(f.buf);
+    if (walked == GK_E_IO || walked == GK_E_NOT_FOUND) return (*err = walk_err).code;
+    if (enough != UINT64_MAX && walked == GK_OK && (partial || content == UINT64_MAX)) {
+        s->lazy = true;
+        if (partial && content > s->known) s->known = content;
+        *size = s->known;
+        return GK_OK;
+    }
+    s->lazy = false;
+    return size_from_walk(s, walked, content, size, err);
+}
+
+gk_status gk_source_extend(gk_source *s, uint64_t want, uint64_t *size, gk_error *err) {
+    if (!s->lazy) return GK_OK;
+    if (want > s->known) {
+        /* Decompress on from where the stream stands, a little past want (the
+         * known size doubles, by at most LAZY_STEP) so that the next checks do
+         * not each come back; a later read behind that restarts the stream. */
+        uint64_t step = s->known < LAZY_STEP ? s->known : LAZY_STEP;
+        uint64_t target = UINT64_MAX - s->known < step ? UINT64_MAX : s->known + step;
+        if (target < want) target = want;
+        while (s->pos < target) {
+            size_t n = target - s->pos > SCRATCH_BYTES ? SCRATCH_BYTES : (size_t)(target - s->pos), got;
+            gk_error e;
+            gk_status st = pull(s, s->scratch, n, &got, &e);
+            if (s->pos > s->known) s->known = s->pos;
+            if (st != GK_OK && st != GK_E_TRUNCATED && st != GK_E_CORRUPT) {   /* the network, memory */
+                *err = e;
+                return st;
+            }
+            if (st != GK_OK || got < n) break;   /* the stream ends or breaks first */
+        }
+        /* Fewer bytes than asked: the exact size, as a local file gets it. */
+        if (s->known < want) return gk_source_settle(s, size, err);
+    }
+    if (s->known > *size) *size = s->known;
+    return GK_OK;
+}
+
+gk_status gk_source_settle(gk_source *s, uint64_t *size, gk_error *err) {
+    if (!s->lazy) return GK_OK;
+    return remote_size(s, UINT64_MAX, size, err);
+}
+
+bool gk_source_size_provisional(const gk_source *s) { return s != NULL && s->lazy; }
+
 gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, gk_error *err) {
     *out = NULL;
     gk_http *h;
-    uint64_t remote_size;
-    gk_status st = gk_http_open(url, &h, &remote_size, err);
+    uint64_t file_size;
+    gk_status st = gk_http_open(url, &h, &file_size, err);
     if (st != GK_OK) return st;
     uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
     size_t got = 0;
@@ -669,25 +758,19 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
         return st;
     }
     s->http = h;
+    s->raw_size = file_size;
     if (!zstd) {
-        *size = s->recorded = remote_size;
+        *size = s->recorded = file_size;
     } else if ((st = zstd_start(s, err)) == GK_OK) {
-        /* As for a local file, the size is the sum of every frame's recorded
-         * size. The first frame's alone cannot be trusted (a file of several
-         * frames is no different at its start), and where it ends is known
-         * only from its block headers: the walk reads the compressed file once
-         * (16 MiB ranged reads, nothing decompressed). A frame that records no
-         * size (pzstd's) ends the walk at once, and one full pass counts the
-         * bytes instead. A file within the first request costs nothing more. */
-        uint64_t content = UINT64_MAX;
-        gk_error walk_err;
-        raw_file f = { .fd = -1, .http = h, .size = remote_size };
-        gk_status walked = walk_frames(&f, true, &content, &walk_err);
-        free(f.buf);
-        if (walked == GK_E_IO || walked == GK_E_NOT_FOUND)
-            st = (*err = walk_err).code;
-        else
-            st = size_from_walk(s, walked, content, size, err);
+        /* The size of a local file is the sum of every frame's recorded size,
+         * but where a frame ends is known only from its block headers, so the
+         * sum costs a read of the whole compressed file. A URL's stream is
+         * sized lazily instead: its first frame's recorded size (none for
+         * pzstd's) is only a lower bound (more frames may follow), and
+         * gk_source_extend learns more, by decompressing, when a check of the
+         * header reader needs it; the exact size (gk_source_settle) is the
+         * walk of every frame, when a command needs the end. */
+        st = remote_size(s, 1, size, err);
     }
     return open_done(s, st, out);
 }
