@@ -25,9 +25,11 @@
 #include "io/inputs.h"
 #include "io/source.h"
 #include "util/byteorder.h"
+#include "util/grow.h"
 
 #define SCRATCH_BYTES (256 * 1024)
-#define LAZY_STEP ((uint64_t)4 << 20)   /* gk_source_extend decodes at most this far past need */
+#define LAZY_STEP ((uint64_t)256 << 10)   /* gk_source_extend decodes at most this far past need */
+#define HIST_MAX ((size_t)64 << 20)     /* the most a lazy stream keeps of its header's bytes */
 #define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
 
 struct gk_source {
@@ -60,6 +62,14 @@ struct gk_source {
      * decompressed already); gk_source_extend and gk_source_settle learn more */
     bool lazy;
     uint64_t known;
+    /* while a lazy stream's header is read: every byte decompressed so far
+     * (hist_len == pos), so that a read behind the stream's position (after
+     * gk_source_extend decoded ahead) needs no restart, which would fetch the
+     * compressed bytes again; dropped once reads go past it after the header
+     * (gk_source_header_done), or when it would pass HIST_MAX */
+    uint8_t *hist;
+    size_t hist_len, hist_cap;
+    bool hist_frozen;          /* the header is read: kept for the first read behind, no longer grown */
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
@@ -92,7 +102,15 @@ static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
 /* zstd                                                                     */
 /* ------------------------------------------------------------------------ */
 
+static void hist_drop(gk_source *s) {
+    free(s->hist);
+    s->hist = NULL;
+    s->hist_len = s->hist_cap = 0;
+    s->hist_frozen = false;
+}
+
 static gk_status zstd_start(gk_source *s, gk_error *err) {
+    hist_drop(s);   /* a restart: the bytes come again */
     if (s->fd >= 0) close(s->fd);
     s->fd = -1;
     s->raw_pos = 0;
@@ -147,6 +165,14 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
         s->last_ret = ret;
     }
     *got = out.pos;   /* what came out before an error counts too */
+    if (s->hist && s->hist_len == s->pos && s->hist_frozen) {
+        hist_drop(s);   /* the reads have gone past the header's bytes */
+    } else if (s->hist && s->hist_len == s->pos) {   /* kept while the header is read */
+        if (out.pos > HIST_MAX - s->hist_len || !GK_GROW(s->hist, s->hist_cap, s->hist_len + out.pos, 1 << 20))
+            hist_drop(s);
+        else
+            memcpy(s->hist + s->hist_len, dst, out.pos), s->hist_len += out.pos;
+    }
     s->pos += out.pos;
     return err->code;
 }
@@ -443,6 +469,7 @@ void gk_source_hint(gk_source *s, uint64_t off, uint64_t len) {
 }
 
 void gk_source_header_done(gk_source *s) {
+    if (s) s->hist_frozen = true;   /* the first data read may start behind the stream */
     if (s && s->http) gk_http_header_done(s->http);   /* also a .zst stream's compressed bytes */
 }
 
@@ -466,6 +493,19 @@ static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, si
     gk_status st;
     *got = 0;
     if (s->kind == GK_SOURCE_HTTP) return gk_http_read_some(s->http, off, buf, len, min, got, err);
+    if (s->hist && off < s->pos && s->hist_len == s->pos) {   /* behind: from the header's bytes kept */
+        size_t n = s->pos - off < len ? (size_t)(s->pos - off) : len;
+        memcpy(buf, s->hist + off, n);
+        *got = n;
+        if (n == len) return GK_OK;
+        size_t more;
+        st = pull(s, (uint8_t *)buf + n, len - n, &more, err);
+        *got += more;
+        if (*got >= min) return GK_OK;
+        if (st != GK_OK) return st;
+        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
+                            len);
+    }
     if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
@@ -560,6 +600,7 @@ void gk_source_close(gk_source *s) {
     if (s->ds) ZSTD_freeDStream(s->ds);
     if (s->ar) s->ar_api->archive_read_free(s->ar);
     gk_http_close(s->http);
+    free(s->hist);
     free(s->in_buf);
     free(s->scratch);
     free(s->path);
@@ -698,12 +739,14 @@ static gk_status remote_size(gk_source *s, uint64_t enough, uint64_t *size, gk_e
     free(f.buf);
     if (walked == GK_E_IO || walked == GK_E_NOT_FOUND) return (*err = walk_err).code;
     if (enough != UINT64_MAX && walked == GK_OK && (partial || content == UINT64_MAX)) {
+        if (!s->lazy && s->pos == 0 && (s->hist = malloc(1 << 20)) != NULL) s->hist_cap = 1 << 20;
         s->lazy = true;
         if (partial && content > s->known) s->known = content;
         *size = s->known;
         return GK_OK;
     }
     s->lazy = false;
+    hist_drop(s);
     return size_from_walk(s, walked, content, size, err);
 }
 
