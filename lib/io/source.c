@@ -491,29 +491,27 @@ gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len,
 static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                            gk_error *err) {
     gk_status st;
+    size_t kept = 0;   /* bytes from the header's bytes kept (s->hist) */
     *got = 0;
     if (s->kind == GK_SOURCE_HTTP) return gk_http_read_some(s->http, off, buf, len, min, got, err);
-    if (s->hist && off < s->pos && s->hist_len == s->pos) {   /* behind: from the header's bytes kept */
-        size_t n = s->pos - off < len ? (size_t)(s->pos - off) : len;
-        memcpy(buf, s->hist + off, n);
-        *got = n;
-        if (n == len) return GK_OK;
-        size_t more;
-        st = pull(s, (uint8_t *)buf + n, len - n, &more, err);
-        *got += more;
-        if (*got >= min) return GK_OK;
-        if (st != GK_OK) return st;
-        return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
-                            len);
+    if (s->hist && off < s->pos && s->hist_len == s->pos) {   /* behind: no restart */
+        kept = s->pos - off < len ? (size_t)(s->pos - off) : len;
+        memcpy(buf, s->hist + off, kept);
+        if (kept == len) {
+            *got = len;
+            return GK_OK;
+        }
+    } else if (off < s->pos && (st = restart(s, err)) != GK_OK) {
+        return st;
     }
-    if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
         size_t n = gap > SCRATCH_BYTES ? SCRATCH_BYTES : (size_t)gap, got;
         if ((st = pull(s, s->scratch, n, &got, err)) != GK_OK) return st;
         if (got < n) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)s->pos, "data ends early");
     }
-    st = pull(s, buf, len, got, err);
+    st = pull(s, (uint8_t *)buf + kept, len - kept, got, err);
+    *got += kept;
     if (*got >= min) return GK_OK;   /* enough, even if the data ends (or breaks) after it */
     if (st != GK_OK) return st;
     return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
