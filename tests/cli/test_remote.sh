@@ -309,6 +309,19 @@ if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
     head -c 3000 "$WWW/lz-one.gguf.zst" >"$WWW/lz-cuthdr.gguf.zst"
     expect_exit 1 "info of a .gguf.zst cut inside its header" "$BIN" info "$U/lz-cuthdr.gguf.zst"
     expect_grep "... says the compressed file is truncated" "$TMP/err" "compressed file truncated"
+    # A writer's input: the same output as from the local file, from one pass
+    # over the compressed bytes (pzstd's: no frame records its size).
+    rm -f "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf"
+    csize=$(stat -c %s "$WWW/lz-pz.gguf.zst")
+    "$BIN" repack "$WWW/lz-pz.gguf.zst" "$TMP/o/lzl.gguf" >/dev/null 2>&1
+    "$BIN" repack --stats "$U/lz-pz.gguf.zst" "$TMP/o/lzr.gguf" >/dev/null 2>"$TMP/err"
+    bytes=$(sed -n 's/.*remote: [0-9]* requests, \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+    if cmp -s "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf" && (( ${bytes:-0} >= csize && ${bytes:-0} <= csize + limit )); then
+        ok "repack of lz-pz.gguf.zst over HTTP: the local output, $bytes bytes for $csize compressed"
+    else
+        bad "repack of lz-pz.gguf.zst over HTTP: ${bytes:-?} bytes for $csize compressed, or not the local output: $(head -c 300 "$TMP/err")"
+    fi
+    rm -f "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf"
 else
     skip "no pzstd/zstd command: lazily sized .gguf.zst over HTTP"
 fi
