@@ -393,6 +393,7 @@ static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error
 static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
     size_t got;
     gk_error e;
+    hist_drop(s);   /* a full pass: not kept */
     if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
     do {
         gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, &e);
@@ -753,7 +754,8 @@ gk_status gk_source_extend(gk_source *s, uint64_t want, uint64_t *size, gk_error
     if (want > s->known) {
         /* Decompress on from where the stream stands, a little past want (the
          * known size doubles, by at most LAZY_STEP) so that the next checks do
-         * not each come back; a later read behind that restarts the stream. */
+         * not each come back; a later read behind it is served from the
+         * header's bytes kept (s->hist), or restarts the stream. */
         uint64_t step = s->known < LAZY_STEP ? s->known : LAZY_STEP;
         uint64_t target = UINT64_MAX - s->known < step ? UINT64_MAX : s->known + step;
         if (target < want) target = want;
