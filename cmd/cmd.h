@@ -51,7 +51,8 @@ int cmd_export(int argc, char **argv);
     "decoding zstd takes about the stream's window in memory (up to 2 GiB for files\n"        \
     "made with zstd --long=31); GGUFKIT_ZSTD_WINDOW_LOG_MAX=N refuses windows larger\n"       \
     "than 2^N bytes. A pipe (cat f.gguf | ... /dev/stdin) cannot be read: the reader\n"       \
-    "needs a seekable file.\n"
+    "needs a seekable file. A .gguf.zst behind a URL is read only as far as needed:\n"        \
+    "listing its header does not check that all of its data is there (docs/remote.md).\n"
 
 /** cmd_report() : prints "ggufkit: PATH: offset N: message" for err on stderr
  *  (path and offset omitted when absent). @return : GK_EXIT_FAIL. */

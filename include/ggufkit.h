@@ -533,7 +533,10 @@ enum {
      * an archive member's data skipped, which is a seek in an uncompressed tar) is
      * read to its end and sized by its real length, so tensor data past the end
      * of a partial download is refused as in a plain file. Whole containers cost
-     * no decompression (but a compressed archive is decompressed through). */
+     * no decompression (but a compressed archive is decompressed through). A
+     * .gguf.zst behind a URL is not checked (that would fetch all of it): it is
+     * sized lazily, and tensor data past what is known to be there is taken to
+     * be there until it is read (docs/remote.md). */
     GK_OPEN_WHOLE = 1 << 3,
 };
 

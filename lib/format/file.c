@@ -292,6 +292,8 @@ bool gk_file_pads_end(gk_file *f) {
         if (e > end) end = e;
     }
     uint64_t padded = gk_align_up(end, align);
+    gk_error err;   /* a lazily sized stream (a URL's .gguf.zst): are those bytes there? */
+    if (padded != end && f->stream && gk_source_extend(f->stream, padded, &f->size, &err) != GK_OK) return false;
     return padded != end && gk_file_size(f) >= padded;
 }
 

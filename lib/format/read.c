@@ -40,24 +40,47 @@ typedef struct reader {
     char ctx[CTX_MAX];         /* what is being read: "key 'x'", "tensor 'y'" */
     int64_t elem;              /* array element being read, or -1 */
     uint64_t strings_at;       /* where the string array being read starts */
+    bool lazy;                 /* the size is a lower bound (gk_source_size_provisional) */
 } reader;
 
 static uint64_t remaining(const reader *r) { return r->f->size - r->pos; }
 
+/* For a lazily sized stream (a .gguf.zst behind a URL), makes the size known
+ * as far as n bytes past the read position when they exist, so that a check
+ * against remaining() fails only where the file really is shorter (with the
+ * size a local file would have). @return : GK_OK, or what stopped the source. */
+static gk_status learn(reader *r, uint64_t n) {
+    if (!r->lazy || n <= remaining(r)) return GK_OK;
+    uint64_t want = UINT64_MAX - r->pos < n ? UINT64_MAX : r->pos + n;
+    gk_status st = gk_source_extend(r->f->stream, want, &r->f->size, r->err);
+    r->lazy = gk_source_size_provisional(r->f->stream);
+    return st;
+}
+
 static gk_status fail(reader *r, gk_status code, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Makes n bytes at the read position available; n <= WINDOW_BYTES. */
+/* Makes n bytes at the read position available; n <= WINDOW_BYTES. A lazily
+ * sized stream proves them by reading them (no check ahead), and is sized
+ * exactly only when they are not there. */
 static gk_status need(reader *r, size_t n, const uint8_t **out, const char *what) {
-    if (n > remaining(r))
+    if (!r->lazy && n > remaining(r))
         return fail(r, GK_E_TRUNCATED, r->pos, "%s: file ends inside it (%zu bytes needed, %llu left)",
                     what, n, (unsigned long long)remaining(r));
     if (r->pos < r->win_start || r->pos + n > r->win_start + r->win_len) {
         size_t len = WINDOW_BYTES;
-        if (len > remaining(r)) len = (size_t)remaining(r);
+        if (!r->lazy && len > remaining(r)) len = (size_t)remaining(r);
         /* A stream cut short may hold the header whole but not the window's end. */
         gk_status st = r->f->stream ? gk_source_read_some(r->f->stream, r->pos, r->buf, len, n, &len, r->err)
                                     : gk_file_source_read(r->f, r->pos, r->buf, len, r->err);
+        if (r->lazy) {   /* what came out exists; what did not may be a cut file: sized exactly */
+            gk_status ls = st == GK_OK ? gk_source_extend(r->f->stream, 0, &r->f->size, r->err)
+                                       : learn(r, n);
+            if (ls != GK_OK) return ls;
+            if (st != GK_OK && n > remaining(r))
+                return fail(r, GK_E_TRUNCATED, r->pos, "%s: file ends inside it (%zu bytes needed, %llu left)",
+                            what, n, (unsigned long long)remaining(r));
+        }
         if (st != GK_OK) return st;
         r->win = r->buf;
         r->win_start = r->pos;
@@ -164,6 +187,8 @@ static void set_ctx(reader *r, const char *fmt, ...) {
 /* Checks that n items of at least min_bytes each fit in what remains. */
 static gk_status check_count(reader *r, uint64_t n, uint64_t min_bytes, uint64_t at,
                              const char *what) {
+    gk_status st = min_bytes == 0 ? GK_OK : learn(r, n > UINT64_MAX / min_bytes ? UINT64_MAX : n * min_bytes);
+    if (st != GK_OK) return st;
     if (min_bytes > 0 && n > remaining(r) / min_bytes)
         return fail(r, GK_E_COUNT, at,
                     "%s %llu needs at least %llu bytes per item but only %llu bytes remain",
@@ -180,6 +205,7 @@ static gk_status check_count(reader *r, uint64_t n, uint64_t min_bytes, uint64_t
 static gk_status rd_str_len(reader *r, uint64_t *len, const char *what) {
     uint64_t at = r->pos;
     gk_status st = rd_count(r, len, what);
+    if (st == GK_OK) st = learn(r, *len);
     if (st != GK_OK) return st;
     if (*len > remaining(r))
         return fail(r, GK_E_COUNT, at, "%s length %llu runs past end of file (%llu bytes left)",
@@ -617,6 +643,8 @@ static uint64_t tensor_info_min(const reader *r) { return count_bytes(r) + 1 + 4
 
 static gk_status rd_preamble(reader *r, uint64_t *n_tensors, uint64_t *n_kv) {
     const uint8_t *p = NULL;
+    gk_status ls = learn(r, 4);
+    if (ls != GK_OK) return ls;
     if (remaining(r) < 4)
         return gk_error_set(r->err, GK_E_MAGIC, 0, "not a GGUF file: shorter than the 4-byte magic");
     gk_status st = need(r, 4, &p, "magic");
@@ -869,6 +897,13 @@ static gk_status check_placement(reader *r) {
             if ((st = placement(r, GK_E_OFFSET_ALIGN, at, msg)) != GK_OK) return st;
         }
         uint64_t begin = r->f->data_offset + t->offset;
+        if (r->lazy && t->offset <= UINT64_MAX - r->f->data_offset && t->nbytes <= UINT64_MAX - begin) {
+            /* A lazily sized stream is not read this far to check the extent
+             * (that is a download): its size is taken to reach the data's end,
+             * and a read of data that is not there fails then. */
+            if (begin + t->nbytes > r->f->size) r->f->size = begin + t->nbytes;
+            continue;
+        }
         if (t->offset > r->f->size || begin > r->f->size || t->nbytes > r->f->size - begin) {
             snprintf(msg, sizeof msg,
                      "tensor '%s': its %llu bytes at data offset %llu (the data section starts at "
@@ -925,6 +960,7 @@ static gk_status parse(reader *r) {
 gk_status gk_file_parse_header(gk_file *f, unsigned flags, gk_error *err) {
     f->model = gk_model_new();
     reader r = { .f = f, .err = err, .flags = flags, .elem = -1 };
+    r.lazy = f->stream && gk_source_size_provisional(f->stream);
     if (f->model == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     if (f->mem) {
         r.win = f->mem;

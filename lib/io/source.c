@@ -5,9 +5,10 @@
  * forward by decompressing into scratch space, and restarts from the beginning
  * when asked for bytes behind its position. Sizes come from the container when
  * it records them (the sum of the zstd frames' recorded sizes, found by walking
- * frame and block headers locally or over HTTP; an archive entry), otherwise
- * from one full pass, so the reader can check counts against the bytes that
- * remain.
+ * frame and block headers; an archive entry), otherwise from one full pass, so
+ * the reader can check counts against the bytes that remain. A zstd stream
+ * behind a URL is sized lazily: a lower bound that grows as checks need it
+ * (gk_source_extend), the exact size only when asked (gk_source_settle).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +25,11 @@
 #include "io/inputs.h"
 #include "io/source.h"
 #include "util/byteorder.h"
+#include "util/grow.h"
 
 #define SCRATCH_BYTES (256 * 1024)
+#define LAZY_STEP ((uint64_t)256 << 10)   /* gk_source_extend decodes at most this far past need */
+#define HIST_MAX ((size_t)64 << 20)     /* the most a lazy stream keeps of its header's bytes */
 #define ARCHIVE_CALL_BYTES (16 * 1024)   /* bytes asked of libarchive at a time */
 
 struct gk_source {
@@ -44,6 +48,7 @@ struct gk_source {
     /* remote: the file itself (kind HTTP) or the compressed bytes of a zstd stream */
     gk_http *http;
     uint64_t raw_pos;          /* compressed bytes read from http so far */
+    uint64_t raw_size;         /* the remote file's size */
     /* archive */
     const gk_archive_api *ar_api;
     struct archive *ar;
@@ -52,6 +57,19 @@ struct gk_source {
     char ended[GK_MESSAGE_MAX];
     bool cut_seen;             /* zstd: its frame headers show the file ends inside a frame */
     uint64_t measured;         /* the bytes the last full pass counted */
+    /* lazy sizing (a zstd stream behind a URL): the size is not known yet, only
+     * that at least `known` bytes exist (recorded by a frame header, or
+     * decompressed already); gk_source_extend and gk_source_settle learn more */
+    bool lazy;
+    uint64_t known;
+    /* while a lazy stream's header is read: every byte decompressed so far
+     * (hist_len == pos), so that a read behind the stream's position (after
+     * gk_source_extend decoded ahead) needs no restart, which would fetch the
+     * compressed bytes again; dropped once reads go past it after the header
+     * (gk_source_header_done), or when it would pass HIST_MAX */
+    uint8_t *hist;
+    size_t hist_len, hist_cap;
+    bool hist_frozen;          /* the header is read: kept for the first read behind, no longer grown */
 };
 
 static const uint8_t zstd_magic[4] = { 0x28, 0xB5, 0x2F, 0xFD };
@@ -84,7 +102,15 @@ static gk_status zstd_error(gk_error *err, int64_t at, size_t ret) {
 /* zstd                                                                     */
 /* ------------------------------------------------------------------------ */
 
+static void hist_drop(gk_source *s) {
+    free(s->hist);
+    s->hist = NULL;
+    s->hist_len = s->hist_cap = 0;
+    s->hist_frozen = false;
+}
+
 static gk_status zstd_start(gk_source *s, gk_error *err) {
+    hist_drop(s);   /* a restart: the bytes come again */
     if (s->fd >= 0) close(s->fd);
     s->fd = -1;
     s->raw_pos = 0;
@@ -139,6 +165,14 @@ static gk_status zstd_pull(gk_source *s, void *dst, size_t len, size_t *got, gk_
         s->last_ret = ret;
     }
     *got = out.pos;   /* what came out before an error counts too */
+    if (s->hist && s->hist_len == s->pos && s->hist_frozen) {
+        hist_drop(s);   /* the reads have gone past the header's bytes */
+    } else if (s->hist && s->hist_len == s->pos) {   /* kept while the header is read */
+        if (out.pos > HIST_MAX - s->hist_len || !GK_GROW(s->hist, s->hist_cap, s->hist_len + out.pos, 1 << 20))
+            hist_drop(s);
+        else
+            memcpy(s->hist + s->hist_len, dst, out.pos), s->hist_len += out.pos;
+    }
     s->pos += out.pos;
     return err->code;
 }
@@ -202,11 +236,15 @@ static bool zstd_opening(const uint8_t *h, size_t n) {
 /* Walks the frames of the zstd file f of size bytes by their headers (nothing
  * decompressed): *content gets the sum of the frames' recorded sizes, or
  * UINT64_MAX when one does not record it (with stop_unknown, the walk ends
- * there: the caller counts the bytes another way). @return : GK_OK,
- * GK_E_TRUNCATED (the file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
-static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, gk_error *err) {
+ * there: the caller counts the bytes another way). The walk also stops, with
+ * *partial set (when not NULL), as soon as the frames' recorded sizes reach
+ * enough: *content is then a lower bound. @return : GK_OK, GK_E_TRUNCATED (the
+ * file ends inside a frame), GK_E_CORRUPT, GK_E_IO. */
+static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t enough, bool *partial, uint64_t *content,
+                             gk_error *err) {
     uint64_t at = 0, size = f->size;
     *content = 0;
+    if (partial) *partial = false;
     while (at < size) {
         uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
         size_t n = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
@@ -226,6 +264,10 @@ static gk_status walk_frames(raw_file *f, bool stop_unknown, uint64_t *content, 
             *content = UINT64_MAX;
             if (stop_unknown) return GK_OK;
         } else *content += fh.frameContentSize;
+        if (partial && *content != UINT64_MAX && *content >= enough) {
+            *partial = true;
+            return GK_OK;
+        }
         at += fh.headerSize;
         for (bool last = false; !last && at < size;) {   /* block headers: 3 bytes each */
             uint8_t b[3];
@@ -351,6 +393,7 @@ static gk_status pull(gk_source *s, void *dst, size_t len, size_t *got, gk_error
 static gk_status measure(gk_source *s, uint64_t *size, gk_error *err) {
     size_t got;
     gk_error e;
+    hist_drop(s);   /* a full pass: not kept */
     if (s->pos != 0 && restart(s, err) != GK_OK) return err->code;
     do {
         gk_status st = pull(s, s->scratch, SCRATCH_BYTES, &got, &e);
@@ -382,6 +425,7 @@ static bool archive_member_whole(gk_source *s) {
 
 gk_status gk_source_check_whole(gk_source *s, uint64_t *size, gk_error *err) {
     if (s->kind == GK_SOURCE_HTTP) return GK_OK;   /* the server gave the size */
+    if (s->lazy) return GK_OK;   /* a URL's stream: not checked (that would read all of it) */
     if (s->ended[0] != '\0') return GK_OK;   /* measured already, short */
     bool whole;
     if (s->kind == GK_SOURCE_ZSTD) {
@@ -401,8 +445,12 @@ gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err) {
         *size = s->recorded;
         return GK_OK;
     }
-    uint64_t real;
+    uint64_t real, recorded;
     gk_status st = measure(s, &real, err);
+    /* A lazily sized stream read whole is sized; one that ended early gets
+     * its recorded size (the frames walked) for the warning. */
+    if (st == GK_OK && s->lazy && s->ended[0] == '\0') s->lazy = false;
+    if (st == GK_OK && s->lazy) st = gk_source_settle(s, &recorded, err);
     if (st == GK_OK) *size = real < s->recorded ? real : s->recorded;
     return st;
 }
@@ -422,6 +470,7 @@ void gk_source_hint(gk_source *s, uint64_t off, uint64_t len) {
 }
 
 void gk_source_header_done(gk_source *s) {
+    if (s) s->hist_frozen = true;   /* the first data read may start behind the stream */
     if (s && s->http) gk_http_header_done(s->http);   /* also a .zst stream's compressed bytes */
 }
 
@@ -430,19 +479,40 @@ gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_e
     return gk_source_read_some(s, off, buf, len, len, &got, err);
 }
 
+static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                           gk_error *err);
+
 gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                               gk_error *err) {
+    gk_status st = read_some(s, off, buf, len, min, got, err);
+    if (s->lazy && s->pos > s->known) s->known = s->pos;   /* bytes that came out exist */
+    return st;
+}
+
+static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
+                           gk_error *err) {
     gk_status st;
+    size_t kept = 0;   /* bytes from the header's bytes kept (s->hist) */
     *got = 0;
     if (s->kind == GK_SOURCE_HTTP) return gk_http_read_some(s->http, off, buf, len, min, got, err);
-    if (off < s->pos && (st = restart(s, err)) != GK_OK) return st;
+    if (s->hist && off < s->pos && s->hist_len == s->pos) {   /* behind: no restart */
+        kept = s->pos - off < len ? (size_t)(s->pos - off) : len;
+        memcpy(buf, s->hist + off, kept);
+        if (kept == len) {
+            *got = len;
+            return GK_OK;
+        }
+    } else if (off < s->pos && (st = restart(s, err)) != GK_OK) {
+        return st;
+    }
     while (s->pos < off) {
         uint64_t gap = off - s->pos;
         size_t n = gap > SCRATCH_BYTES ? SCRATCH_BYTES : (size_t)gap, got;
         if ((st = pull(s, s->scratch, n, &got, err)) != GK_OK) return st;
         if (got < n) return gk_error_set(err, GK_E_TRUNCATED, (int64_t)s->pos, "data ends early");
     }
-    st = pull(s, buf, len, got, err);
+    st = pull(s, (uint8_t *)buf + kept, len - kept, got, err);
+    *got += kept;
     if (*got >= min) return GK_OK;   /* enough, even if the data ends (or breaks) after it */
     if (st != GK_OK) return st;
     return gk_error_set(err, GK_E_TRUNCATED, (int64_t)(off + *got), "data ends early (%zu of %zu bytes)", *got,
@@ -499,7 +569,7 @@ gk_status gk_source_open_zstd(const char *path, gk_source **out, uint64_t *size,
         raw_file f = { .fd = s->fd };
         gk_status walked = GK_E_IO;
         if (fstat(s->fd, &sb) != 0) gk_error_set(&walk_err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, &content, &walk_err);
+        else f.size = (uint64_t)sb.st_size, walked = walk_frames(&f, false, UINT64_MAX, NULL, &content, &walk_err);
         if (pread(s->fd, head, 4, 0) == 4 && !zstd_opening(head, 4))
             st = gk_error_set(err, GK_E_CORRUPT, 0, "not a zstd stream");
         else
@@ -529,6 +599,7 @@ void gk_source_close(gk_source *s) {
     if (s->ds) ZSTD_freeDStream(s->ds);
     if (s->ar) s->ar_api->archive_read_free(s->ar);
     gk_http_close(s->http);
+    free(s->hist);
     free(s->in_buf);
     free(s->scratch);
     free(s->path);
@@ -575,7 +646,7 @@ gk_status gk_source_zstd_check_frames(const char *path, gk_error *err) {
     raw_file f = { .fd = fd };
     gk_status st = GK_E_IO;
     if (fstat(fd, &sb) != 0) gk_error_set(err, GK_E_IO, -1, "cannot stat: %s", strerror(errno));
-    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, &content, err);
+    else f.size = (uint64_t)sb.st_size, st = walk_frames(&f, false, UINT64_MAX, NULL, &content, err);
     close(fd);
     return st;
 }
@@ -652,11 +723,72 @@ void gk_source_identity(const gk_source *s, char *buf, size_t size) {
 /* Remote files                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Sizes the zstd stream behind s's URL by walking its frame and block headers
+ * (ranged reads of 16 MiB, nothing decompressed). With enough below UINT64_MAX
+ * the walk stops as soon as the frames' recorded sizes reach it, or at a frame
+ * that records none (pzstd's): the source is then sized lazily (s->lazy),
+ * knowing only that s->known bytes exist, and *size is that lower bound. Else,
+ * or when the walk ends first, the size is size_from_walk's, exact. */
+static gk_status remote_size(gk_source *s, uint64_t enough, uint64_t *size, gk_error *err) {
+    uint64_t content = UINT64_MAX;
+    bool partial;
+    gk_error walk_err;
+    raw_file f = { .fd = -1, .http = s->http, .size = s->raw_size };
+    gk_status walked = walk_frames(&f, true, enough, &partial, &content, &walk_err);
+    free(f.buf);
+    if (walked == GK_E_IO || walked == GK_E_NOT_FOUND) return (*err = walk_err).code;
+    if (enough != UINT64_MAX && walked == GK_OK && (partial || content == UINT64_MAX)) {
+        if (!s->lazy && s->pos == 0 && (s->hist = malloc(1 << 20)) != NULL) s->hist_cap = 1 << 20;
+        s->lazy = true;
+        if (partial && content > s->known) s->known = content;
+        *size = s->known;
+        return GK_OK;
+    }
+    s->lazy = false;
+    hist_drop(s);
+    return size_from_walk(s, walked, content, size, err);
+}
+
+gk_status gk_source_extend(gk_source *s, uint64_t want, uint64_t *size, gk_error *err) {
+    if (!s->lazy) return GK_OK;
+    if (want > s->known) {
+        /* Decompress on from where the stream stands, a little past want (the
+         * known size doubles, by at most LAZY_STEP) so that the next checks do
+         * not each come back; a later read behind it is served from the
+         * header's bytes kept (s->hist), or restarts the stream. */
+        uint64_t step = s->known < LAZY_STEP ? s->known : LAZY_STEP;
+        uint64_t target = UINT64_MAX - s->known < step ? UINT64_MAX : s->known + step;
+        if (target < want) target = want;
+        while (s->pos < target) {
+            size_t n = target - s->pos > SCRATCH_BYTES ? SCRATCH_BYTES : (size_t)(target - s->pos), got;
+            gk_error e;
+            gk_status st = pull(s, s->scratch, n, &got, &e);
+            if (s->pos > s->known) s->known = s->pos;
+            if (st != GK_OK && st != GK_E_TRUNCATED && st != GK_E_CORRUPT) {   /* the network, memory */
+                *err = e;
+                return st;
+            }
+            if (st != GK_OK || got < n) break;   /* the stream ends or breaks first */
+        }
+        /* Fewer bytes than asked: the exact size, as a local file gets it. */
+        if (s->known < want) return gk_source_settle(s, size, err);
+    }
+    if (s->known > *size) *size = s->known;
+    return GK_OK;
+}
+
+gk_status gk_source_settle(gk_source *s, uint64_t *size, gk_error *err) {
+    if (!s->lazy) return GK_OK;
+    return remote_size(s, UINT64_MAX, size, err);
+}
+
+bool gk_source_size_provisional(const gk_source *s) { return s != NULL && s->lazy; }
+
 gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, gk_error *err) {
     *out = NULL;
     gk_http *h;
-    uint64_t remote_size;
-    gk_status st = gk_http_open(url, &h, &remote_size, err);
+    uint64_t file_size;
+    gk_status st = gk_http_open(url, &h, &file_size, err);
     if (st != GK_OK) return st;
     uint8_t head[ZSTD_FRAMEHEADERSIZE_MAX];
     size_t got = 0;
@@ -669,25 +801,19 @@ gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, g
         return st;
     }
     s->http = h;
+    s->raw_size = file_size;
     if (!zstd) {
-        *size = s->recorded = remote_size;
+        *size = s->recorded = file_size;
     } else if ((st = zstd_start(s, err)) == GK_OK) {
-        /* As for a local file, the size is the sum of every frame's recorded
-         * size. The first frame's alone cannot be trusted (a file of several
-         * frames is no different at its start), and where it ends is known
-         * only from its block headers: the walk reads the compressed file once
-         * (16 MiB ranged reads, nothing decompressed). A frame that records no
-         * size (pzstd's) ends the walk at once, and one full pass counts the
-         * bytes instead. A file within the first request costs nothing more. */
-        uint64_t content = UINT64_MAX;
-        gk_error walk_err;
-        raw_file f = { .fd = -1, .http = h, .size = remote_size };
-        gk_status walked = walk_frames(&f, true, &content, &walk_err);
-        free(f.buf);
-        if (walked == GK_E_IO || walked == GK_E_NOT_FOUND)
-            st = (*err = walk_err).code;
-        else
-            st = size_from_walk(s, walked, content, size, err);
+        /* The size of a local file is the sum of every frame's recorded size,
+         * but where a frame ends is known only from its block headers, so the
+         * sum costs a read of the whole compressed file. A URL's stream is
+         * sized lazily instead: its first frame's recorded size (none for
+         * pzstd's) is only a lower bound (more frames may follow), and
+         * gk_source_extend learns more, by decompressing, when a check of the
+         * header reader needs it; the exact size (gk_source_settle) is the
+         * walk of every frame, when a command needs the end. */
+        st = remote_size(s, 1, size, err);
     }
     return open_done(s, st, out);
 }

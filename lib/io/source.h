@@ -63,10 +63,31 @@ gk_status gk_source_open_member(const char *path, const char *member, gk_source 
 
 /** gk_source_open_url() : opens the file at an http(s):// or hf:// URL
  *  (io/http.h): read in place when it is a GGUF file (or anything else: the
- *  reader judges it), as a stream when it is a zstd file (its size from the
- *  frame header, or one full pass when the frame does not record it).
+ *  reader judges it), as a stream when it is a zstd file. Such a stream is
+ *  sized lazily (gk_source_size_provisional): *size is only a lower bound (its
+ *  first frame's recorded size, or 0 when that records none), since the exact
+ *  size costs a read of the whole compressed file.
  *  @return : as gk_http_open, or a zstd error. */
 gk_status gk_source_open_url(const char *url, gk_source **out, uint64_t *size, gk_error *err);
+
+/** gk_source_size_provisional() : @return : true while s's size is a lower
+ *  bound, not its size: a zstd stream behind a URL, until gk_source_settle
+ *  (or a check that found it shorter than asked) sized it. */
+bool gk_source_size_provisional(const gk_source *s);
+
+/** gk_source_extend() : for a provisional size, makes sure that want bytes
+ *  exist (decompressing on as far as needed, a little more), or, when the
+ *  stream holds fewer, sizes it exactly (gk_source_settle). *size gets the
+ *  larger of itself and what s now knows; nothing happens to a source whose
+ *  size is exact. @return : GK_OK (also when fewer than want exist: the caller
+ *  compares *size), or the error that stopped it (network, memory). */
+gk_status gk_source_extend(gk_source *s, uint64_t want, uint64_t *size, gk_error *err);
+
+/** gk_source_settle() : sizes a provisionally sized source exactly, as a local
+ *  .gguf.zst is sized (its frames walked: a read of the whole compressed
+ *  file; or one pass when a frame records no size); *size gets it. A no-op for
+ *  other sources. @return : GK_OK, or an error that stopped it. */
+gk_status gk_source_settle(gk_source *s, uint64_t *size, gk_error *err);
 
 /** gk_source_is_remote() : @return : true when s reads from a server (a GGUF
  *  file or a zstd stream behind a URL). */
@@ -83,7 +104,8 @@ void gk_source_identity(const gk_source *s, char *buf, size_t size);
 gk_status gk_source_measure(gk_source *s, uint64_t *size, gk_error *err);
 
 /** gk_source_check_whole() : finds out, as cheaply as the container allows,
- *  whether it holds every byte it records: a zstd file by its frame headers
+ *  whether it holds every byte it records (not for a provisionally sized
+ *  stream: that would read all of it, so it is left to the reads of data): a zstd file by its frame headers
  *  (walked when opened, nothing decompressed), an archive member by skipping its
  *  data (a seek in an uncompressed tar; compressed archives are decompressed
  *  through) and reading the next header. When it may not, the source is

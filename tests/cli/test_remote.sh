@@ -113,9 +113,9 @@ fi
 # .gguf.zst of several frames: pzstd's (a skippable frame holding the compressed
 # size before each frame, which records no content size) and two `zstd` files
 # joined with cat (each frame records its size). Over HTTP they read as the local
-# file: sized by walking the frame and block headers (or, pzstd's, by one full
-# pass), not by the first frame's size. Fetching stays within two passes over
-# the compressed bytes (the sizing one, the reading one).
+# file, though sized lazily (the first frame's size is only a lower bound): info
+# fetches the header's first 2,000,000-byte chunk, hash the compressed file once
+# (before the lazy sizing: a walk of the whole file first, or a full pass).
 if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
     "$BIN" synth --layers 4 "$TMP/mf.gguf" >/dev/null 2>&1
     pzstd -q -p2 "$TMP/mf.gguf" -o "$WWW/mf-pz.gguf.zst"
@@ -132,9 +132,10 @@ if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
         for c in info hash; do
             "$BIN" $c --stats "$U/$f" >/dev/null 2>"$TMP/err"
             read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
-            # at most two passes over the compressed file and one more 2 MB header chunk
-            if [[ -n ${req:-} ]] && (( req <= 12 && bytes <= 2 * csize + 2000000 )); then
-                ok "$c $f: $req requests, $bytes bytes for $csize compressed (at most 12, 2x + 2 MB)"
+            # info: the header's chunk; hash: one pass over the compressed file
+            if [[ $c == info ]]; then max=2000000; else max=$csize; fi
+            if [[ -n ${req:-} ]] && (( req <= 6 && bytes <= max )); then
+                ok "$c $f: $req requests, $bytes bytes for $csize compressed (at most 6, $max)"
             else
                 bad "$c $f: ${req:-?} requests, ${bytes:-?} bytes for $csize compressed: $(head -c 300 "$TMP/err")"
             fi
@@ -227,6 +228,103 @@ fi
 "$BIN" index --stats --db "$TMP/r.sqlite" --urls "$TMP/urls" "$U/syn1-f32.gguf" >"$TMP/out" 2>"$TMP/err"
 expect_grep "index again: all unchanged" "$TMP/out" "3 unchanged"
 expect_grep "... one 1-byte request per URL" "$TMP/err" "3 requests, 3 bytes fetched"
+
+# --- a .gguf.zst behind a URL is sized lazily ----------------------------------------
+# A model of 48 MB of random (incompressible) tensor data after a 3.3 MB header
+# (a chat template of random base64), compressed three ways: one zstd frame;
+# two frames joined with cat, the first holding only the first 1000 bytes (so
+# the header runs on into a frame that the first one's recorded size says
+# nothing about); pzstd's frames, which record no size at all. Header-only
+# commands must fetch about the header, not the 45 MB of the compressed file:
+# at most its bytes rounded up to the 2,000,000-byte grid of header reads plus
+# one more chunk (the decoder and the reader's 64 KiB window read a little past
+# the header's end), in at most 3 requests. Their answers are the local file's,
+# and hash reads every byte (once: no pass to size the stream first).
+if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
+    "$BIN" synth --layers 18 "$TMP/lz0.gguf" >/dev/null 2>&1
+    head -c 2500000 /dev/urandom | base64 -w0 >"$TMP/lz.tmpl"
+    "$BIN" edit --set-file tokenizer.chat_template="$TMP/lz.tmpl" -o "$TMP/lz.gguf" "$TMP/lz0.gguf" >/dev/null 2>&1
+    rm -f "$TMP/lz0.gguf"
+    zstd -q "$TMP/lz.gguf" -o "$WWW/lz-one.gguf.zst"
+    pzstd -q -p2 "$TMP/lz.gguf" -o "$WWW/lz-pz.gguf.zst"
+    head -c 1000 "$TMP/lz.gguf" | zstd -q >"$TMP/lz.a.zst"
+    tail -c +1001 "$TMP/lz.gguf" | zstd -q >"$TMP/lz.b.zst"
+    cat "$TMP/lz.a.zst" "$TMP/lz.b.zst" >"$WWW/lz-cat.gguf.zst"
+    rm -f "$TMP/lz.a.zst" "$TMP/lz.b.zst"
+    hdr=$("$BIN" info --json "$TMP/lz.gguf" | sed -n 's/.*"data_offset":[[:space:]]*\([0-9]*\).*/\1/p')
+    limit=$(( (hdr + 1999999) / 2000000 * 2000000 + 2000000 ))
+    rm -f "$TMP/lz.gguf"
+    for f in lz-one.gguf.zst lz-cat.gguf.zst lz-pz.gguf.zst; do
+        csize=$(stat -c %s "$WWW/$f")
+        remote_same "info of $f (lazy size)" "$U/$f" "$f" info
+        remote_same "dump --json of $f (lazy size)" "$U/$f" "$f" dump --json --json-array
+        remote_same "diff of $f and its local copy" "$U/$f" "$f" diff "$WWW/$f"
+        for c in "info" "dump --json" "diff $WWW/ggml-vocab-gpt-2.gguf" "index --db $TMP/lz-$f.sqlite"; do
+            "$BIN" $c --stats "$U/$f" >/dev/null 2>"$TMP/err"
+            read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+            if [[ -n ${req:-} ]] && (( req <= 3 && bytes <= limit )); then
+                ok "${c%% *} $f: $req requests, $bytes bytes (header $hdr, at most $limit; $csize compressed)"
+            else
+                bad "${c%% *} $f: ${req:-?} requests, ${bytes:-?} bytes (header $hdr, at most $limit): $(head -c 300 "$TMP/err")"
+            fi
+        done
+        "$BIN" hash --stats "$U/$f" >"$TMP/out.r" 2>"$TMP/err"
+        read -r req bytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+        (cd "$WWW" && "$BIN" hash "$f" >"$TMP/out.l" 2>/dev/null)
+        if sed "s|$U/||" "$TMP/out.r" | cmp -s - "$TMP/out.l" && [[ -s $TMP/out.l ]] &&
+            (( ${bytes:-0} >= csize && ${bytes:-0} <= csize + limit )); then
+            ok "hash of $f: the local hash, $req requests, $bytes bytes for $csize compressed"
+        else
+            bad "hash of $f: ${req:-?} requests, ${bytes:-?} bytes for $csize compressed, or not the local hash"
+        fi
+    done
+    if command -v sqlite3 >/dev/null; then
+        (cd "$WWW" && "$BIN" index --db "$TMP/lz-l.sqlite" lz-one.gguf.zst lz-cat.gguf.zst lz-pz.gguf.zst >/dev/null 2>&1)
+        "$BIN" index --db "$TMP/lz-r.sqlite" "$U/lz-one.gguf.zst" "$U/lz-cat.gguf.zst" "$U/lz-pz.gguf.zst" >/dev/null 2>&1
+        sizes() { sqlite3 "$1" "SELECT replace(path, '$2', ''), data_size, data_offset, n_tensors FROM files ORDER BY 1" 2>&1; }
+        if [[ $(rows "$TMP/lz-r.sqlite" "$U/") == "$(rows "$TMP/lz-l.sqlite" "$WWW/")" &&
+              $(sizes "$TMP/lz-r.sqlite" "$U/") == "$(sizes "$TMP/lz-l.sqlite" "$WWW/")" && -n $(sizes "$TMP/lz-l.sqlite" "$WWW/") ]]; then
+            ok "index rows (and data sizes) of the .gguf.zst URLs equal the local files'"
+        else
+            bad "index rows of the .gguf.zst URLs differ from the local files'"
+        fi
+    else
+        skip "no sqlite3 command: index rows of .gguf.zst URLs"
+    fi
+    # Cut short: the header is whole, the data is not. The header-only commands
+    # do not read that far (not checked; docs/remote.md); reading the data fails
+    # clearly, and verify (which measures a stream) says what a local file says.
+    head -c 20000000 "$WWW/lz-one.gguf.zst" >"$WWW/lz-cut.gguf.zst"
+    head -c 20000000 "$WWW/lz-pz.gguf.zst" >"$WWW/lz-cutpz.gguf.zst"
+    for f in lz-cut.gguf.zst lz-cutpz.gguf.zst; do
+        expect_exit 1 "hash of a cut $f over HTTP fails" "$BIN" hash --stats "$U/$f"
+        expect_grep "... saying the compressed file is truncated" "$TMP/err" "compressed file truncated"
+        bytes=$(sed -n 's/.*remote: [0-9]* requests, \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+        (( ${bytes:-0} <= 20000000 )) && ok "... having fetched the cut file once (${bytes:-?} bytes)" ||
+            bad "... fetched ${bytes:-?} bytes of a 20000000-byte file"
+        remote_same "verify of a cut $f: the local file's finding" "$U/$f" "$f" verify
+        expect_grep "... that its data runs past the end" "$TMP/out.r" "run past the end of the file"
+    done
+    # The header itself cut: info fails, naming the truncation, from the bytes there.
+    head -c 3000 "$WWW/lz-one.gguf.zst" >"$WWW/lz-cuthdr.gguf.zst"
+    expect_exit 1 "info of a .gguf.zst cut inside its header" "$BIN" info "$U/lz-cuthdr.gguf.zst"
+    expect_grep "... says the compressed file is truncated" "$TMP/err" "compressed file truncated"
+    # A writer's input: the same output as from the local file, from one pass
+    # over the compressed bytes (pzstd's: no frame records its size).
+    rm -f "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf"
+    csize=$(stat -c %s "$WWW/lz-pz.gguf.zst")
+    "$BIN" repack "$WWW/lz-pz.gguf.zst" "$TMP/o/lzl.gguf" >/dev/null 2>&1
+    "$BIN" repack --stats "$U/lz-pz.gguf.zst" "$TMP/o/lzr.gguf" >/dev/null 2>"$TMP/err"
+    bytes=$(sed -n 's/.*remote: [0-9]* requests, \([0-9]*\) bytes.*/\1/p' "$TMP/err")
+    if cmp -s "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf" && (( ${bytes:-0} >= csize && ${bytes:-0} <= csize + limit )); then
+        ok "repack of lz-pz.gguf.zst over HTTP: the local output, $bytes bytes for $csize compressed"
+    else
+        bad "repack of lz-pz.gguf.zst over HTTP: ${bytes:-?} bytes for $csize compressed, or not the local output: $(head -c 300 "$TMP/err")"
+    fi
+    rm -f "$TMP/o/lzr.gguf" "$TMP/o/lzl.gguf"
+else
+    skip "no pzstd/zstd command: lazily sized .gguf.zst over HTTP"
+fi
 
 # --- bad servers and networks: a clear error naming the URL, exit 1, no output -------
 # fails NAME MODE TEXT [CMD]: `ggufkit CMD URL OUT` (default: hash) on the misbehaving
