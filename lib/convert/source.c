@@ -108,6 +108,44 @@ static void widen(gk_st_dtype d, const uint8_t *src, uint8_t *dst, uint64_t n) {
     }
 }
 
+/* Whole rows of a Q/K-permuted part, from presented row prow on (at most
+ * max_rows, inside one head): the source rows they interleave are read with
+ * one read into the scratch (as many as it holds) and each row is put in its
+ * place, rather than one read per row. *done gets the rows made; 0 when fewer
+ * than two fit, and the caller reads row by row. */
+static gk_status read_permuted(gk_conv_source *s, const gk_conv_feed *f, const gk_ckpt_tensor *ct,
+                               uint64_t base, uint64_t prow, uint64_t max_rows, uint8_t *out,
+                               uint64_t *done, gk_error *err) {
+    const uint32_t ssz = dtype_size(ct->t->dtype);
+    const uint64_t esz = f->type == GK_TYPE_F16 ? 2 : 4;
+    const uint64_t row_bytes = f->width * ssz, cap = SCRATCH_BYTES / row_bytes;
+    const uint64_t per = f->rows / f->perm_groups;
+    uint64_t k = per - prow % per, lo = UINT64_MAX, hi = 0, i;
+    if (k > max_rows) k = max_rows;
+    for (i = 0; i < k; i++) {   /* the window of source rows grows with each row */
+        const uint64_t r = source_row(f, prow + i);
+        const uint64_t nlo = r < lo ? r : lo, nhi = r + 1 > hi ? r + 1 : hi;
+        if (nhi - nlo > cap) break;
+        lo = nlo;
+        hi = nhi;
+    }
+    *done = 0;
+    if (i < 2) return GK_OK;
+    k = i;
+    gk_status st = gk_st_read(ct->part, ct->t, (base + lo) * row_bytes, s->scratch, (size_t)((hi - lo) * row_bytes), err);
+    if (st != GK_OK) return st;
+    for (i = 0; i < k; i++) {
+        const uint8_t *src = s->scratch + (source_row(f, prow + i) - lo) * row_bytes;
+        uint8_t *dst = out + i * f->width * esz;
+        if (ssz == esz)
+            memcpy(dst, src, (size_t)row_bytes);
+        else
+            widen(ct->t->dtype, src, dst, f->width);
+    }
+    *done = k;
+    return GK_OK;
+}
+
 static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size_t len, gk_error *err) {
     gk_conv_source *s = ctx;
     if (ti >= s->n) return gk_error_set(err, GK_E_ARG, -1, "tensor %zu out of range", ti);
@@ -128,6 +166,17 @@ static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size
         const uint32_t ssz = dtype_size(ct->t->dtype);
         const uint64_t base = f->part_rows ? part * f->part_rows + f->row0 : 0;
         const uint64_t srow = source_row(f, prow);
+        if (f->perm_groups && col == 0 && n >= 2 * f->width) {
+            uint64_t k;
+            gk_status st = read_permuted(s, f, ct, base, prow, n / f->width, out, &k, err);
+            if (st != GK_OK) return st;
+            if (k > 0) {
+                out += k * f->width * esz;
+                e += k * f->width;
+                n -= k * f->width;
+                continue;
+            }
+        }
         uint64_t take = f->width - col;
         if (take > n) take = n;
         /* Values presented as they are stored (F16 kept, F32) are read straight
