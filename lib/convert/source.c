@@ -7,11 +7,12 @@
  * part's end, and, for values that are widened, at the scratch buffer's size);
  * each run is read with one positional read, straight into the caller's buffer
  * when the values are presented as they are stored (F16 kept, F32), else into
- * the scratch and widened from there into the caller's buffer. (Reading
- * through a mapping of the file instead was measured, issue 34: no faster on
- * a 1.1 GB checkpoint, and a file cut short underneath would fault.) Conversions are the
- * exact ones torch and numpy make before the writer rounds: F16 and BF16 widen
- * exactly, F64 narrows to nearest.
+ * the scratch and widened from there into the caller's buffer. The rows of a
+ * Q/K-permuted head are read together and put in place from the scratch.
+ * (Reads through a mapping of the file were measured, issue 34: no faster on
+ * a 1.1 GB checkpoint, and a file cut short underneath would fault.)
+ * Conversions are the exact ones torch and numpy make before the writer
+ * rounds: F16 and BF16 widen exactly, F64 narrows to nearest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,8 @@ static gk_status read_permuted(gk_conv_source *s, const gk_conv_feed *f, const g
     *done = 0;
     if (i < 2) return GK_OK;
     k = i;
-    gk_status st = gk_st_read(ct->part, ct->t, (base + lo) * row_bytes, s->scratch, (size_t)((hi - lo) * row_bytes), err);
+    gk_status st = gk_st_read(ct->part, ct->t, (base + lo) * row_bytes, s->scratch,
+                              (size_t)((hi - lo) * row_bytes), err);
     if (st != GK_OK) return st;
     for (i = 0; i < k; i++) {
         const uint8_t *src = s->scratch + (source_row(f, prow + i) - lo) * row_bytes;

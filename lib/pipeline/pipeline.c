@@ -8,8 +8,8 @@
  * Conversions read a chunk of whole rows and cut it into pieces of rows, which
  * the threads of a pool kept for the whole write take one at a time (each
  * dequantizes its rows to F32, unless they are F32 already, and quantizes them
- * to the output type); the result is appended. The bytes do not depend on the thread count or on who
- * took which piece, because every row is converted alone. While the helpers
+ * to the output type); the result is appended. The bytes do not depend on the
+ * thread count or on who took which piece, because every row is converted alone. While the helpers
  * start on a chunk, the calling thread appends the previous chunk's output and
  * reads the next chunk (two sets of buffers), then takes the pieces still
  * left; the sink's writer thread takes the bytes to the disk meanwhile.
