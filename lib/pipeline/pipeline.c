@@ -7,9 +7,9 @@
  * buffers (gk_sink_copy_from), byte swaps likewise (gk_sink_copy_swapped).
  * Conversions read a chunk of whole rows and cut it into pieces of rows, which
  * the threads of a pool kept for the whole write take one at a time (each
- * dequantizes its rows to F32 and quantizes them to the output type); the
- * result is appended. The bytes do not depend on the thread count or on who
- * took which piece, because every row is converted alone. While the helpers
+ * dequantizes its rows to F32, unless they are F32 already, and quantizes them
+ * to the output type); the result is appended. The bytes do not depend on the
+ * thread count or on who took which piece, because every row is converted alone. While the helpers
  * start on a chunk, the calling thread appends the previous chunk's output and
  * reads the next chunk (two sets of buffers), then takes the pieces still
  * left; the sink's writer thread takes the bytes to the disk meanwhile.
@@ -227,7 +227,8 @@ typedef struct chunk_work {
 
 /* Dequantizes piece's rows of the chunk to F32 and quantizes them to the
  * output type (each row alone: the bytes do not depend on the cut); F16 rows
- * without weights go straight to a type that quantizes F16 itself. */
+ * without weights go straight to a type that quantizes F16 itself, F32 rows
+ * are quantized from the chunk. */
 static void convert_piece(void *arg, int64_t piece) {
     const chunk_work *w = arg;
     const int64_t first = piece * w->piece_rows;
@@ -240,6 +241,10 @@ static void convert_piece(void *arg, int64_t piece) {
     if (w->swap_in) w->from->byteswap(src, n / w->from->block_elems);
     if (w->from->id == GK_TYPE_F16 && w->to->quantize_from_f16 != NULL && w->c->imatrix == NULL) {
         w->to->quantize_from_f16((const uint16_t *)(const void *)src, dst, rows, w->n_per_row);
+    } else if (w->from->id == GK_TYPE_F32) {
+        /* F32 rows (in host order by now) are quantized where they lie: a copy
+         * into the F32 scratch would give the same values. */
+        w->to->quantize((const float *)(const void *)src, dst, rows, w->n_per_row, w->c->imatrix);
     } else {
         w->from->dequantize(src, f32, n);
         w->to->quantize(f32, dst, rows, w->n_per_row, w->c->imatrix);

@@ -284,6 +284,22 @@ if [ -n "$SHIM" ]; then
     expect_fail "input truncated while read: $name" "$D" "ended early|ends|truncated|shrank|past"
     rm -rf "$S"
   done
+  # A checkpoint shard that shrinks while convert reads it (positional reads,
+  # issue 34): the shim truncates the tiny model's BF16 safetensors to 1 MB
+  # once 500 KB of it were read. A clear error naming the tensor and the byte
+  # offset, exit 1, no output; never a crash.
+  if "$BIN" convert --help >/dev/null 2>&1 && "$BIN" export --help >/dev/null 2>&1; then
+    S="$TMP/shrink-ck"
+    D="$TMP/shrink/convert"
+    mkdir -p "$D"
+    "$BIN" export --dtype bf16 "$IN" "$S" >/dev/null 2>&1 && ok || bad "export of the tiny model for convert"
+    run_env $(shim_env) GK_FAULT_TRIGGER_PATH=/shrink-ck/model.safetensors GK_FAULT_TRIGGER=read:500000 \
+      GK_FAULT_ACTION=truncate:1000000 -- convert "$S" "$D/o.gguf" Q4_K_M
+    [ "$(stat -c %s "$S/model.safetensors")" = 1000000 ] && ok || bad "checkpoint truncated while converted: the shim did not truncate it"
+    expect_fail "checkpoint truncated while converted" "$D" "tensor '[^']+': the file ends early"
+    grep -Eq "model.safetensors: offset [0-9]+" "$TMP/err" && ok || bad "checkpoint truncated while converted: no file and byte offset: $(head -c 300 "$TMP/err")"
+    rm -rf "$S"
+  fi
   # The reading commands (hash, verify --data) under the same faults: a read
   # that fails or comes back short, and an input that shrinks while it is read
   # (after 1 MB of tensor data, so inside the scan): a clear error, exit 1.
