@@ -80,13 +80,12 @@ static uint32_t dtype_size(gk_st_dtype d) { return gk_st_dtype_size(d); }
 static void widen(gk_st_dtype d, const uint8_t *src, uint8_t *dst, uint64_t n) {
     switch (d) {
     case GK_ST_BF16:
+    case GK_ST_F16:
         if ((uintptr_t)dst % sizeof(float) == 0) {   /* the type table's kernel (SIMD where the CPU has it) */
-            gk_type_get(GK_TYPE_BF16)->dequantize(src, (float *)(void *)dst, (int64_t)n);
+            gk_type_get(d == GK_ST_BF16 ? GK_TYPE_BF16 : GK_TYPE_F16)->dequantize(src, (float *)(void *)dst, (int64_t)n);
             break;
         }
-        __attribute__((fallthrough));   /* an unaligned buffer: the loop below */
-    case GK_ST_F16:
-        for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t i = 0; i < n; i++) {   /* an unaligned buffer */
             uint16_t h;
             memcpy(&h, src + i * 2, 2);
             const float v = d == GK_ST_BF16 ? gk_bf16_to_fp32(h) : gk_fp16_to_fp32(h);
