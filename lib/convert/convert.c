@@ -186,11 +186,26 @@ static uint32_t tensor_type(const planner *p, const char *name, uint32_t n_dims,
     return t;
 }
 
+/* The type a tensor is presented in to the pipeline, whose own converters
+ * then make the output type: the parts' 16-bit dtype as it is stored (one
+ * read, no widening here: the pipeline's workers widen it, in parallel) where
+ * that gives the same bytes, else F32. Same bytes: F16 or BF16 become F32
+ * exactly either way (the F32 conversion, and the F32 plan of a quantize
+ * target); F16 stays F16 and feeds Q8_0 as it is. Not BF16 kept as BF16: the
+ * reference quiets a signalling NaN on the way (the pipeline does, from F32),
+ * a straight copy would not. `common` is the dtype every part shares, or
+ * GK_ST_DTYPE_COUNT for computed values or parts of mixed dtypes. */
+static uint32_t presented_type(gk_st_dtype common, uint32_t type) {
+    if (common == GK_ST_F16 && (type == GK_TYPE_F16 || type == GK_TYPE_Q8_0 || type == GK_TYPE_F32)) return GK_TYPE_F16;
+    if (common == GK_ST_BF16 && type == GK_TYPE_F32) return GK_TYPE_BF16;
+    return GK_TYPE_F32;
+}
+
 /* Adds one output tensor (and its presented twin and feed). */
 static gk_status emit(planner *p, const char *name, uint32_t n_dims, const uint64_t *ne, gk_conv_feed *feed,
-                      bool all_f16, gk_error *err) {
+                      gk_st_dtype common, gk_error *err) {
     uint32_t type = tensor_type(p, name, n_dims, ne[0]);
-    feed->type = all_f16 && (type == GK_TYPE_F16 || type == GK_TYPE_Q8_0) ? GK_TYPE_F16 : GK_TYPE_F32;
+    feed->type = presented_type(common, type);
     gk_status s = gk_tensor_add(p->c->out, name, type, n_dims, ne, err);
     if (s == GK_OK) s = gk_tensor_add(p->presented, name, feed->type, n_dims, ne, err);
     if (s != GK_OK) {
@@ -256,7 +271,7 @@ static gk_status rope_freqs(planner *p, gk_error *err) {
     gk_conv_llama3_factors(&r, f);
     gk_conv_feed feed = { .mem = f, .rows = n, .width = 1 };
     uint64_t ne[1] = { n };
-    return emit(p, "rope_freqs.weight", 1, ne, &feed, false, err);
+    return emit(p, "rope_freqs.weight", 1, ne, &feed, GK_ST_DTYPE_COUNT, err);
 }
 
 /* A checkpoint tensor's GGUF dimensions (reversed) and row layout. */
@@ -295,7 +310,7 @@ static gk_status plain_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_con
                           .perm_groups = groups };
     if (feed.parts == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     feed.parts[0] = ct;
-    return emit(p, nm->gguf, n_dims, ne, &feed, ct->t->dtype == GK_ST_F16, err);
+    return emit(p, nm->gguf, n_dims, ne, &feed, ct->t->dtype, err);
 }
 
 /* A layer's experts all arrived: gate, down and up, each stacked over the
@@ -324,10 +339,10 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
         uint64_t ne[4], rows, width;
         uint32_t n_dims;
         gk_status s = shape_of(first, ne, &n_dims, &rows, &width, err);
-        bool all_f16 = true;
+        gk_st_dtype common = first->t->dtype;
         for (int64_t x = 0; x < p->n_experts && s == GK_OK; x++) {
             const gk_st_tensor *t = feed.parts[x]->t;
-            all_f16 &= t->dtype == GK_ST_F16;
+            if (t->dtype != common) common = GK_ST_DTYPE_COUNT;
             bool same = t->n_dims == first->t->n_dims;
             for (uint32_t d = 0; same && d < t->n_dims; d++) same = t->shape[d] == first->t->shape[d];
             if (!same) s = tensor_error(err, feed.parts[x], GK_E_CORRUPT, "tensor '%s': %s", "its shape differs from expert 0's");
@@ -343,7 +358,7 @@ static gk_status merge_experts(planner *p, int64_t bid, gk_error *err) {
         feed.width = width;
         char name[96];
         snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)bid, names[which]);
-        if ((s = emit(p, name, 3, ne, &feed, all_f16, err)) != GK_OK) return s;
+        if ((s = emit(p, name, 3, ne, &feed, common, err)) != GK_OK) return s;
     }
     /* Drop the layer's slices. */
     size_t k = 0;
@@ -367,7 +382,7 @@ static gk_status gate_up_tensor(planner *p, const gk_ckpt_tensor *ct, const gk_c
         for (uint64_t x = 0; x < t->shape[0]; x++) feed.parts[x] = ct;
         char name[96];
         snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)nm->bid, k ? "ffn_up_exps" : "ffn_gate_exps");
-        gk_status s = emit(p, name, 3, ne, &feed, t->dtype == GK_ST_F16, err);
+        gk_status s = emit(p, name, 3, ne, &feed, t->dtype, err);
         if (s != GK_OK) return s;
     }
     return GK_OK;

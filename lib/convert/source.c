@@ -6,7 +6,7 @@
  * ends at a row whose permuted source row does not follow the last one, at a
  * part's end, and, for values that are widened, at the scratch buffer's size);
  * each run is read with one positional read, straight into the caller's buffer
- * when the values are presented as they are stored (F16 kept, F32), else into
+ * when the values are presented as they are stored (F16, BF16, F32), else into
  * the scratch and widened from there into the caller's buffer. The rows of a
  * Q/K-permuted head are read together and put in place from the scratch.
  * (Reads through a mapping of the file were measured, issue 34: no faster on
@@ -73,6 +73,17 @@ static uint64_t source_row(const gk_conv_feed *f, uint64_t r) {
 
 static uint32_t dtype_size(gk_st_dtype d) { return gk_st_dtype_size(d); }
 
+/* Bytes per presented value: 2 for F16 and BF16, 4 for F32. */
+static uint64_t presented_size(const gk_conv_feed *f) {
+    return f->type == GK_TYPE_F16 || f->type == GK_TYPE_BF16 ? 2 : 4;
+}
+
+/* Whether values of dtype d are presented as they are stored (else widened to F32). */
+static bool stored_as_presented(const gk_conv_feed *f, gk_st_dtype d) {
+    return (f->type == GK_TYPE_F16 && d == GK_ST_F16) || (f->type == GK_TYPE_BF16 && d == GK_ST_BF16) ||
+           (f->type == GK_TYPE_F32 && d == GK_ST_F32);
+}
+
 /* Converts n source values of dtype d at src to F32 at dst (which need not
  * be aligned). The dtype is tested once per run, not per value (the 16-bit
  * loop's test is loop-invariant: the compiler takes it out), so that each
@@ -112,7 +123,8 @@ static gk_status read_permuted(gk_conv_source *s, const gk_conv_feed *f, const g
                                uint64_t base, uint64_t prow, uint64_t max_rows, uint8_t *out,
                                uint64_t *done, gk_error *err) {
     const uint32_t ssz = dtype_size(ct->t->dtype);
-    const uint64_t esz = f->type == GK_TYPE_F16 ? 2 : 4;
+    const uint64_t esz = presented_size(f);
+    const bool as_is = stored_as_presented(f, ct->t->dtype);
     const uint64_t row_bytes = f->width * ssz, cap = SCRATCH_BYTES / row_bytes;
     const uint64_t per = f->rows / f->perm_groups;
     uint64_t k = per - prow % per, lo = UINT64_MAX, hi = 0, i;
@@ -133,7 +145,7 @@ static gk_status read_permuted(gk_conv_source *s, const gk_conv_feed *f, const g
     for (i = 0; i < k; i++) {
         const uint8_t *src = s->scratch + (source_row(f, prow + i) - lo) * row_bytes;
         uint8_t *dst = out + i * f->width * esz;
-        if (ssz == esz)
+        if (as_is)
             memcpy(dst, src, (size_t)row_bytes);
         else
             widen(ct->t->dtype, src, dst, f->width);
@@ -146,7 +158,7 @@ static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size
     gk_conv_source *s = ctx;
     if (ti >= s->n) return gk_error_set(err, GK_E_ARG, -1, "tensor %zu out of range", ti);
     const gk_conv_feed *f = &s->feeds[ti];
-    const uint64_t esz = f->type == GK_TYPE_F16 ? 2 : 4;
+    const uint64_t esz = presented_size(f);
     if (start % esz || len % esz)
         return gk_error_set(err, GK_E_ARG, -1, "read of a converted tensor not on an element boundary");
     uint64_t e = start / esz, n = len / esz;
@@ -175,9 +187,10 @@ static gk_status read_feed(void *ctx, size_t ti, uint64_t start, void *buf, size
         }
         uint64_t take = f->width - col;
         if (take > n) take = n;
-        /* Values presented as they are stored (F16 kept, F32) are read straight
-         * into the caller's buffer; others go through the scratch and widen. */
-        const bool as_is = ssz == esz;
+        /* Values presented as they are stored (F16, BF16 or F32) are read
+         * straight into the caller's buffer; others go through the scratch and
+         * widen to F32. */
+        const bool as_is = stored_as_presented(f, ct->t->dtype);
         const uint64_t fit = as_is ? n : SCRATCH_BYTES / ssz;
         if (take > fit) take = fit;
         if (col == 0 && take == f->width) {

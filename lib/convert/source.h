@@ -2,8 +2,8 @@
  * source.h - the tensors of a conversion as a virtual source the pipeline
  * reads like any input (format/file.h gk_file_virtual): each tensor's bytes
  * are made on demand, chunk by chunk, from checkpoint tensors - converted from
- * their dtype (F16/BF16/F32/F64) to the type presented (F32, or F16 for F16
- * data kept as it is), their rows permuted (Q/K), experts' slices stacked - or
+ * their dtype (F16/BF16/F32/F64) to the type presented (F32, or F16 or BF16
+ * kept as stored: the pipeline's workers widen those), their rows permuted (Q/K), experts' slices stacked - or
  * from values computed in memory (rope_freqs). Nothing is held but one read's
  * source bytes; the pipeline then turns the presented type into the output
  * type with its own converters (F16, BF16, Q8_0), as for a GGUF input.
@@ -27,7 +27,8 @@ typedef struct gk_conv_feed {
                                     * blocks of one: part i starts at source row
                                     * i * part_rows + row0 (a split gate_up_proj) */
     uint64_t row0;
-    uint32_t type;                 /* presented: GK_TYPE_F32, or GK_TYPE_F16 from F16 parts */
+    uint32_t type;                 /* presented: GK_TYPE_F32, or the 16-bit type the parts are
+                                    * stored in (GK_TYPE_F16, GK_TYPE_BF16) */
 } gk_conv_feed;
 
 typedef struct gk_conv_source gk_conv_source;
