@@ -295,6 +295,39 @@ for f in model.safetensors config.json tokenizer.model; do
     expect_same_file "OUT = $f: input unchanged" "$TMP/self/$f" "$G/llama-gqa/$f"
 done
 
+# NaNs in a BF16 checkpoint (signalling and quiet, either sign): the bf16
+# conversion quiets the signalling ones as the reference's BF16 rounding does
+# (0x7F81 -> 0x7FC1), the f32 one keeps the value exactly as widened
+# (0x7F81 -> 0x7F810000). F16 and BF16 tensors are
+# handed to the pipeline as stored where that gives the same bytes: this pins
+# where it would not.
+mkdir -p "$TMP/nan"
+cp "$G/llama-gqa"/* "$TMP/nan/" && chmod u+w "$TMP/nan"/*
+python3 - "$TMP/nan/model.safetensors" <<'PY'
+import json, struct, sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    h = json.loads(f.read(n))
+    t = h["model.layers.0.mlp.down_proj.weight"]
+    assert t["dtype"] == "BF16", t
+    f.seek(8 + n + t["data_offsets"][0])
+    f.write(struct.pack("<4H", 0x7F81, 0xFF81, 0x7FC3, 0x3F80))
+PY
+# nan_values FILE TENSOR FMT N : the first N values of TENSOR in FILE (hex)
+nan_values() {
+    local off
+    off=$("$BIN" dump "$1" | awk -v t="$2" '$2 == t { print $(NF - 1); exit }')
+    python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2])); n=int(sys.argv[4]); fmt="<%d%s"%(n,sys.argv[3]); print(" ".join("%x"%v for v in struct.unpack(fmt,f.read(struct.calcsize(fmt)))))' "$1" "$off" "$3" "$4"
+}
+expect_exit 0 "NaNs: convert bf16" "$BIN" convert "$TMP/nan" "$TMP/nan-bf16.gguf" bf16
+[ "$(nan_values "$TMP/nan-bf16.gguf" blk.0.ffn_down.weight H 4)" = "7fc1 ffc1 7fc3 3f80" ] && ok "NaNs: bf16 quiets signalling NaNs" ||
+    bad "NaNs: bf16 gives $(nan_values "$TMP/nan-bf16.gguf" blk.0.ffn_down.weight H 4), not 7fc1 ffc1 7fc3 3f80"
+expect_exit 0 "NaNs: convert f32" "$BIN" convert "$TMP/nan" "$TMP/nan-f32.gguf" f32
+[ "$(nan_values "$TMP/nan-f32.gguf" blk.0.ffn_down.weight I 4)" = "7f810000 ff810000 7fc30000 3f800000" ] &&
+    ok "NaNs: f32 widens exactly" ||
+    bad "NaNs: f32 gives $(nan_values "$TMP/nan-f32.gguf" blk.0.ffn_down.weight I 4), not 7f810000 ff810000 7fc30000 3f800000"
+
 # Usage errors.
 expect_exit 2 "unknown TYPE" "$BIN" convert "$G/llama-gqa" "$TMP/u.gguf" q4_z
 expect_exit 2 "--vocab-only with a quantized TYPE" "$BIN" convert --vocab-only "$G/llama-gqa" "$TMP/u.gguf" Q4_K_M
