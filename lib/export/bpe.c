@@ -80,7 +80,8 @@ static cJSON *byte_level(const char *flags) {
     cJSON *b = cJSON_CreateObject();
     if (b && cJSON_AddStringToObject(b, "type", "ByteLevel") &&
         cJSON_AddBoolToObject(b, "add_prefix_space", flags[0] == 't') &&
-        cJSON_AddBoolToObject(b, "trim_offsets", flags[1] == 't') && cJSON_AddBoolToObject(b, "use_regex", flags[2] == 't'))
+        cJSON_AddBoolToObject(b, "trim_offsets", flags[1] == 't') &&
+        cJSON_AddBoolToObject(b, "use_regex", flags[2] == 't'))
         return b;
     cJSON_Delete(b);
     return NULL;
@@ -144,7 +145,8 @@ static cJSON *bos_template(const char *bos, uint64_t id, bool pair) {
     if (ok && pair)
         ok = p && template_piece(p, "SpecialToken", bos, 0) && template_piece(p, "Sequence", "A", 0) &&
              template_piece(p, "SpecialToken", bos, 1) && template_piece(p, "Sequence", "B", 1);
-    cJSON *sp = ok ? cJSON_AddObjectToObject(t, "special_tokens") : NULL, *e = sp ? cJSON_AddObjectToObject(sp, bos) : NULL;
+    cJSON *sp = ok ? cJSON_AddObjectToObject(t, "special_tokens") : NULL;
+    cJSON *e = sp ? cJSON_AddObjectToObject(sp, bos) : NULL;
     cJSON *ids = e ? cJSON_AddArrayToObject(e, "ids") : NULL, *toks = ids ? cJSON_AddArrayToObject(e, "tokens") : NULL;
     ok = toks && cJSON_AddStringToObject(e, "id", bos) && cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)id)) &&
          cJSON_AddItemToArray(toks, cJSON_CreateString(bos));
@@ -154,8 +156,8 @@ static cJSON *bos_template(const char *bos, uint64_t id, bool pair) {
 }
 
 static bool flag_is(const gk_model *m, const char *key, bool want) {
-    const gk_value *v = gk_kv_get(m, key);
-    return v && v->type == GK_V_BOOL && v->b == want;
+    bool b;
+    return gk_exp_kv_bool(m, key, &b) && b == want;
 }
 
 /* The family's post-processor; for BOS_TEMPLATE with the GGUF's add_bos_token
@@ -172,7 +174,8 @@ static cJSON *post_processor(const gk_model *m, const struct family *f, const gk
                 !(gk_kv_get_uint(m, "tokenizer.ggml.eos_token_id", &eos) == GK_OK && eos < n &&
                   strcmp(tokens[eos].ptr, tokens[bos].ptr) == 0);
     cJSON *seq = cJSON_CreateObject(), *list = seq ? cJSON_AddArrayToObject(seq, "processors") : NULL;
-    bool ok = list && cJSON_AddStringToObject(seq, "type", "Sequence") && cJSON_AddItemToArray(list, byte_level(f->post)) &&
+    bool ok = list && cJSON_AddStringToObject(seq, "type", "Sequence") &&
+              cJSON_AddItemToArray(list, byte_level(f->post)) &&
               cJSON_AddItemToArray(list, bos_template(tokens[bos].ptr, bos, pair));
     if (ok && cJSON_GetArraySize(list) == 2) return seq;
     cJSON_Delete(seq);
@@ -185,7 +188,8 @@ gk_status gk_exp_bpe(const gk_model *m, const char *pre, gk_exp_folder *f, gk_er
     const gk_str *tokens = tv->arr.data;
     const int32_t *types = ty && ty->type == GK_V_ARR && ty->arr.elem == GK_V_I32 ? ty->arr.data : NULL;
     const struct family *fam = family_of(pre);
-    if (fam == NULL) return gk_error_set(err, GK_E_UNSUPPORTED, -1, "tokenizer.ggml.pre '%s' is not a family export knows", pre);
+    if (fam == NULL)
+        return gk_error_set(err, GK_E_UNSUPPORTED, -1, "tokenizer.ggml.pre '%s' is not a family export knows", pre);
     if (mv && (mv->type != GK_V_ARR || mv->arr.elem != GK_V_STR))
         return gk_error_set(err, GK_E_CORRUPT, -1, "tokenizer.ggml.merges is not an array of strings");
     cJSON *root = cJSON_CreateObject();

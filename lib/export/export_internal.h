@@ -145,6 +145,9 @@ gk_status gk_exp_generation(const gk_model *m, gk_exp_folder *f, bool *written, 
  *  model card front matter, when m has any (*written says so). */
 gk_status gk_exp_card(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err);
 
+/** gk_exp_kv_bool() : @return : true when m has key as a bool (into *b). */
+bool gk_exp_kv_bool(const gk_model *m, const char *key, bool *b);
+
 /** gk_exp_bpe_known() : *tokenizer_class (when not NULL) is what
  *  tokenizer_config.json names for the family (LlamaTokenizerFast where that
  *  class is how its tokenizer adds BOS, else PreTrainedTokenizerFast).

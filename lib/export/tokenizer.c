@@ -51,7 +51,7 @@ static int32_t id_of(const gk_model *m, const char *key) {
     return gk_kv_get_uint(m, key, &id) == GK_OK && id <= INT32_MAX ? (int32_t)id : -1;
 }
 
-static bool get_bool(const gk_model *m, const char *key, bool *b) {
+bool gk_exp_kv_bool(const gk_model *m, const char *key, bool *b) {
     const gk_value *v = gk_kv_get(m, key);
     if (v == NULL || v->type != GK_V_BOOL) return false;
     *b = v->b;
@@ -94,7 +94,7 @@ static gk_status spm_file(const gk_model *m, const vocab *v, gk_exp_folder *f, g
     trainer.has_pad_id = true, trainer.pad_id = id_of(m, "tokenizer.ggml.padding_token_id");
     if (trainer.unk_id < 0) trainer.unk_id = 0;
     bool prefix = true;
-    get_bool(m, "tokenizer.ggml.add_space_prefix", &prefix);
+    gk_exp_kv_bool(m, "tokenizer.ggml.add_space_prefix", &prefix);
     norm.name = "identity";
     norm.has_add_dummy_prefix = true, norm.add_dummy_prefix = prefix;
     norm.has_remove_extra_whitespaces = true, norm.remove_extra_whitespaces = false;
@@ -128,10 +128,10 @@ static gk_status config_file(const gk_model *m, const vocab *v, bool spm, const 
                             gk_error *err) {
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL, b;
-    if (ok && get_bool(m, "tokenizer.ggml.add_bos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_bos_token", b);
-    if (ok && get_bool(m, "tokenizer.ggml.add_eos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_eos_token", b);
-    if (ok && get_bool(m, "tokenizer.ggml.add_sep_token", &b)) ok = cJSON_AddBoolToObject(root, "add_sep_token", b);
-    if (ok && get_bool(m, "tokenizer.ggml.add_space_prefix", &b)) ok = cJSON_AddBoolToObject(root, "add_prefix_space", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_bos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_bos_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_eos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_eos_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_sep_token", &b)) ok = cJSON_AddBoolToObject(root, "add_sep_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_space_prefix", &b)) ok = cJSON_AddBoolToObject(root, "add_prefix_space", b);
     static const struct { const char *key, *name; } texts[] = {
         { "tokenizer.ggml.bos_token_id", "bos_token" }, { "tokenizer.ggml.eos_token_id", "eos_token" },
         { "tokenizer.ggml.unknown_token_id", "unk_token" }, { "tokenizer.ggml.padding_token_id", "pad_token" },
