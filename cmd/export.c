@@ -40,8 +40,9 @@ static const char *const usage =
     "  --json                print a summary as JSON on stdout\n"
     "An existing empty HF_DIR is used. Architectures: %s.\n"
     "A BPE (gpt2) vocabulary gets tokenizer.json when its pre-tokenizer is gpt-2,\n"
-    "llama-bpe or qwen2 (tokenizer_config.json always); general.sampling.* keys\n"
-    "give generation_config.json, general.* naming and provenance keys (name,\n"
+    "default, mpt, olmo, deepseek-coder, llama-bpe or qwen2, spelled as that\n"
+    "family's own tokenizer.json (tokenizer_config.json always). general.sampling.*\n"
+    "keys give generation_config.json, general.* naming and provenance keys (name,\n"
     "license, tags, base models ...) a README.md model card. Not yet: other\n"
     "pre-tokenizers, named chat templates.\n";
 

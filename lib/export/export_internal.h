@@ -145,12 +145,20 @@ gk_status gk_exp_generation(const gk_model *m, gk_exp_folder *f, bool *written, 
  *  model card front matter, when m has any (*written says so). */
 gk_status gk_exp_card(const gk_model *m, gk_exp_folder *f, bool *written, gk_error *err);
 
-/** gk_exp_bpe_known() : @return : true when tokenizer.ggml.pre names a
- *  pre-tokenizer gk_exp_bpe writes. */
-bool gk_exp_bpe_known(const char *pre);
+/** gk_exp_kv_bool() : @return : true when m has key as a bool (into *b). */
+bool gk_exp_kv_bool(const gk_model *m, const char *key, bool *b);
+
+/** gk_exp_bpe_known() : *tokenizer_class (when not NULL) is what
+ *  tokenizer_config.json names for the family (LlamaTokenizerFast where that
+ *  class is how its tokenizer adds BOS, else PreTrainedTokenizerFast).
+ *  @return : true when tokenizer.ggml.pre names a family whose tokenizer.json
+ *  structure gk_exp_bpe writes (bpe.c's table). */
+bool gk_exp_bpe_known(const char *pre, const char **tokenizer_class);
 
 /** gk_exp_bpe() : tokenizer.json of m's BPE vocabulary (tokens already
- *  checked) with pre-tokenizer pre, into f. */
+ *  checked) with the normalizer, pre-tokenizer and post-processor of family
+ *  pre, into f. @return : GK_OK; GK_E_UNSUPPORTED (pre not known);
+ *  GK_E_CORRUPT (merges not strings); GK_E_NOMEM; the folder's errors. */
 gk_status gk_exp_bpe(const gk_model *m, const char *pre, gk_exp_folder *f, gk_error *err);
 
 /** gk_exp_shards() : writes every shard (and the index when there are

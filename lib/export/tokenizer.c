@@ -4,7 +4,7 @@
  * for a SentencePiece vocabulary (tokenizer.ggml.model "llama") tokenizer.model, packed by protobuf-c from convert's schema
  * (pieces with their scores and kinds, a BPE trainer spec with the special
  * ids, an identity normalizer with the dummy prefix the GGUF asks for); and
- * tokenizer_config.json: add_bos/add_eos, the special tokens' text, the chat
+ * tokenizer_config.json: add_bos/add_eos/add_sep, the special tokens' text, the chat
  * template, add_prefix_space, and the added tokens (user-defined ones, and
  * control tokens with the score convert gives added ones) so that convert
  * reads the same token types back.
@@ -51,7 +51,7 @@ static int32_t id_of(const gk_model *m, const char *key) {
     return gk_kv_get_uint(m, key, &id) == GK_OK && id <= INT32_MAX ? (int32_t)id : -1;
 }
 
-static bool get_bool(const gk_model *m, const char *key, bool *b) {
+bool gk_exp_kv_bool(const gk_model *m, const char *key, bool *b) {
     const gk_value *v = gk_kv_get(m, key);
     if (v == NULL || v->type != GK_V_BOOL) return false;
     *b = v->b;
@@ -94,7 +94,7 @@ static gk_status spm_file(const gk_model *m, const vocab *v, gk_exp_folder *f, g
     trainer.has_pad_id = true, trainer.pad_id = id_of(m, "tokenizer.ggml.padding_token_id");
     if (trainer.unk_id < 0) trainer.unk_id = 0;
     bool prefix = true;
-    get_bool(m, "tokenizer.ggml.add_space_prefix", &prefix);
+    gk_exp_kv_bool(m, "tokenizer.ggml.add_space_prefix", &prefix);
     norm.name = "identity";
     norm.has_add_dummy_prefix = true, norm.add_dummy_prefix = prefix;
     norm.has_remove_extra_whitespaces = true, norm.remove_extra_whitespaces = false;
@@ -122,12 +122,16 @@ static const char *token_text(const gk_model *m, const vocab *v, const char *key
     return id >= 0 && (size_t)id < v->n ? v->tokens[id].ptr : NULL;
 }
 
-static gk_status config_file(const gk_model *m, const vocab *v, bool spm, gk_exp_folder *f, gk_error *err) {
+/* tokenizer_config.json; cls is its tokenizer_class (NULL: LlamaTokenizer for
+ * SentencePiece, PreTrainedTokenizerFast for BPE). */
+static gk_status config_file(const gk_model *m, const vocab *v, bool spm, const char *cls, gk_exp_folder *f,
+                            gk_error *err) {
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL, b;
-    if (ok && get_bool(m, "tokenizer.ggml.add_bos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_bos_token", b);
-    if (ok && get_bool(m, "tokenizer.ggml.add_eos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_eos_token", b);
-    if (ok && get_bool(m, "tokenizer.ggml.add_space_prefix", &b)) ok = cJSON_AddBoolToObject(root, "add_prefix_space", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_bos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_bos_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_eos_token", &b)) ok = cJSON_AddBoolToObject(root, "add_eos_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_sep_token", &b)) ok = cJSON_AddBoolToObject(root, "add_sep_token", b);
+    if (ok && gk_exp_kv_bool(m, "tokenizer.ggml.add_space_prefix", &b)) ok = cJSON_AddBoolToObject(root, "add_prefix_space", b);
     static const struct { const char *key, *name; } texts[] = {
         { "tokenizer.ggml.bos_token_id", "bos_token" }, { "tokenizer.ggml.eos_token_id", "eos_token" },
         { "tokenizer.ggml.unknown_token_id", "unk_token" }, { "tokenizer.ggml.padding_token_id", "pad_token" },
@@ -149,7 +153,8 @@ static gk_status config_file(const gk_model *m, const vocab *v, bool spm, gk_exp
         cJSON *e = cJSON_AddObjectToObject(dec, id);
         ok = e && cJSON_AddStringToObject(e, "content", v->tokens[i].ptr) && cJSON_AddBoolToObject(e, "special", t == 3);
     }
-    if (ok) ok = cJSON_AddStringToObject(root, "tokenizer_class", spm ? "LlamaTokenizer" : "PreTrainedTokenizerFast");
+    if (ok) ok = cJSON_AddStringToObject(root, "tokenizer_class",
+                                         cls ? cls : spm ? "LlamaTokenizer" : "PreTrainedTokenizerFast");
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (text == NULL) return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
@@ -167,16 +172,17 @@ gk_status gk_exp_tokenizer(const gk_model *m, gk_exp_folder *f, const char **wri
     gk_kv_get_str(m, "tokenizer.ggml.model", &model);
     if (strcmp(model.ptr, "llama") == 0) {
         s = spm_file(m, &v, f, err);
-        if (s == GK_OK) s = config_file(m, &v, true, f, err);
+        if (s == GK_OK) s = config_file(m, &v, true, NULL, f, err);
         if (s == GK_OK) *written = "tokenizer.model, tokenizer_config.json";
         return s;
     }
     if (strcmp(model.ptr, "gpt2") != 0) return GK_OK;   /* bert, rwkv ...: not written */
     gk_str pre = { "default", 7 };
     gk_kv_get_str(m, "tokenizer.ggml.pre", &pre);
-    bool known = gk_exp_bpe_known(pre.ptr);
+    const char *cls = NULL;
+    bool known = gk_exp_bpe_known(pre.ptr, &cls);
     if (known) s = gk_exp_bpe(m, pre.ptr, f, err);
-    if (s == GK_OK) s = config_file(m, &v, false, f, err);
+    if (s == GK_OK) s = config_file(m, &v, false, cls, f, err);
     if (s == GK_OK)
         *written = known ? "tokenizer.json, tokenizer_config.json"
                          : "tokenizer_config.json (no tokenizer.json: its pre-tokenizer is not one export knows)";

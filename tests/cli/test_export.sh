@@ -2,7 +2,7 @@
 # test_export.sh - CLI tests of `ggufkit export` (a GGUF back to a Hugging Face folder).
 #
 # usage: test_export.sh PATH/TO/ggufkit
-# Environment: GGUFKIT_GOLDEN   the golden reference folder (convert/ is used;
+# Environment: GGUFKIT_GOLDEN   the golden reference folder (convert/ and real/ are used;
 #                               without it the script says SKIPPED loudly)
 #
 # Round trips on golden/convert (every check could fail):
@@ -19,6 +19,11 @@
 # - Qwen2 and Qwen3 (llama-gqa with its class changed): tensors and class back,
 #   convert(export(G)) == G; Qwen3-MoE (tests/convert/qwen3moe.py) with a BPE
 #   tokenizer.json: experts bit for bit, convert(export(G)) == G;
+# - every BPE family export writes tokenizer.json for (gpt-2, mpt/olmo,
+#   deepseek-coder, llama-bpe, qwen2; golden real vocabularies through
+#   tests/convert/bpe_from_gguf.py): convert(export(G)) == G without
+#   --vocab-pre where the digest names the family, the real structure spelled
+#   back; a family export does not know gets no tokenizer.json and a note;
 # - a shard set (any shard) exports as the merged file; a set missing a shard
 #   is refused;
 # - a big-endian copy exports the same files; a Q4_K model exports (bf16);
@@ -145,6 +150,81 @@ if [ "$has_numpy" = 1 ] && [ -f "$QM" ]; then
     rm -rf "$W"
 else
     skip "Qwen3-MoE round trip (needs numpy and tests/convert/qwen3moe.py)"
+fi
+
+# ----------------------------------------- BPE families: tokenizer.json back
+# For each BPE family export knows, a folder whose tokenizer.json spells the
+# family's real normalizer, pre-tokenizer and post-processor
+# (tests/convert/bpe_from_gguf.py on a golden real vocabulary, with BF16 zero
+# weights for a small Qwen2) converts to G; G exported and converted again
+# (with no --vocab-pre where the digest names the family) gives G byte for
+# byte, and the exported tokenizer.json spells the same structure as the real
+# one. gpt-2, mpt and gpt-neox (named "olmo" by the digest) and deepseek-coder
+# on their own vocabularies; llama-bpe and qwen2, whose vocabularies are not
+# golden, on gpt-2's (BOS and EOS the same token) and deepseek-coder's: the
+# check-text digest convert reports for the exported folder (or the name it
+# finds for it: llama-bpe's split on deepseek-coder's vocabulary happens to
+# give deepseek-coder's digest) equals the real structure's. A family export does not know gets no tokenizer.json and a note.
+R=$GOLDEN/real
+GEN="$HERE/../convert/bpe_from_gguf.py"
+if [ -f "$R/ggml-vocab-gpt-2.dump.json" ]; then
+    W="$TMP/bpefam"
+    mkdir -p "$W/out"
+    # ident_of DIR: how convert names DIR's tokenizer: "name NAME" when the
+    # check-text digest is in the reference's table, else "digest HEX"
+    ident_of() {
+        rm -f "$W/id.gguf"
+        if "$BIN" convert --vocab-only "$1" "$W/id.gguf" bf16 2>"$W/id.err"; then
+            "$BIN" dump --json "$W/id.gguf" | $PY -c 'import json, sys; print("name", json.load(sys.stdin)["metadata"]["tokenizer.ggml.pre"]["value"])'
+        else
+            sed -n 's/.*check-text digest \([0-9a-f]*\).*/digest \1/p' "$W/id.err"
+        fi
+    }
+    for x in gpt-2:gpt-2:gpt-2 mpt:mpt:olmo gpt-neox:gpt-neox:olmo deepseek-coder:deepseek-coder:deepseek-coder \
+             llama-bpe:gpt-2: llama-bpe:deepseek-coder: qwen2:gpt-2: qwen2:deepseek-coder:; do
+        IFS=: read -r fam voc name <<<"$x"
+        t="$fam on $voc's vocabulary"
+        src="$W/$fam-$voc" exp="$W/out/$fam-$voc"
+        $PY "$GEN" "$R/ggml-vocab-$voc.dump.json" "$fam" "$src" --weights || bad "$t: bpe_from_gguf.py"
+        pre=() && [ -z "$name" ] && pre=(--vocab-pre "$fam")
+        expect_exit 0 "$t: convert" "$BIN" convert "${pre[@]}" "$src" "$W/a.gguf" bf16
+        [ -n "$name" ] && "$BIN" dump "$W/a.gguf" | grep -qE "tokenizer.ggml.pre .*\"$name\"" &&
+            ok "$t: the digest names $name" || { [ -z "$name" ] || bad "$t: tokenizer.ggml.pre is not $name"; }
+        expect_exit 0 "$t: export" "$BIN" export --json "$W/a.gguf" "$exp"
+        expect_grep "$t: the summary names tokenizer.json" "$TMP/out" '"tokenizer.json, tokenizer_config.json"'
+        expect_exit 0 "$t: convert the export" "$BIN" convert "${pre[@]}" "$exp" "$W/b.gguf" bf16
+        expect_same_file "$t: convert(export(G)) == G" "$W/b.gguf" "$W/a.gguf"
+        # the post-processor is compared too, but for a BOS template on a
+        # vocabulary whose EOS is its BOS: its pair part is left out there
+        post=1 && [ "$fam" = llama-bpe ] && [ "$voc" = gpt-2 ] && post=0
+        expect_exit 0 "$t: normalizer, pre_tokenizer$([ $post = 1 ] && echo ', post_processor') as the real tokenizer.json" \
+            $PY - "$GEN" "$src/tokenizer.json" "$exp/tokenizer.json" "$post" <<'PY'
+import json, sys
+real, ours = (json.load(open(p, encoding="utf-8")) for p in sys.argv[2:4])
+keys = ["normalizer", "pre_tokenizer"] + (["post_processor"] if sys.argv[4] == "1" else [])
+bad = [k for k in keys if real[k] != ours[k]]
+for k in bad:
+    print(f"{k}: real {json.dumps(real[k])}\n   ours {json.dumps(ours[k])}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+        if [ -z "$name" ]; then
+            d1=$(ident_of "$src") d2=$(ident_of "$exp")
+            [ -n "$d1" ] && [ "$d1" = "$d2" ] && ok "$t: the export encodes the check text as the real structure ($d1)" ||
+                bad "$t: the check text encodes otherwise: real '$d1', export '$d2'"
+        fi
+        rm -rf "$src" "$exp" "$W/a.gguf" "$W/b.gguf"
+    done
+    # a family whose structure export does not know: no tokenizer.json, a note
+    $PY "$GEN" "$R/ggml-vocab-gpt-2.dump.json" gpt-2 "$W/src" --weights
+    "$BIN" convert --vocab-pre falcon "$W/src" "$W/a.gguf" bf16 2>/dev/null
+    expect_exit 0 "unknown family (falcon): export" "$BIN" export --json "$W/a.gguf" "$W/out/falcon"
+    expect_absent "unknown family: no tokenizer.json" "$W/out/falcon/tokenizer.json"
+    [ -s "$W/out/falcon/tokenizer_config.json" ] && ok "unknown family: tokenizer_config.json" ||
+        bad "unknown family: no tokenizer_config.json"
+    expect_grep "unknown family: the summary says why" "$TMP/out" "no tokenizer.json: its pre-tokenizer is not one export knows"
+    rm -rf "$W"
+else
+    skip "no golden real/ folder at $R: the BPE family round trips were NOT run"
 fi
 
 # ----------------------------------------------- README.md (model card)
