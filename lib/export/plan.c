@@ -134,16 +134,55 @@ static gk_status add_tensor(builder *b, const gk_model *m, size_t i, const gk_te
     return GK_OK;
 }
 
-/* Keeps the GGUF's order when it is a converter's (a few runs, each sorted
- * by name: the checkpoint's parts; a new file starts at each), else sorts by
- * name: a GGUF laid out layer by layer (every few tensors a new run) has no
- * checkpoint order to give back, and a file per run would be absurd. */
-#define MIN_RUN 8
+/* The layer of a checkpoint tensor name ("model.layers.N...."), or -1. */
+static long layer_of(const char *name) {
+    static const char prefix[] = "model.layers.";
+    if (strncmp(name, prefix, sizeof prefix - 1) != 0) return -1;
+    char *end;
+    long n = strtol(name + sizeof prefix - 1, &end, 10);
+    return end != name + sizeof prefix - 1 && *end == '.' && n >= 0 ? n : -1;
+}
 
+/* Keeps the GGUF's order when it is a converter's, else sorts by name.
+ *
+ * A converter writes each checkpoint file's tensors sorted by name, file after
+ * file: the order is a few ascending runs, and a new file starts at each, so
+ * converting the export again gives the same order. A GGUF laid out layer by
+ * layer (attn_q before attn_k: self_attn.q_proj before k_proj) has no
+ * checkpoint order to give back, and a file per run would be absurd. The two
+ * differ inside a layer: in a converter's order a layer's tensors fall out of
+ * name order only where a file ends, so in at most (files - 1) layers; laid out
+ * layer by layer, every layer does. So the order is sorted when every layer
+ * of two or more has a descent inside it, or the one layer of a one-layer
+ * model has three (layer by layer gives four or more: q/k, v/o, norms, mlp).
+ * Counting runs alone cannot tell them apart on small models: two layers in
+ * three files give as many runs as one layer laid out in order. */
 static bool keep_order(const gk_exp_plan *p) {
     size_t runs = 1;
     for (size_t i = 1; i < p->n; i++) runs += strcmp(p->t[i].name, p->t[i - 1].name) < 0;
-    return runs == 1 || p->n / runs >= MIN_RUN;
+    if (runs == 1) return true;
+    size_t layers = 0, broken = 0, descents = 0;
+    long cur = -1;
+    bool cur_broken = false;
+    for (size_t i = 0; i < p->n; i++) {
+        long l = layer_of(p->t[i].name);
+        if (l >= 0 && i > 0 && l == layer_of(p->t[i - 1].name)) {
+            if (strcmp(p->t[i].name, p->t[i - 1].name) < 0) {
+                descents++;
+                if (!cur_broken) broken++;
+                cur_broken = true;
+            }
+            continue;
+        }
+        if (l >= 0 && l != cur) {   /* a layer starts (a layer split over files counts twice: fine) */
+            layers++;
+            cur = l;
+            cur_broken = false;
+        }
+    }
+    if (layers >= 2) return broken < layers;
+    if (layers == 1) return descents < 3;
+    return true;
 }
 
 static void cut_shards(gk_exp_plan *p, uint64_t max_bytes) {

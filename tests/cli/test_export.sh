@@ -315,6 +315,59 @@ expect_exit 0 "export a synthetic model" "$BIN" export "$W/syn.gguf" "$W/syn"
 c=$(ls "$W/syn" | grep -c '\.safetensors$')
 [ "$c" = 1 ] && ok "layer-by-layer order: one file, sorted by name" || bad "layer-by-layer order: $c files"
 expect_exit 0 "convert the synthetic export back" "$BIN" convert "$W/syn" "$W/synback.gguf" f32
+expect_exit 0 "synth --layers 1" "$BIN" synth --layers 1 "$W/syn1.gguf"
+expect_exit 0 "export a one-layer synthetic model" "$BIN" export "$W/syn1.gguf" "$W/syn1"
+c=$(ls "$W/syn1" | grep -c '\.safetensors$')
+[ "$c" = 1 ] && ok "one layer laid out in order: one file" || bad "one layer laid out in order: $c files"
+# A small checkpoint in more files than it has layers (2 layers, 3 files cut
+# in the model's own order, a file ending inside each layer, and a converter
+# reads each file's tensors sorted by name): its GGUF's order is still a
+# converter's (three runs, each sorted), and
+# the export gives it back, so converting the export gives the same GGUF.
+mkdir -p "$W/split3/Small-Split"
+cp "$G/llama-gqa"/config.json "$G/llama-gqa"/tokenizer* "$W/split3/Small-Split/"
+python3 - "$G/llama-gqa/model.safetensors" "$W/split3/Small-Split" <<'PY'
+import json, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+with open(src, "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    h = json.loads(f.read(n))
+    base = 8 + n
+    data = {k: (v, f.seek(base + v["data_offsets"][0]) and f.read(v["data_offsets"][1] - v["data_offsets"][0]))
+            for k, v in h.items() if k != "__metadata__"}
+# the model's own order, as a checkpoint is cut into files: embeddings,
+# layer by layer, then the final norm and the head
+within = ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+          "mlp.up_proj", "mlp.down_proj", "input_layernorm", "post_attention_layernorm"]
+def key(nm):
+    if nm.startswith("model.layers."):
+        layer, rest = nm[len("model.layers."):].split(".", 1)
+        return (1, int(layer), [w in rest for w in within].index(True))
+    return ({"model.embed_tokens.weight": 0, "model.norm.weight": 2}.get(nm, 3), 0, 0)
+names = sorted(data, key=key)
+cuts = [0, 6, 13, len(names)]
+wmap = {}
+for k in range(3):
+    part, hdr, off = names[cuts[k]:cuts[k + 1]], {}, 0
+    fn = "model-%05d-of-00003.safetensors" % (k + 1)
+    for nm in reversed(part):   # stored out of name order: the converter sorts
+        v, b = data[nm]
+        hdr[nm] = {"dtype": v["dtype"], "shape": v["shape"], "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        wmap[nm] = fn
+    hj = json.dumps(hdr).encode()
+    hj += b" " * (-len(hj) % 8)
+    with open(out + "/" + fn, "wb") as f:
+        f.write(struct.pack("<Q", len(hj)) + hj + b"".join(data[nm][1] for nm in reversed(part)))
+json.dump({"metadata": {}, "weight_map": wmap}, open(out + "/model.safetensors.index.json", "w"))
+PY
+expect_exit 0 "3-file checkpoint: convert" "$BIN" convert "$W/split3/Small-Split" "$W/split3.gguf" bf16
+mkdir -p "$W/split3b"
+expect_exit 0 "3-file checkpoint: export" "$BIN" export "$W/split3.gguf" "$W/split3b/Small-Split"
+c=$(ls "$W/split3b/Small-Split" | grep -c '\.safetensors$')
+[ "$c" -ge 2 ] && ok "3-file checkpoint: the GGUF's order kept ($c files)" || bad "3-file checkpoint: $c file(s), order lost"
+expect_exit 0 "3-file checkpoint: convert the export" "$BIN" convert "$W/split3b/Small-Split" "$W/split3-again.gguf" bf16
+expect_same_file "3-file checkpoint: convert(export(G)) == G" "$W/split3-again.gguf" "$W/split3.gguf"
 rm -rf "$W"
 
 # ------------------------------------------------------------ interrupted
