@@ -39,7 +39,6 @@ static const struct family {
 } families[] = {
     /* openai-community/gpt2 */
     { "gpt-2", NULL, false, { { 'B', "ftt" } }, "ftt", BOS_NONE },
-    { "default", NULL, false, { { 'B', "ftt" } }, "ftt", BOS_NONE },
     /* EleutherAI/gpt-neox-20b, also mosaicml/mpt-7b's and OLMo's ("olmo" and
      * "mpt" share one check-text digest) */
     { "mpt", "NFC", false, { { 'B', "ftt" } }, "ftt", BOS_NONE },

@@ -222,6 +222,11 @@ PY
     [ -s "$W/out/falcon/tokenizer_config.json" ] && ok "unknown family: tokenizer_config.json" ||
         bad "unknown family: no tokenizer_config.json"
     expect_grep "unknown family: the summary says why" "$TMP/out" "no tokenizer.json: its pre-tokenizer is not one export knows"
+    # no tokenizer.ggml.pre at all ("default", which llama.cpp splits with
+    # regexes of its own, not GPT-2's): no tokenizer.json either
+    expect_exit 0 "no pre key: edit" "$BIN" edit --delete tokenizer.ggml.pre -o "$W/nopre.gguf" "$W/a.gguf"
+    expect_exit 0 "no pre key: export" "$BIN" export "$W/nopre.gguf" "$W/out/nopre"
+    expect_absent "no pre key: no tokenizer.json" "$W/out/nopre/tokenizer.json"
     rm -rf "$W"
 else
     skip "no golden real/ folder at $R: the BPE family round trips were NOT run"
