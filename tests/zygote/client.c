@@ -11,7 +11,9 @@
  * server cannot be reached, or the server refuses (another binary, other
  * sanitizer options).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -76,31 +78,6 @@ static int list_fds(int **fds) {
     return n;
 }
 
-static int write_full(const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t r = send(sock, c, n, MSG_NOSIGNAL);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int read_reply(zy_reply *r) {
-    char *c = (char *)r;
-    size_t n = sizeof *r;
-    while (n > 0) {
-        ssize_t k = read(sock, c, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int send_fds(const int *fds, int n) {
     for (int at = 0; at < n; at += ZY_FD_CHUNK) {
         uint32_t count = (uint32_t)(n - at < ZY_FD_CHUNK ? n - at : ZY_FD_CHUNK);
@@ -161,18 +138,18 @@ static int send_request(int argc, char **argv) {
         put(&b, &v, sizeof v);
     }
     zy_hello h = { ZY_MAGIC, (uint32_t)b.n, (uint32_t)nfds };
-    int rc = write_full(&h, sizeof h) == 0 && send_fds(fds, nfds) == 0 && write_full(b.p, b.n) == 0 ? 0 : -1;
+    int rc = zy_send_full(sock, &h, sizeof h) == 0 && send_fds(fds, nfds) == 0 && zy_send_full(sock, b.p, b.n) == 0 ? 0 : -1;
     free(b.p);
     free(fds);
     free(cwd);
     return rc;
 }
 
-/* A signal the client gets goes to the command (the server delivers it). */
+/* A signal the client gets goes to the command. */
+static pid_t command;
 static void forward(int sig) {
     int saved = errno;
-    int32_t s = sig;
-    (void)send(sock, &s, sizeof s, MSG_NOSIGNAL | MSG_DONTWAIT);
+    kill(command, sig);
     errno = saved;
 }
 
@@ -208,18 +185,16 @@ int main(int argc, char **argv) {
     if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) != 0) run_real(argv);
     if (send_request(argc, argv) != 0) run_real(argv);
     zy_reply r;
-    if (read_reply(&r) != 0 || r.kind == ZY_REFUSED) run_real(argv);
-    if (r.kind != ZY_STARTED) {
-        fprintf(stderr, "ggufkit_zc: unexpected answer %d from the zygote\n", r.kind);
-        return 127;
-    }
+    /* Anything but "started" (refused, a request the server could not take): run it here. */
+    if (zy_read_full(sock, &r, sizeof r) != 0 || r.kind != ZY_STARTED || r.value <= 0) run_real(argv);
     /* From here on the command runs: signals go to it. */
+    command = r.value;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward;
     sa.sa_flags = SA_RESTART;
     for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaction(forwarded[i], &sa, NULL);
-    if (read_reply(&r) != 0) {
+    if (zy_read_full(sock, &r, sizeof r) != 0) {
         fprintf(stderr, "ggufkit_zc: the zygote closed the connection before the command ended\n");
         return 127;
     }

@@ -13,16 +13,20 @@
  *      order they were sent).
  * Server to client: a zy_reply {ZY_REFUSED, 0} (the server serves another
  * binary or other sanitizer options: run the binary yourself) or
- * {ZY_STARTED, pid}; later {ZY_EXITED, code} or {ZY_SIGNALED, signal}.
- * While the command runs the client may send int32_t signal numbers: the
- * server delivers them to the command. The connection closing before the
- * command ends means the client is gone: the command is killed.
+ * {ZY_STARTED, pid} (the command's process); later {ZY_EXITED, code} or
+ * {ZY_SIGNALED, signal}. Any other first answer, or none, means the request
+ * was not taken: the client runs the binary itself. The client forwards the
+ * signals it gets to the pid; the connection closing before the command ends
+ * means the client is gone: the command is killed.
  */
 #ifndef GGUFKIT_ZYGOTE_PROTOCOL_H
 #define GGUFKIT_ZYGOTE_PROTOCOL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define ZY_MAGIC 0x7a79676bu      /* "kgyz" */
 #define ZY_FD_CHUNK 200           /* below the kernel's 253 fds a message */
@@ -47,5 +51,31 @@ enum { ZY_REFUSED = 1, ZY_STARTED, ZY_EXITED, ZY_SIGNALED };
 typedef struct {
     int32_t kind, value;
 } zy_reply;
+
+/* Reads exactly n bytes from fd (retrying interrupted reads); 0 on success. */
+static inline int zy_read_full(int fd, void *p, size_t n) {
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Sends exactly n bytes on socket fd (no SIGPIPE); 0 on success. */
+static inline int zy_send_full(int fd, const void *p, size_t n) {
+    const char *c = p;
+    while (n > 0) {
+        ssize_t r = send(fd, c, n, MSG_NOSIGNAL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
 
 #endif

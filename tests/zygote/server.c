@@ -2,16 +2,19 @@
  * server.c - the zygote: a fork server for the sanitizer builds' CLI scripts.
  * A sanitized process spends tens of milliseconds starting (relocations,
  * page faults, runtime set-up) before any command code runs; the server pays
- * that once. Per connection it forks a handler, which reads the request (see
- * protocol.h) and forks the command child; the child takes on the client's
- * fds, environment, cwd, umask, limits and signal state, runs the command's
- * main and calls exit(), so atexit handlers and LeakSanitizer's check run as
- * in a process of its own. The handler reports the status and _exit()s.
+ * that once. Per connection it forks a child, which reads the request (see
+ * protocol.h), takes on the client's fds, environment, cwd, umask, limits and
+ * signal state, runs the command's main and calls exit(), so atexit handlers
+ * and LeakSanitizer's check run as in a process of its own. The server reports
+ * the child's status to the client, and kills the child if the client goes
+ * away first.
  *
  * zygote_serve() is the loop; the main to run is its parameter (serve_ggufkit.c
  * passes the command's, leaky.c a test program's).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,39 +41,16 @@ int __lsan_do_recoverable_leak_check_int(void) __attribute__((weak));
 
 /* The signal handlers the process had at start (a sanitizer's): a child keeps those. */
 static struct sigaction start_actions[65];
+/* The exit status of a child whose request was refused or malformed. */
+#define ZY_BAD_REQUEST 125
 /* The request, kept reachable from here so the child's leak check does not see it. */
 static char *req_buf;
 static char **req_argv, **req_env;
 static int *req_fds, *req_nums;
 
-/* Reads exactly n bytes; 0 on success. */
-static int read_full(int fd, void *p, size_t n) {
-    char *c = p;
-    while (n > 0) {
-        ssize_t r = read(fd, c, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int write_full(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t r = send(fd, c, n, MSG_NOSIGNAL);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static void reply(int sock, int kind, int value) {
     zy_reply r = { kind, value };
-    (void)write_full(sock, &r, sizeof r);
+    (void)zy_send_full(sock, &r, sizeof r);
 }
 
 /* Receives one chunk of fds into out[*got...]; 0 on success. */
@@ -158,80 +138,88 @@ static void become_client(const zy_fixed *fx, const char *cwd, uint32_t nfds, in
     exit(cmd_main((int)fx->argc, req_argv));
 }
 
-/* Waits for the child while the client may send signals; returns when it ended or the client left. */
-static void watch_child(int sock, pid_t child) {
-    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-    for (;;) {
-        struct pollfd p[2] = { { sock, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
-        int n = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 20);
-        if (n < 0 && errno != EINTR) break;
-        if (p[0].revents) {
-            int32_t sig;
-            ssize_t r = recv(sock, &sig, sizeof sig, MSG_WAITALL);
-            if (r != (ssize_t)sizeof sig) {   /* the client is gone: so is its command */
-                kill(child, SIGKILL);
-                waitpid(child, NULL, 0);
-                _exit(0);
-            }
-            if (sig > 0 && sig < 65) kill(child, sig);
-        }
-        int status;
-        pid_t w = waitpid(child, &status, WNOHANG);
-        if (w == child) {
-            if (WIFSIGNALED(status)) reply(sock, ZY_SIGNALED, WTERMSIG(status));
-            else reply(sock, ZY_EXITED, WEXITSTATUS(status));
-            _exit(0);
-        }
-    }
-    kill(child, SIGKILL);
-    _exit(1);
-}
-
-/* The handler of one connection (a child of the server). */
+/* In the child forked for connection sock: reads the request and, unless it
+ * is refused, becomes the client's command (never returns). */
 static void handle(int sock, const char *served, int (*cmd_main)(int, char **)) {
     zy_hello h;
-    if (read_full(sock, &h, sizeof h) != 0 || h.magic != ZY_MAGIC || h.length > ZY_MAX_REQUEST ||
+    if (zy_read_full(sock, &h, sizeof h) != 0 || h.magic != ZY_MAGIC || h.length > ZY_MAX_REQUEST ||
         h.length < sizeof(zy_fixed) || h.nfds > ZY_MAX_FDS)
-        _exit(1);
+        _exit(ZY_BAD_REQUEST);
     req_fds = calloc(h.nfds + 1, sizeof(int));
     req_nums = calloc(h.nfds + 1, sizeof(int));
     req_buf = malloc(h.length + 1);
-    if (req_fds == NULL || req_nums == NULL || req_buf == NULL) _exit(1);
+    if (req_fds == NULL || req_nums == NULL || req_buf == NULL) _exit(ZY_BAD_REQUEST);
     uint32_t got = 0;
     while (got < h.nfds)
-        if (recv_fd_chunk(sock, req_fds, &got, h.nfds) != 0) _exit(1);
-    if (read_full(sock, req_buf, h.length) != 0) _exit(1);
+        if (recv_fd_chunk(sock, req_fds, &got, h.nfds) != 0) _exit(ZY_BAD_REQUEST);
+    if (zy_read_full(sock, req_buf, h.length) != 0) _exit(ZY_BAD_REQUEST);
     req_buf[h.length] = '\0';
 
     zy_fixed fx;
     memcpy(&fx, req_buf, sizeof fx);
     size_t pos = sizeof fx;
     char *bin = take_string(req_buf, h.length, &pos), *cwd = take_string(req_buf, h.length, &pos);
-    if (bin == NULL || cwd == NULL || fx.argc == 0 || fx.argc > h.length || fx.envc > h.length) _exit(1);
+    if (bin == NULL || cwd == NULL || fx.argc == 0 || fx.argc > h.length || fx.envc > h.length)
+        _exit(ZY_BAD_REQUEST);
     req_argv = calloc(fx.argc + 1, sizeof(char *));
     req_env = calloc(fx.envc + 1, sizeof(char *));
-    if (req_argv == NULL || req_env == NULL) _exit(1);
+    if (req_argv == NULL || req_env == NULL) _exit(ZY_BAD_REQUEST);
     for (uint32_t i = 0; i < fx.argc; i++)
-        if ((req_argv[i] = take_string(req_buf, h.length, &pos)) == NULL) _exit(1);
+        if ((req_argv[i] = take_string(req_buf, h.length, &pos)) == NULL) _exit(ZY_BAD_REQUEST);
     for (uint32_t i = 0; i < fx.envc; i++)
-        if ((req_env[i] = take_string(req_buf, h.length, &pos)) == NULL) _exit(1);
-    if (h.length - pos != (size_t)h.nfds * sizeof(int32_t)) _exit(1);
+        if ((req_env[i] = take_string(req_buf, h.length, &pos)) == NULL) _exit(ZY_BAD_REQUEST);
+    if (h.length - pos != (size_t)h.nfds * sizeof(int32_t)) _exit(ZY_BAD_REQUEST);
     memcpy(req_nums, req_buf + pos, (size_t)h.nfds * sizeof(int32_t));
-    for (uint32_t i = 0; i < h.nfds; i++) if (req_nums[i] < 0) _exit(1);
+    for (uint32_t i = 0; i < h.nfds; i++) if (req_nums[i] < 0) _exit(ZY_BAD_REQUEST);
 
     /* Another binary, or sanitizer options the runtime here was not started with: refuse. */
     char real[PATH_MAX];
     if (realpath(bin, real) == NULL || strcmp(real, served) != 0 || !same_env(req_env, "ASAN_OPTIONS") ||
         !same_env(req_env, "UBSAN_OPTIONS") || !same_env(req_env, "LSAN_OPTIONS")) {
         reply(sock, ZY_REFUSED, 0);
-        _exit(0);
+        _exit(ZY_BAD_REQUEST);
     }
-    pid_t child = fork();
-    if (child < 0) _exit(1);
-    if (child == 0) become_client(&fx, cwd, h.nfds, cmd_main);
-    for (uint32_t i = 0; i < h.nfds; i++) close(req_fds[i]);
-    reply(sock, ZY_STARTED, child);
-    watch_child(sock, child);
+    reply(sock, ZY_STARTED, (int)getpid());
+    become_client(&fx, cwd, h.nfds, cmd_main);
+}
+
+/* The commands running: each one's connection and pidfd (the server reports
+ * the status when the pidfd says the child ended, and kills the child when
+ * the connection says the client went away). */
+#define MAX_RUNNING 1024
+static struct running { int sock, pidfd; pid_t pid; } running[MAX_RUNNING];
+static int n_running;
+
+/* The child of running[i] ended (or its client left: kill it first): report, forget. */
+static void finish(int i, int client_gone) {
+    struct running *r = &running[i];
+    if (client_gone) kill(r->pid, SIGKILL);
+    int status;
+    while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!client_gone) {
+        if (WIFSIGNALED(status)) reply(r->sock, ZY_SIGNALED, WTERMSIG(status));
+        else reply(r->sock, ZY_EXITED, WEXITSTATUS(status));
+    }
+    close(r->sock);
+    close(r->pidfd);
+    running[i] = running[--n_running];
+}
+
+/* Starts the child of a new connection c. */
+static void start(int lsock, int c, const char *served, int (*cmd_main)(int, char **)) {
+    if (n_running == MAX_RUNNING) { close(c); return; }   /* the client runs the binary itself */
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(lsock);
+        handle(c, served, cmd_main);
+    }
+    int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (pidfd < 0) {
+        if (pid > 0) { kill(pid, SIGKILL); waitpid(pid, NULL, 0); }
+        close(c);
+        return;
+    }
+    running[n_running++] = (struct running){ c, pidfd, pid };
 }
 
 /* Touches, once, what every child's exit will read (LeakSanitizer's scan of
@@ -267,19 +255,22 @@ int zygote_serve(int argc, char **argv, int (*cmd_main)(int, char **)) {
     }
     warm_up();
     signal(SIGPIPE, SIG_IGN);
+    static struct pollfd p[1 + 2 * MAX_RUNNING];
     for (;;) {
-        while (waitpid(-1, NULL, WNOHANG) > 0) {}
-        struct pollfd p = { lsock, POLLIN, 0 };
-        if (poll(&p, 1, 1000) <= 0) continue;
-        int c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) continue;
-        pid_t h = fork();
-        if (h == 0) {
-            close(lsock);
-            sigaction(SIGPIPE, &start_actions[SIGPIPE], NULL);
-            handle(c, served, cmd_main);
-            _exit(1);
+        p[0] = (struct pollfd){ lsock, POLLIN, 0 };
+        for (int i = 0; i < n_running; i++) {
+            p[1 + 2 * i] = (struct pollfd){ running[i].pidfd, POLLIN, 0 };
+            p[2 + 2 * i] = (struct pollfd){ running[i].sock, POLLRDHUP, 0 };
         }
-        close(c);
+        int n = n_running;
+        if (poll(p, 1 + 2 * (nfds_t)n, -1) < 0) continue;
+        for (int i = n - 1; i >= 0; i--) {   /* from the end: finish() moves the last entry to i */
+            if (p[1 + 2 * i].revents) finish(i, 0);
+            else if (p[2 + 2 * i].revents) finish(i, 1);
+        }
+        if (p[0].revents & POLLIN) {
+            int c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+            if (c >= 0) start(lsock, c, served, cmd_main);
+        }
     }
 }
