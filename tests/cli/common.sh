@@ -26,12 +26,15 @@
 #                    free (for the kill tests: a kill does not care about the
 #                    disk, and fsync on a RAM folder costs nothing)
 #   GK_TMP_TEMPLATE  mktemp's template for $TMP's name (default tmp.XXXXXXXXXX)
+#   GK_NO_ZYGOTE=1   never run the command through the zygote (see BIN below)
 # Define (optional, before or after sourcing): test_cleanup, a function run at
 # exit before $TMP is removed (unmounts, chattr -i, ...).
 #
 # Sourcing sets:
 #   BIN      the ggufkit binary: the first argument, made absolute (the scripts
-#            cd to other folders); missing, the script stops with a usage line
+#            cd to other folders); missing, the script stops with a usage line.
+#            Under the zygote (below) it is the zygote's client instead.
+#   REAL_BIN the first argument, made absolute, always
 #   HERE     this folder (tests/cli)
 #   TMP      a new empty folder, made writable and removed at exit
 #   GOLDEN   $GGUFKIT_GOLDEN, else ../shared/golden beside the repository (the
@@ -68,6 +71,18 @@
 GK_SCRIPT=${0##*/}
 BIN=${1:?usage: $GK_SCRIPT PATH/TO/ggufkit}
 BIN=$(realpath -s -- "$BIN")
+# The zygote (tests/zygote, started by scripts/test for the ASan+UBSan run):
+# with GGUFKIT_ZYGOTE (its socket) and GGUFKIT_ZYGOTE_CLIENT (ggufkit_zc) set,
+# BIN becomes the client, which has the server fork the command instead of
+# starting a sanitized process. REAL_BIN is always the binary itself: for a
+# check that needs the command to be the process it runs (a SIGKILL of it must
+# leave it dead when the kill returns). A script sets GK_NO_ZYGOTE=1 before
+# sourcing to run the real binary throughout.
+REAL_BIN=$BIN
+if [ -n "${GGUFKIT_ZYGOTE:-}" ] && [ -n "${GGUFKIT_ZYGOTE_CLIENT:-}" ] && [ "${GK_NO_ZYGOTE:-0}" != 1 ]; then
+    export GGUFKIT_ZYGOTE_BIN=$BIN
+    BIN=$GGUFKIT_ZYGOTE_CLIENT
+fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GOLDEN=${GGUFKIT_GOLDEN:-$HERE/../../../shared/golden}
 DATA=${GGUFKIT_TESTDATA:-$HERE/../../testdata}

@@ -384,8 +384,11 @@ mkdir -p "$W"
 "$BIN" synth --layers 40 "$W/big.gguf" >/dev/null 2>&1 || bad "synth --layers 40"
 complete() { [ -s "$1/config.json" ] && [ -s "$1/model.safetensors" ] && [ -s "$1/tokenizer.model" ]; }
 for sig in INT KILL; do
+    # SIGKILL: the command itself must be the process killed (REAL_BIN, not the
+    # zygote's client, whose command would outlive the kill by a moment)
+    bin=$BIN; [ $sig = KILL ] && bin=$REAL_BIN
     for t in 0.02 0.08; do
-        timeout -s $sig $t "$BIN" export "$W/big.gguf" "$W/o" >/dev/null 2>&1
+        timeout -s $sig $t "$bin" export "$W/big.gguf" "$W/o" >/dev/null 2>&1
         if [ -e "$W/o" ]; then
             complete "$W/o" && ok "SIG$sig after ${t}s: HF_DIR complete" || bad "SIG$sig after ${t}s: HF_DIR incomplete"
         elif [ $sig = INT ]; then
