@@ -7,7 +7,9 @@
  * tokenizer_config.json: add_bos/add_eos/add_sep, the special tokens' text, the chat
  * template, add_prefix_space, and the added tokens (user-defined ones, and
  * control tokens with the score convert gives added ones) so that convert
- * reads the same token types back.
+ * reads the same token types back. An added token that replaced a piece of
+ * the model gets a stand-in piece in tokenizer.model (stand_ins), so that the
+ * file still loads in SentencePiece.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "export/export_internal.h"
 #include "spm_model.pb-c.h"
+#include "util/hashmap.h"
 
 typedef struct vocab {
     const gk_str *tokens;
@@ -46,6 +49,14 @@ static gk_status load_vocab(const gk_model *m, vocab *v, gk_error *err) {
 static int32_t type_of(const vocab *v, size_t i) { return v->types ? v->types[i] : 1; }
 static float score_of(const vocab *v, size_t i) { return v->scores ? v->scores[i] : 0.0f; }
 
+/* Whether token i is one convert took from the added tokens (user-defined,
+ * or control with the score it gives them): tokenizer_config.json's
+ * added_tokens_decoder carries it back. */
+static bool is_added(const vocab *v, size_t i) {
+    int32_t t = type_of(v, i);
+    return t == 4 || (t == 3 && score_of(v, i) == -1000.0f);
+}
+
 static int32_t id_of(const gk_model *m, const char *key) {
     uint64_t id;
     return gk_kv_get_uint(m, key, &id) == GK_OK && id <= INT32_MAX ? (int32_t)id : -1;
@@ -58,23 +69,74 @@ bool gk_exp_kv_bool(const gk_model *m, const char *key, bool *b) {
     return true;
 }
 
+/* Where an added token replaced a piece of the SentencePiece model (its
+ * added_tokens_decoder entry named an id of the base vocabulary), the GGUF no
+ * longer holds that piece, and tokenizer.model must still load: pieces are
+ * unique, and with byte fallback all 256 byte pieces are there. Such a token
+ * gets a stand-in piece: the missing byte piece when its id lies in the byte
+ * pieces' run, else a unique placeholder when its text is another piece's.
+ * Converting reads the added token over it again (tokenizer_config.json), so
+ * the GGUF comes back the same. ph[i] gets the stand-in's text ("" for none),
+ * kind[i] its kind. @return : false when out of memory. */
+static bool stand_ins(const vocab *v, char (*ph)[40], int32_t *kind) {
+    bool present[256] = { false };
+    int64_t start = -1;
+    for (size_t i = 0; i < v->n; i++) {
+        unsigned b;
+        if (type_of(v, i) == 6 && sscanf(v->tokens[i].ptr, "<0x%2X>", &b) == 1 && b < 256) {
+            present[b] = true;
+            if (start < 0) start = (int64_t)i - (int64_t)b;
+        }
+    }
+    gk_hashmap seen = { 0 };
+    bool ok = true;
+    for (size_t i = 0; ok && i < v->n; i++) {   /* the pieces kept as they are */
+        if (is_added(v, i)) continue;
+        ok = gk_hashmap_add(&seen, gk_fnv1a(GK_FNV1A_BASIS, v->tokens[i].ptr, v->tokens[i].len), i);
+    }
+    for (size_t i = 0; ok && i < v->n; i++) {
+        if (!is_added(v, i)) continue;
+        if (start >= 0 && (int64_t)i >= start && (int64_t)i - start < 256 && !present[i - (size_t)start]) {
+            snprintf(ph[i], sizeof ph[i], "<0x%02X>", (unsigned)(i - (size_t)start));
+            present[i - (size_t)start] = true;
+            kind[i] = 6;
+            continue;
+        }
+        uint64_t h = gk_fnv1a(GK_FNV1A_BASIS, v->tokens[i].ptr, v->tokens[i].len);
+        size_t cur = 0, at;
+        bool dup = false;
+        while (!dup && gk_hashmap_next(&seen, h, &cur, &at))
+            dup = v->tokens[at].len == v->tokens[i].len && memcmp(v->tokens[at].ptr, v->tokens[i].ptr, v->tokens[i].len) == 0;
+        if (dup) {
+            snprintf(ph[i], sizeof ph[i], "<ggufkit_added_%zu>", i);
+            kind[i] = 4;
+        } else {
+            ok = gk_hashmap_add(&seen, h, i);
+        }
+    }
+    gk_hashmap_free(&seen);
+    return ok;
+}
+
 static gk_status spm_file(const gk_model *m, const vocab *v, gk_exp_folder *f, gk_error *err) {
     Gkspm__Model model = GKSPM__MODEL__INIT;
     Gkspm__Model__Trainer trainer = GKSPM__MODEL__TRAINER__INIT;
     Gkspm__Model__Normalizer norm = GKSPM__MODEL__NORMALIZER__INIT;
     Gkspm__Model__Piece *pieces = calloc(v->n ? v->n : 1, sizeof *pieces);
     Gkspm__Model__Piece **ptrs = calloc(v->n ? v->n : 1, sizeof *ptrs);
-    if (pieces == NULL || ptrs == NULL) {
-        free(pieces), free(ptrs);
+    char (*ph)[40] = calloc(v->n ? v->n : 1, sizeof *ph);
+    int32_t *kind = calloc(v->n ? v->n : 1, sizeof *kind);
+    if (pieces == NULL || ptrs == NULL || ph == NULL || kind == NULL || !stand_ins(v, ph, kind)) {
+        free(pieces), free(ptrs), free(ph), free(kind);
         return gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
     }
     bool bytes = false;
     for (size_t i = 0; i < v->n; i++) {
         gkspm__model__piece__init(&pieces[i]);
-        pieces[i].piece = (char *)v->tokens[i].ptr;
+        pieces[i].piece = ph[i][0] ? ph[i] : (char *)v->tokens[i].ptr;
         pieces[i].has_score = true;
-        pieces[i].score = score_of(v, i);
-        int32_t t = type_of(v, i);
+        pieces[i].score = ph[i][0] ? 0.0f : score_of(v, i);
+        int32_t t = ph[i][0] ? kind[i] : type_of(v, i);
         pieces[i].has_type = true;
         pieces[i].type = t >= 1 && t <= 6 ? (Gkspm__Model__Piece__Kind)t : GKSPM__MODEL__PIECE__KIND__NORMAL;
         bytes |= t == 6;
@@ -113,6 +175,8 @@ static gk_status spm_file(const gk_model *m, const vocab *v, gk_exp_folder *f, g
     free(buf);
     free(pieces);
     free(ptrs);
+    free(ph);
+    free(kind);
     return s;
 }
 
@@ -146,7 +210,7 @@ static gk_status config_file(const gk_model *m, const vocab *v, bool spm, const 
     cJSON *dec = NULL;
     for (size_t i = 0; ok && spm && i < v->n; i++) {
         int32_t t = type_of(v, i);
-        if (!(t == 4 || (t == 3 && score_of(v, i) == -1000.0f))) continue;
+        if (!is_added(v, i)) continue;
         if (dec == NULL && (dec = cJSON_AddObjectToObject(root, "added_tokens_decoder")) == NULL) break;
         char id[24];
         snprintf(id, sizeof id, "%zu", i);

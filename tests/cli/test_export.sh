@@ -320,6 +320,59 @@ expect_exit 0 "export a synthetic model" "$BIN" export "$W/syn.gguf" "$W/syn"
 c=$(ls "$W/syn" | grep -c '\.safetensors$')
 [ "$c" = 1 ] && ok "layer-by-layer order: one file, sorted by name" || bad "layer-by-layer order: $c files"
 expect_exit 0 "convert the synthetic export back" "$BIN" convert "$W/syn" "$W/synback.gguf" f32
+# Added tokens that replace pieces of the SentencePiece model (the GGUF no
+# longer holds those pieces): one over a byte piece, two with one text. The
+# exported tokenizer.model must still hold 256 byte pieces and unique pieces,
+# and converting the export gives the same GGUF.
+mkdir -p "$W/added/Added-Over"
+cp "$G/llama-gqa"/* "$W/added/Added-Over/" && chmod u+w "$W/added/Added-Over"/*
+python3 - "$W/added/Added-Over/tokenizer_config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["added_tokens_decoder"] = {
+    "10": {"content": "<|im_end|>", "special": True},      # a byte piece's id (<0x07>)
+    "300": {"content": "<|im_end|>", "special": True},     # the same text again
+    "301": {"content": "hello", "special": False},
+}
+json.dump(c, open(p, "w"))
+PY
+expect_exit 0 "added over pieces: convert" "$BIN" convert "$W/added/Added-Over" "$W/added.gguf" bf16
+mkdir -p "$W/added2"
+expect_exit 0 "added over pieces: export" "$BIN" export "$W/added.gguf" "$W/added2/Added-Over"
+expect_exit 0 "added over pieces: convert the export" "$BIN" convert "$W/added2/Added-Over" "$W/added-again.gguf" bf16
+expect_same_file "added over pieces: convert(export(G)) == G" "$W/added-again.gguf" "$W/added.gguf"
+python3 - "$W/added2/Added-Over/tokenizer.model" <<'PY' && ok "added over pieces: tokenizer.model has 256 byte pieces and no piece twice" || bad "added over pieces: tokenizer.model would not load"
+import sys
+data = open(sys.argv[1], "rb").read()
+def varint(b, i):
+    v = s = 0
+    while True:
+        x = b[i]; i += 1; v |= (x & 0x7f) << s; s += 7
+        if x < 0x80: return v, i
+pieces, i = [], 0
+while i < len(data):   # top level: field 1 (pieces) are length-delimited messages
+    key, i = varint(data, i)
+    if key & 7 == 2:
+        n, i = varint(data, i)
+        body, i = data[i:i + n], i + n
+        if key >> 3 == 1:
+            j, text = 0, None
+            while j < len(body):
+                k, j = varint(body, j)
+                if k & 7 == 2:
+                    m, j = varint(body, j); v = body[j:j + m]; j += m
+                    if k >> 3 == 1: text = v
+                elif k & 7 == 0: _, j = varint(body, j)
+                elif k & 7 == 5: j += 4
+                else: sys.exit(2)
+            pieces.append(text)
+    elif key & 7 == 0: _, i = varint(data, i)
+    elif key & 7 == 5: i += 4
+    else: sys.exit(2)
+byte = {p for p in pieces if p and len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">")}
+sys.exit(0 if len(byte) == 256 and len(set(pieces)) == len(pieces) else 1)
+PY
 expect_exit 0 "synth --layers 1" "$BIN" synth --layers 1 "$W/syn1.gguf"
 expect_exit 0 "export a one-layer synthetic model" "$BIN" export "$W/syn1.gguf" "$W/syn1"
 c=$(ls "$W/syn1" | grep -c '\.safetensors$')
