@@ -551,6 +551,14 @@ gk_status gk_conv_vocab_llama_hf(gk_model *m, const char *dir, const cJSON *conf
         if (b.ents[i].id > max_id) max_id = b.ents[i].id;
     for (size_t i = 0; s == GK_OK && i < n_added; i++)
         if (added[i].id > max_id) max_id = added[i].id;
+    /* The id-indexed tables below are sized by the largest id: one far past
+     * both the tokenizer's count and vocab_size (which no token list can
+     * reach, and which would size them by the input's say) is refused first.
+     * "Far": an id just past them gets the gap's own message below. */
+    const int64_t id_limit = (vocab_size > (int64_t)n ? vocab_size : (int64_t)n) + (int64_t)n + 1;
+    if (s == GK_OK && max_id >= id_limit)
+        s = bad(err, &b, GK_E_CORRUPT, "token id %lld is far past the tokenizer's %zu tokens and config.json's vocab_size",
+                (long long)max_id, n);
     h.n_all = (size_t)(max_id + 1);
     const entry **rev = NULL;
     if (s == GK_OK) {

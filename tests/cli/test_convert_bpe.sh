@@ -168,6 +168,7 @@ lhf_refuse() {
 lhf_refuse "larger than vocab_size" small "lbad/tokenizer.json: the tokenizer has [0-9]+ tokens, more than config.json's vocab_size"
 lhf_refuse "an id without a token" gap "lbad/tokenizer.json: model.vocab: no token has id"
 lhf_refuse "two tokens of one id (a fuzz find)" dup-id "lbad/tokenizer.json: model.vocab: no token has id"
+lhf_refuse "an id far past every count (a fuzz find)" far-id "lbad/tokenizer.json: token id 1000000000 is far past"
 lhf_refuse "bad added_tokens_decoder key" decoder-key "lbad/tokenizer_config.json: added_tokens_decoder\\['x1'\\]"
 # without byte fallback (Llama 3 style or not) it is the GPT-2 route: a
 # Metaspace pre-tokenizer is not identified there, and with --vocab-pre it converts as gpt2

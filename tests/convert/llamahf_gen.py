@@ -22,6 +22,8 @@ additional_special_tokens too. KIND breaks one thing:
                 others (the later one wins; converts; a fuzz find)
   dup-id        two texts of the base vocabulary share the last id (a fuzz find)
   decoder-key   an added_tokens_decoder key that is not an id
+  far-id        a token of the base vocabulary with id 1,000,000,000 (a fuzz
+                find: the id sized a table of 9 GB)
 
 check: computes the tokenizer.* keys from the rules of the reference's
 LlamaHfVocab and SpecialVocab, written here apart from the converter, and
@@ -57,6 +59,8 @@ def make(src, out, seed, brk):
         vocab.append((len(base) + 7, "zzzz"))
     if brk == "dup-id":
         vocab[-1] = (len(base) - 2, vocab[-1][1])
+    if brk == "far-id":
+        vocab[-1] = (1000000000, vocab[-1][1])
     rnd.shuffle(vocab)
     n = len(base)
     added = [
