@@ -73,9 +73,9 @@ static uint64_t source_row(const gk_conv_feed *f, uint64_t r) {
 
 static uint32_t dtype_size(gk_st_dtype d) { return gk_st_dtype_size(d); }
 
-/* Bytes per presented value: 2 for F16 and BF16, 4 for F32. */
+/* Bytes per presented value (F16, BF16, F32: plain types, from the type table). */
 static uint64_t presented_size(const gk_conv_feed *f) {
-    return f->type == GK_TYPE_F16 || f->type == GK_TYPE_BF16 ? 2 : 4;
+    return gk_type_get(f->type)->block_bytes;
 }
 
 /* Whether values of dtype d are presented as they are stored (else widened to F32). */

@@ -3,7 +3,8 @@
  * reads like any input (format/file.h gk_file_virtual): each tensor's bytes
  * are made on demand, chunk by chunk, from checkpoint tensors - converted from
  * their dtype (F16/BF16/F32/F64) to the type presented (F32, or F16 or BF16
- * kept as stored: the pipeline's workers widen those), their rows permuted (Q/K), experts' slices stacked - or
+ * kept as stored: the pipeline's workers widen those), their rows permuted
+ * (Q/K), experts' slices stacked - or
  * from values computed in memory (rope_freqs). Nothing is held but one read's
  * source bytes; the pipeline then turns the presented type into the output
  * type with its own converters (F16, BF16, Q8_0), as for a GGUF input.
