@@ -11,6 +11,8 @@ part of the path picks how it misbehaves; the rest names the file:
   /badrange/F  206 with a Content-Range one byte off from the one asked for
   /short/F     206 promising the range, sending half of it, then hanging up
   /drop/F      the first answer for each file hangs up after 100000 bytes; later ones are good
+  /droplong/F  the first answer of more than 8 MiB for each file (a read-ahead stream) hangs
+               up after 5 MiB; later ones are good
   /stall/F     headers and 1000 bytes, then silence (for at most 30 s)
   /html/F      200 with an HTML error page
   /loop/F      302 to itself, forever
@@ -122,7 +124,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 206:
             shift = 1 if mode == "badrange" else 0
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start + shift, end + shift, size))
-        if mode in ("short", "stall") or (mode == "drop" and first_time(("drop", name))):
+        long_drop = mode == "droplong" and len(body) > 8 << 20 and first_time(("droplong", name))
+        if mode in ("short", "stall") or (mode == "drop" and first_time(("drop", name))) or long_drop:
             self.send_header("Connection", "close")
         self.end_headers()
         if self.command == "HEAD":
@@ -138,6 +141,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.close_connection = True
             elif mode == "drop" and seen.get(("drop", name)) == 1 and len(body) > 100000:
                 self.wfile.write(body[:100000])
+                self.close_connection = True
+            elif long_drop:
+                self.wfile.write(body[:5 << 20])
                 self.close_connection = True
             else:
                 for i in range(0, len(body), 1 << 16):

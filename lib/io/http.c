@@ -20,12 +20,14 @@
 #include "io/curl_load.h"
 #include "io/http.h"
 #include "io/http_parse.h"
+#include "io/ring.h"
 #include "util/grow.h"
 
 #define FIRST_WINDOW ((size_t)1 << 20)
 #define GRID ((uint64_t)2000000)          /* header reads: requests cover whole chunks of this grid */
 #define HINT_MAX (32 * GRID)              /* ... and at most this many bytes each */
-#define MAX_WINDOW ((size_t)16 << 20)
+#define MAX_WINDOW ((size_t)4 << 20)        /* the largest window, and a stream slot's size */
+#define STREAM_SLOTS 4                    /* slots of the read-ahead stream */
 #define MAX_REDIRECTS 10
 #define ERROR_BODY_MAX (64 * 1024)        /* bytes of an error page read before hanging up */
 #define NO_RANGE_SKIP_MAX ((uint64_t)64 << 20)   /* a server without ranges: bytes skipped at most */
@@ -97,20 +99,23 @@ struct gk_http {
     uint8_t *cache;            /* bytes [cache_off, cache_off + cache_len) */
     size_t cache_cap, cache_len;
     uint64_t cache_off;
+    uint8_t *prev;             /* the window before it, kept for a reader that lags a little behind */
+    size_t prev_cap, prev_len; /* another (a pipeline's read-ahead thread and a copy go at once) */
+    uint64_t prev_off;
     bool header;               /* reading the header: misses fetch grid chunks, no more than needed */
     uint64_t hint_end;         /* the header reader will read at least up to here */
     size_t window;             /* the next miss's request size (tensor data) */
     unsigned streak;           /* forward misses in a row at the largest window */
-    /* read-ahead: while reads stream forward in full windows, the next window is
-     * (from the second one on: a long header alone fetches nothing more) is
- * fetched by a thread on a handle of its own; the reader waits for it only
-     * when it gets there. Never two requests at once on h's state: the reader
-     * joins the thread before any request of its own. */
+    /* read-ahead: once reads go forward in full windows (from the second one
+     * on: a long header alone fetches nothing more), a thread on a handle of
+     * its own fetches the rest of the file in one request, into a ring of
+     * slots the reader takes in turn; the request waits (the server with it)
+     * while the ring is full. Never two requests at once on h's state: the
+     * reader stops and joins the thread before any request of its own. */
     CURL *curl_ahead;
     pthread_t ahead_thread;
-    bool ahead_running, ahead_ok;
-    uint8_t *ahead_buf;
-    size_t ahead_cap, ahead_len;
+    bool ahead_running;
+    gk_ring *ring;
     uint64_t ahead_off;
     long connect_s, stall_s, retries, backoff_ms;
 };
@@ -120,7 +125,8 @@ typedef struct req {
     gk_http *h;
     gk_http_head head;
     uint64_t off;              /* first byte asked for */
-    uint8_t *dst;
+    uint8_t *dst;              /* where the bytes go, or NULL: into ring */
+    gk_ring *ring;
     size_t want, got;          /* bytes asked for, bytes stored */
     uint64_t skip;             /* a whole-file answer: bytes before off still to pass */
     bool started;              /* the body's first bytes were checked */
@@ -131,6 +137,7 @@ typedef struct req {
     size_t n_peek, error_body;
     int64_t last_data_ms;      /* when bytes last came (or the request started) */
     bool stalled;              /* we hung up: nothing came for the stall timeout */
+    bool stopped;              /* we hung up: the ring's reader stopped the stream */
 } req;
 
 static int64_t now_ms(void) {
@@ -144,6 +151,10 @@ static int64_t now_ms(void) {
 static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     req *r = ctx;
+    if (r->ring && gk_ring_stopping(r->ring)) {
+        r->stopped = true;
+        return 1;
+    }
     if (now_ms() - r->last_data_ms <= r->h->stall_s * 1000) return 0;
     r->stalled = true;
     return 1;
@@ -323,7 +334,15 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx) {
         r->skip -= at;
     }
     size_t take = len - at < r->want - r->got ? len - at : r->want - r->got;
-    memcpy(r->dst + r->got, data + at, take);
+    if (r->ring == NULL) {
+        memcpy(r->dst + r->got, data + at, take);
+    } else {
+        if (!gk_ring_put(r->ring, (const uint8_t *)data + at, take)) {
+            r->stopped = true;
+            return 0;
+        }
+        r->last_data_ms = now_ms();   /* waiting for room in the ring is not a stall */
+    }
     r->got += take;
     if (at + take < len) {   /* more than asked for (a server without ranges): hang up */
         r->enough = true;
@@ -363,12 +382,13 @@ static void pause_ms(long ms) {
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
-/* One attempt at bytes [off, off + want) into dst, following redirects.
- * *got gets the bytes stored (kept even when it fails). */
-static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, size_t *got, long *wait_ms,
-                       gk_error *err) {
+/* One attempt at bytes [off, off + want) into dst (or ring, when dst is
+ * NULL), following redirects. *got gets the bytes stored (kept even when it
+ * fails). */
+static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, gk_ring *ring, size_t want, size_t *got,
+                       long *wait_ms, gk_error *err) {
     const gk_curl_api *C = h->C;
-    req r = { .h = h, .off = off, .dst = dst, .want = want };
+    req r = { .h = h, .off = off, .dst = dst, .ring = dst ? NULL : ring, .want = want };
     *got = 0;
     *wait_ms = -1;
     char range[64];
@@ -389,7 +409,7 @@ static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t w
         r.n_peek = r.error_body = 0;
         r.got = 0;
         r.fail = GK_OK;
-        r.stalled = false;
+        r.stalled = r.stopped = false;
         r.last_data_ms = now_ms();
         C->curl_easy_setopt(c, CURLOPT_XFERINFODATA, &r);
         C->curl_easy_setopt(c, CURLOPT_URL, url);
@@ -407,6 +427,10 @@ static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t w
         *got = r.got;
         if (r.fail != GK_OK) {
             gk_error_set(err, r.fail, (int64_t)off, "%s", r.why);
+            break;
+        }
+        if (r.stopped) {
+            gk_error_set(err, GK_E_IO, (int64_t)(off + r.got), "the read-ahead was stopped");
             break;
         }
         if (rc == CURLE_OK && st >= 300 && st < 400 && st != 304) {
@@ -501,18 +525,18 @@ static outcome attempt(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t w
     return out;
 }
 
-/* Fetches bytes [off, off + want) into dst, retrying transient failures and
- * resuming after the bytes already delivered; fewer (*got) only when the file
- * ends first (the first request learns where). */
-static gk_status fetch_some(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, size_t *got_all,
-                            gk_error *err) {
+/* Fetches bytes [off, off + want) into dst (or ring, when dst is NULL),
+ * retrying transient failures and resuming after the bytes already delivered;
+ * fewer (*got) only when the file ends first (the first request learns where). */
+static gk_status fetch_into(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, gk_ring *ring, size_t want,
+                            size_t *got_all, gk_error *err) {
     size_t done = 0;
     *got_all = 0;
     long tries = 0;
     while (done < want) {
         size_t got;
         long wait_ms;
-        outcome o = attempt(h, c, off + done, dst + done, want - done, &got, &wait_ms, err);
+        outcome o = attempt(h, c, off + done, dst ? dst + done : NULL, ring, want - done, &got, &wait_ms, err);
         done += got;
         *got_all = done;
         if (o == DONE) break;
@@ -527,11 +551,22 @@ static gk_status fetch_some(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, siz
         if (pause > 30000) pause = 30000;
         if (wait_ms >= 0) pause = wait_ms < 30000 ? wait_ms : 30000;
         tries++;
-        pause_ms(pause);
+        if (ring == NULL) {
+            pause_ms(pause);
+        } else {   /* in steps, so that a stopped stream does not wait it out */
+            for (long left = pause; left > 0 && !gk_ring_stopping(ring); left -= 50) pause_ms(left < 50 ? left : 50);
+            if (gk_ring_stopping(ring)) return gk_error_set(err, GK_E_IO, -1, "the read-ahead was stopped");
+        }
         if (h->known && off + want > h->size) want = (size_t)(h->size - off);
     }
     gk_error_clear(err);
     return GK_OK;
+}
+
+/* fetch_into dst. */
+static gk_status fetch_some(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t want, size_t *got_all,
+                            gk_error *err) {
+    return fetch_into(h, c, off, dst, NULL, want, got_all, err);
 }
 
 /* fetch_some for bytes known to be in the file: all of them or an error. */
@@ -682,35 +717,98 @@ void gk_http_header_done(gk_http *h) {
     pthread_mutex_unlock(&h->lock);
 }
 
+/* Copies to dst what the cached windows hold of [at, at + n), up to where
+ * neither holds the next byte. @return : the bytes copied. */
+static size_t copy_cached(gk_http *h, uint64_t at, uint8_t *dst, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        const uint8_t *src;
+        uint64_t base, len;
+        if (at >= h->cache_off && at - h->cache_off < h->cache_len) {
+            src = h->cache, base = h->cache_off, len = h->cache_len;
+        } else if (at >= h->prev_off && at - h->prev_off < h->prev_len) {
+            src = h->prev, base = h->prev_off, len = h->prev_len;
+        } else {
+            break;
+        }
+        size_t k = base + len - at < n - done ? (size_t)(base + len - at) : n - done;
+        memcpy(dst + done, src + (at - base), k);
+        done += k;
+        at += k;
+    }
+    return done;
+}
+
+/* Makes the cached window the previous one; the cache is left empty (with
+ * the old previous window's buffer, for reuse). */
+static void retire_cache(gk_http *h) {
+    uint8_t *b = h->prev;
+    size_t cap = h->prev_cap;
+    h->prev = h->cache;
+    h->prev_cap = h->cache_cap;
+    h->prev_off = h->cache_off;
+    h->prev_len = h->cache_len;
+    h->cache = b;
+    h->cache_cap = cap;
+    h->cache_off = h->cache_off + h->cache_len;
+    h->cache_len = 0;
+}
+
+/* The read-ahead thread: the rest of the file from h->ahead_off, into h->ring. */
 static void *ahead_main(void *arg) {
     gk_http *h = arg;
     gk_error err;
-    h->ahead_ok = fetch(h, h->curl_ahead, h->ahead_off, h->ahead_buf, h->ahead_len, &err) == GK_OK;
+    size_t got;
+    gk_status st = fetch_into(h, h->curl_ahead, h->ahead_off, NULL, h->ring, (size_t)(h->size - h->ahead_off), &got,
+                              &err);
+    gk_ring_finish(h->ring, st == GK_OK && got == h->size - h->ahead_off);
     return NULL;
 }
 
-/* Waits for the read-ahead in flight, if any. */
-static void ahead_join(gk_http *h) {
+/* Stops the read-ahead, if any, and waits for its thread. */
+static void ahead_stop(gk_http *h) {
     if (!h->ahead_running) return;
+    gk_ring_stop(h->ring);
     pthread_join(h->ahead_thread, NULL);
     h->ahead_running = false;
 }
 
-/* Starts fetching the window after the cached one (when there is one). A
- * failure here only means the reader fetches it itself. */
+/* Starts streaming the bytes after the cached window (when there are any).
+ * A failure here only means the reader fetches them itself. */
 static void ahead_start(gk_http *h) {
     uint64_t next = h->cache_off + h->cache_len;
     if (h->ahead_running || next >= h->size || h->no_ranges) return;
-    size_t w = h->size - next < MAX_WINDOW ? (size_t)(h->size - next) : MAX_WINDOW;
     if (h->curl_ahead == NULL) {
         if ((h->curl_ahead = h->C->curl_easy_init()) == NULL) return;
         setup_handle(h, h->curl_ahead);
     }
-    if (!GK_GROW(h->ahead_buf, h->ahead_cap, w, MAX_WINDOW)) return;
+    if (h->ring == NULL && (h->ring = gk_ring_new(STREAM_SLOTS, MAX_WINDOW)) == NULL) return;
+    gk_ring_reset(h->ring, next);
     h->ahead_off = next;
-    h->ahead_len = w;
-    h->ahead_ok = false;
     h->ahead_running = pthread_create(&h->ahead_thread, NULL, ahead_main, h) == 0;
+}
+
+/* Copies what the read-ahead brings for [*at, *at + *rest) into *p, taking
+ * slots (each becomes the cached window) while the reads go forward: a gap
+ * up to a window is passed over, a read behind the window or farther ahead
+ * leaves the rest to the caller (after stopping the stream). */
+static void take_ahead(gk_http *h, uint8_t **p, uint64_t *at, size_t *rest) {
+    while (*rest > 0 && h->ahead_running) {
+        size_t n = copy_cached(h, *at, *p, *rest);
+        *p += n;
+        *at += n;
+        *rest -= n;
+        if (n > 0) continue;
+        uint64_t end = h->cache_off + h->cache_len;
+        if (*at < end || *at - end > MAX_WINDOW) break;
+        uint64_t off;
+        size_t len;
+        retire_cache(h);
+        if (!gk_ring_take(h->ring, &h->cache, &h->cache_cap, &off, &len)) break;
+        h->cache_off = off;
+        h->cache_len = len;
+    }
+    if (*rest > 0) ahead_stop(h);
 }
 
 gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
@@ -721,12 +819,8 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
     pthread_mutex_lock(&h->lock);
     uint64_t avail = off < h->size ? h->size - off : 0;
     if (len > avail) len = (size_t)avail;
+    *got = copy_cached(h, off, p, len);   /* the cached part */
     uint64_t cache_end = h->cache_off + h->cache_len;
-    if (off >= h->cache_off && off < cache_end) {   /* the cached part */
-        size_t n = cache_end - off < len ? (size_t)(cache_end - off) : len;
-        memcpy(p, h->cache + (off - h->cache_off), n);
-        *got = n;
-    }
     size_t rest = len - *got;
     uint64_t at = off + *got;
     if (h->header && rest > 0 && (*got < min || *got == 0)) {
@@ -745,29 +839,25 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
             h->window = FIRST_WINDOW;
             h->streak = 0;
         }
-        ahead_join(h);
-        if (h->ahead_ok && at == h->ahead_off && rest <= h->ahead_len) {   /* read ahead: swap it in */
-            uint8_t *b = h->cache;
-            size_t cap = h->cache_cap;
-            h->cache = h->ahead_buf;
-            h->cache_cap = h->ahead_cap;
-            h->ahead_buf = b;
-            h->ahead_cap = cap;
-            h->cache_off = h->ahead_off;
-            h->cache_len = h->ahead_len;
-            h->ahead_ok = false;
-            memcpy(p + *got, h->cache, rest);
-            *got += rest;
+        uint8_t *q = p + *got;
+        take_ahead(h, &q, &at, &rest);
+        *got = (size_t)(q - p);
+        if (rest == 0) {
+            /* all of it came from the read-ahead */
         } else if (rest >= MAX_WINDOW) {   /* a large read goes straight to the caller */
+            retire_cache(h);
             st = fetch(h, h->curl, at, p + *got, rest, err);
-            if (st == GK_OK) *got += rest;
+            if (st == GK_OK) {
+                *got += rest;
+                h->cache_off = at + rest;   /* an empty window where the read ended: the stream starts there */
+            }
         } else {
             size_t w = rest > h->window ? rest : h->window;
             if (w > h->size - at) w = (size_t)(h->size - at);
+            retire_cache(h);
             if (!cache_room(h, w)) {
                 st = gk_error_set(err, GK_E_NOMEM, -1, "out of memory");
             } else {
-                h->cache_len = 0;
                 st = fetch(h, h->curl, at, h->cache, w, err);
                 if (st == GK_OK) {
                     h->cache_off = at;
@@ -777,8 +867,8 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
                 }
             }
         }
-        /* Streaming forward in full windows: fetch the next one meanwhile. */
-        if (st == GK_OK && h->streak >= 1 && h->cache_len > 0) ahead_start(h);
+        /* Going forward in full windows: stream what follows meanwhile. */
+        if (st == GK_OK && h->streak >= 1) ahead_start(h);
     }
     pthread_mutex_unlock(&h->lock);
     if (st != GK_OK) return st;
@@ -795,14 +885,15 @@ void gk_http_identity(const gk_http *h, char *buf, size_t size) {
 
 void gk_http_close(gk_http *h) {
     if (h == NULL) return;
-    ahead_join(h);
+    ahead_stop(h);
     if (h->curl_ahead) h->C->curl_easy_cleanup(h->curl_ahead);
-    free(h->ahead_buf);
+    gk_ring_free(h->ring);
     if (h->curl) h->C->curl_easy_cleanup(h->curl);
     if (h->own_headers) h->C->curl_slist_free_all(h->own_headers);
     if (h->other_headers) h->C->curl_slist_free_all(h->other_headers);
     pthread_mutex_destroy(&h->lock);
     free(h->cache);
+    free(h->prev);
     free(h->url);
     free(h->final);
     free(h);

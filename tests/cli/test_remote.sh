@@ -144,13 +144,64 @@ if command -v pzstd >/dev/null && command -v zstd >/dev/null; then
 else
     skip "no pzstd/zstd command: multi-frame .gguf.zst over HTTP"
 fi
-# A model larger than the growing windows (1 + 2 + 4 + 8 + 16 MiB): the data
-# streams in 16 MiB requests with the next one read ahead.
+# A model larger than the growing windows (1 + 2 + 4 MiB): after them the rest
+# of the data streams in one request, read ahead into a ring of 4 MiB slots.
 "$BIN" synth --layers 30 "$WWW/big.gguf" >/dev/null 2>&1
-remote_same "hash of an 80 MB model (16 MiB windows, read ahead)" "$U/big.gguf" big.gguf hash --all
+remote_same "hash of an 80 MB model (growing windows, then one read-ahead stream)" "$U/big.gguf" big.gguf hash --all
 remote_same "... through a connection that drops once" "$S/drop/big.gguf" big.gguf hash
-"$BIN" hash --stats "$U/big.gguf" >/dev/null 2>"$TMP/err"
+remote_same "... through a read-ahead stream that breaks midway" "$S/droplong/big.gguf" big.gguf hash
 size=$(stat -c %s "$WWW/big.gguf")
+# the stream (a range to the end, over 8 MiB) and its resumption 5 MiB later
+mapfile -t long < <(awk -v last=$((size - 1)) '$1 == "droplong" && $2 ~ /big.gguf/ {
+    split(substr($3, 7), r, "-"); if (r[2] == last && r[2] - r[1] + 1 > 8388608) print r[1] }' "$TMP/server.log")
+[ "${#long[@]}" -eq 2 ] && [ "$(( ${long[1]:-0} - ${long[0]:-0} ))" -eq 5242880 ] &&
+    ok "... resumed at the byte where it broke (${long[*]})" || bad "droplong requests: ${long[*]:-none}"
+# The same model with its tensor directory reversed (the data where it was):
+# repack reads the tensors in directory order, jumping back again and again,
+# and each jump stops the read-ahead stream, which starts again further on.
+"$PY" - "$WWW/big.gguf" "$WWW/big-rev.gguf" "$HERE" <<'PY' || bad "reversing big.gguf's tensor directory"
+import sys
+sys.path.insert(0, sys.argv[3])
+from gguf_edit import Reader, raw_value
+data = bytearray(open(sys.argv[1], "rb").read())
+r = Reader(data)
+r.take(8)
+n_tensors, n_kv = r.num("Q"), r.num("Q")
+for _ in range(n_kv):
+    r.string()
+    raw_value(r, r.num("I"))
+spans = []
+for _ in range(n_tensors):
+    start = r.p
+    r.string()
+    r.take(8 * r.num("I") + 12)
+    spans.append(bytes(data[start:r.p]))
+first = r.p - sum(len(x) for x in spans)
+data[first:r.p] = b"".join(reversed(spans))
+open(sys.argv[2], "wb").write(data)
+PY
+"$BIN" repack --force "$WWW/big-rev.gguf" "$TMP/jumps-local.gguf" >/dev/null 2>&1 || bad "repack of big-rev.gguf"
+"$BIN" repack --force --stats "$U/big-rev.gguf" "$TMP/jumps.gguf" >/dev/null 2>"$TMP/err"
+if cmp -s "$TMP/jumps.gguf" "$TMP/jumps-local.gguf"; then
+    ok "repack of a model read in jumps (the stream stopped, started again): the local copy's output ($(sed -n 's/.*remote: //p' "$TMP/err"))"
+else
+    bad "repack of big-rev.gguf over HTTP: $(head -c 300 "$TMP/err")"
+fi
+# quantize reads a tensor's chunks ahead in a thread while it copies the small
+# tensors between them a little behind: two readers at once, which the
+# previous window serves (before it, each jump back refetched a window: 128
+# requests and 3.2 times the file's bytes).
+"$BIN" quantize --force "$WWW/big.gguf" "$TMP/q-local.gguf" Q8_0 >/dev/null 2>&1 || bad "quantize of big.gguf"
+"$BIN" quantize --force --stats "$U/big.gguf" "$TMP/q-remote.gguf" Q8_0 >/dev/null 2>"$TMP/err"
+read -r qreq qbytes < <(sed -n 's/.*remote: \([0-9]*\) requests, \([0-9]*\) bytes.*/\1 \2/p' "$TMP/err")
+if ! cmp -s "$TMP/q-remote.gguf" "$TMP/q-local.gguf"; then
+    bad "quantize of big.gguf over HTTP: not the local copy's output: $(head -c 300 "$TMP/err")"
+elif (( ${qbytes:-0} * 10 <= size * 12 && ${qreq:-999} <= 30 )); then
+    ok "quantize over HTTP: the local copy's output, $qreq requests, $qbytes bytes for $size"
+else
+    bad "quantize over HTTP: ${qreq:-?} requests, ${qbytes:-?} bytes for a file of $size"
+fi
+"$BIN" hash --stats "$U/big.gguf" >/dev/null 2>"$TMP/err"
 grep -q "remote: [0-9]* requests, $size bytes fetched" "$TMP/err" && ok "... every byte fetched once ($(sed -n 's/.*remote: //p' "$TMP/err"))" ||
     bad "hash of big.gguf: $(cat "$TMP/err") for a file of $size bytes"
 "$BIN" hash --all "$U/syn1-f32.gguf" >"$TMP/manifest" 2>/dev/null
