@@ -8,9 +8,12 @@
  * that holds the last byte the reader is certain to read (gk_http_hint): a
  * header's bytes are fetched once, and no more of the file than the header's
  * last chunk. After it (gk_http_header_done), a miss fetches a window that
- * doubles while reads go forward (1 MiB, 2, 4, ... 16 MiB) and starts small
- * again after a jump back: tensor data streams in 16 MiB requests with the
- * next one read ahead by a thread, and memory stays bounded (two windows). Every
+ * doubles while reads go forward (1, 2, 4 MiB) and starts small again after a
+ * jump back; once the windows are full size, a thread streams the rest of the
+ * file in one request into a ring of 4 MiB slots (io/ring.h) that the reader
+ * takes in turn, and a jump elsewhere stops it. The window before the current
+ * one is kept for a second reader a little behind. Memory stays bounded: two
+ * windows and the ring's slots, 24 MiB. Every
  * response is checked against the file's identity (ETag, else size and
  * Last-Modified), so a file replaced mid-read fails instead of mixing two
  * versions. Transient failures (no connection, a stall, a dropped stream, 429,
@@ -66,7 +69,7 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
 void gk_http_hint(gk_http *h, uint64_t off, uint64_t len);
 
 /** gk_http_header_done() : the header is read: misses from now on fetch the
- *  growing windows of tensor data, with read-ahead. */
+ *  growing windows of tensor data, then the read-ahead stream. */
 void gk_http_header_done(gk_http *h);
 
 /** gk_http_identity() : writes the file's identity as the server gave it
