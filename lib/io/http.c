@@ -99,8 +99,10 @@ struct gk_http {
     uint8_t *cache;            /* bytes [cache_off, cache_off + cache_len) */
     size_t cache_cap, cache_len;
     uint64_t cache_off;
-    uint8_t *prev;             /* the window before it, kept for a reader that lags a little behind */
-    size_t prev_cap, prev_len; /* another (a pipeline's read-ahead thread and a copy go at once) */
+    /* the window before it: two readers may take turns a little apart (a
+     * pipeline's chunk reader ahead, its copies of small tensors behind) */
+    uint8_t *prev;
+    size_t prev_cap, prev_len;
     uint64_t prev_off;
     bool header;               /* reading the header: misses fetch grid chunks, no more than needed */
     uint64_t hint_end;         /* the header reader will read at least up to here */
