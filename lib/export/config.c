@@ -17,7 +17,7 @@
 
 void gk_exp_format_float(double v, char *buf, size_t size) {
     float want = (float)v;
-    if (want == (float)(int64_t)want && fabsf(want) < 1e15f) {
+    if (fabsf(want) < 1e15f && want == (float)(int64_t)want) {   /* the range first: the cast needs it */
         snprintf(buf, size, "%.1f", (double)want);
         return;
     }
