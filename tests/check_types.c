@@ -344,6 +344,36 @@ START_TEST(hand_computed_legacy_blocks) {
 }
 END_TEST
 
+/* Float-to-byte casts of values out of a byte's range (ggml's kernels make
+ * them for blocks of tiny values) give the bytes x86 gives, defined: the
+ * int32 truncation (INT32_MIN for NaN and out-of-range values), then its low
+ * byte. */
+START_TEST(float_to_byte_casts_as_x86) {
+    ck_assert_int_eq(gk_trunc_i32(-7.9f), -7);
+    ck_assert_int_eq(gk_trunc_i32(200.7f), 200);
+    ck_assert_int_eq(gk_trunc_i32(-2147483648.0f), INT32_MIN);
+    ck_assert_int_eq(gk_trunc_i32(2147483520.0f), 2147483520);
+    ck_assert_int_eq(gk_trunc_i32(2147483648.0f), INT32_MIN);
+    ck_assert_int_eq(gk_trunc_i32(-2147483904.0f), INT32_MIN);
+    ck_assert_int_eq(gk_trunc_i32(INFINITY), INT32_MIN);
+    ck_assert_int_eq(gk_trunc_i32(-INFINITY), INT32_MIN);
+    ck_assert_int_eq(gk_trunc_i32(NAN), INT32_MIN);
+    ck_assert_uint_eq((uint8_t)gk_trunc_i32(-7.0f), 249);
+    /* Q8_0 of float subnormals: d rounds to half 0, 1/d is infinite, every
+     * quant is the low byte of INT32_MIN */
+    float x[32];
+    uint8_t block[64];
+    for (int j = 0; j < 32; j++) x[j] = (j & 1) ? 1e-40f : -1e-40f;
+    quantize_block(GK_TYPE_Q8_0, x, block);
+    for (int j = 0; j < 34; j++) ck_assert_uint_eq(block[j], 0);
+    /* MXFP4 of values near 2^-132: the exponent byte wraps to 256 - 7 */
+    for (int j = 0; j < 32; j++) x[j] = 0x1p-132f;
+    quantize_block(GK_TYPE_MXFP4, x, block);
+    ck_assert_uint_eq(block[0], 249);
+    ck_assert_uint_eq(gk_mxfp4_e(0x1p-132f), 249);
+}
+END_TEST
+
 START_TEST(huge_and_tiny_magnitudes) {
     float x[32], y[32];
     uint8_t block[64];
@@ -935,6 +965,7 @@ static Suite *types_suite(void) {
     tcase_add_test(blocks, constant_blocks);
     tcase_add_test(blocks, hand_computed_legacy_blocks);
     tcase_add_test(blocks, huge_and_tiny_magnitudes);
+    tcase_add_test(blocks, float_to_byte_casts_as_x86);
     tcase_add_test(blocks, hand_computed_mxfp4_blocks);
     tcase_add_test(blocks, hand_computed_nvfp4_blocks);
     tcase_add_test(blocks, hand_computed_q1_q2_blocks);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "types/quant_util.h"
+
 /* E2M1 values times two, indexed by the 4-bit code (sign in bit 3). */
 static const int8_t gk_fp4_values[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
 
@@ -36,6 +38,13 @@ static inline int gk_fp4_nearest(float x, float d) {
         }
     }
     return best;
+}
+
+/* The E8M0 exponent byte of an MXFP4 block whose largest magnitude is amax:
+ * floor(log2(amax)) - 2 + 127, as ggml computes it, wrapped to a byte as x86
+ * wraps it (a block of tiny values gives a negative number: gk_trunc_i32). */
+static inline uint8_t gk_mxfp4_e(float amax) {
+    return amax > 0.0f ? (uint8_t)gk_trunc_i32(floorf(log2f(amax)) - 2 + 127) : 0;
 }
 
 /* Half of the E8M0 scale 2^(e-127) (MXFP4), exact for every e (denormal for e < 2). */

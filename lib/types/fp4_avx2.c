@@ -93,7 +93,7 @@ AVX2 static void quantize_mxfp4(const float *src, void *dst, int64_t nrows, int6
     const int64_t nb = nrows * n_per_row / QK_MXFP4;
     for (int64_t i = 0; i < nb; i++, out += MXFP4_BYTES, x += QK_MXFP4) {
         const float amax = abs_max(x, 32);
-        const uint8_t e = amax > 0.0f ? (uint8_t)(floorf(log2f(amax)) - 2 + 127) : 0;
+        const uint8_t e = gk_mxfp4_e(amax);
         out[0] = e;
         __m256 p[8];
         broadcast_products(gk_e8m0_half(e), p);

@@ -107,8 +107,8 @@ static void q4_0_reference(const float *x, uint8_t *out, int64_t nb) {
         for (int j = 0; j < QK / 2; ++j) {
             const float x0 = x[j] * id;
             const float x1 = x[QK / 2 + j] * id;
-            const uint8_t xi0 = GK_MIN(15, (int8_t)(x0 + 8.5f));
-            const uint8_t xi1 = GK_MIN(15, (int8_t)(x1 + 8.5f));
+            const uint8_t xi0 = GK_MIN(15, (int8_t)gk_trunc_i32(x0 + 8.5f));
+            const uint8_t xi1 = GK_MIN(15, (int8_t)gk_trunc_i32(x1 + 8.5f));
             b.qs[j] = (uint8_t)(xi0 | (xi1 << 4));
         }
         memcpy(out + i * sizeof b, &b, sizeof b);
@@ -191,8 +191,8 @@ static void q4_1_reference(const float *x, uint8_t *out, int64_t nb) {
         for (int j = 0; j < QK / 2; ++j) {
             const float x0 = (x[j] - min) * id;
             const float x1 = (x[QK / 2 + j] - min) * id;
-            const uint8_t xi0 = GK_MIN(15, (int8_t)(x0 + 0.5f));
-            const uint8_t xi1 = GK_MIN(15, (int8_t)(x1 + 0.5f));
+            const uint8_t xi0 = GK_MIN(15, (int8_t)gk_trunc_i32(x0 + 0.5f));
+            const uint8_t xi1 = GK_MIN(15, (int8_t)gk_trunc_i32(x1 + 0.5f));
             b.qs[j] = (uint8_t)(xi0 | (xi1 << 4));
         }
         memcpy(out + i * sizeof b, &b, sizeof b);
@@ -274,7 +274,7 @@ static void q5_0_reference(const float *x, uint8_t *out, int64_t nb) {
         const float d = max / -16;
         const float id = d ? 1.0f / d : 0.0f;
         b.d = gk_fp32_to_fp16(d);
-        for (int j = 0; j < QK; ++j) level[j] = GK_MIN(31, (int8_t)(x[j] * id + 16.5f));
+        for (int j = 0; j < QK; ++j) level[j] = GK_MIN(31, (int8_t)gk_trunc_i32(x[j] * id + 16.5f));
         pack_five_bit(level, b.qs, b.qh);
         memcpy(out + i * sizeof b, &b, sizeof b);
     }
@@ -357,7 +357,7 @@ static void q5_1_reference(const float *x, uint8_t *out, int64_t nb) {
         const float id = d ? 1.0f / d : 0.0f;
         b.d = gk_fp32_to_fp16(d);
         b.m = gk_fp32_to_fp16(min);
-        for (int j = 0; j < QK; ++j) level[j] = (uint8_t)((x[j] - min) * id + 0.5f);
+        for (int j = 0; j < QK; ++j) level[j] = (uint8_t)gk_trunc_i32((x[j] - min) * id + 0.5f);
         pack_five_bit(level, b.qs, b.qh);
         memcpy(out + i * sizeof b, &b, sizeof b);
     }
@@ -442,7 +442,7 @@ void gk_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_
         const float d = abs_max(x, QK) / ((1 << 7) - 1);
         const float id = d ? 1.0f / d : 0.0f;
         b.d = gk_fp32_to_fp16(d);
-        for (int j = 0; j < QK; ++j) b.qs[j] = (int8_t)roundf(x[j] * id);
+        for (int j = 0; j < QK; ++j) b.qs[j] = (int8_t)gk_trunc_i32(roundf(x[j] * id));
         memcpy(out + i * sizeof b, &b, sizeof b);
     }
 }
@@ -483,8 +483,8 @@ void gk_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_
         b.d = gk_fp32_to_fp16(d);
         int sum = 0;
         for (int j = 0; j < QK / 2; ++j) {
-            b.qs[j] = (int8_t)roundf(x[j] * id);
-            b.qs[QK / 2 + j] = (int8_t)roundf(x[QK / 2 + j] * id);
+            b.qs[j] = (int8_t)gk_trunc_i32(roundf(x[j] * id));
+            b.qs[QK / 2 + j] = (int8_t)gk_trunc_i32(roundf(x[QK / 2 + j] * id));
             sum += b.qs[j];
             sum += b.qs[QK / 2 + j];
         }

@@ -27,7 +27,7 @@ void gk_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per
         float amax = 0.0f;
         for (int j = 0; j < QK_MXFP4; j++)
             if (amax < fabsf(x[j])) amax = fabsf(x[j]);
-        b.e = amax > 0.0f ? (uint8_t)(floorf(log2f(amax)) - 2 + 127) : 0;
+        b.e = gk_mxfp4_e(amax);
         const float d = gk_e8m0_half(b.e);
         for (int j = 0; j < QK_MXFP4 / 2; ++j) {
             const uint8_t lo = (uint8_t)gk_fp4_nearest(x[j], d);

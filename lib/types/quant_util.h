@@ -23,6 +23,16 @@
 /* Below this absolute maximum a group counts as all zero (ggml's GROUP_MAX_EPS). */
 #define GK_GROUP_MAX_EPS 1e-15f
 
+/** gk_trunc_i32() : v truncated toward zero to an int32 as x86's conversion
+ *  instruction does it: NaN and values outside the int32 range give INT32_MIN.
+ *  ggml's kernels cast such floats (inf from a block of subnormals, a negative
+ *  exponent) straight to int8_t or uint8_t, which C leaves undefined and x86
+ *  compiles to this conversion and its low byte; casting this function's
+ *  result instead gives the same bytes, defined. */
+static inline int32_t gk_trunc_i32(float v) {
+    return v > -2147483904.0f && v < 2147483648.0f ? (int32_t)v : INT32_MIN;
+}
+
 /** gk_nearest_int() : round to nearest, ties to even, by the 1.5*2^23 trick.
  *  Valid for |fval| <= 4194303 (as ggml's nearest_int; larger inputs give
  *  meaningless but harmless results). */
