@@ -827,11 +827,7 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
     uint64_t at = off + *got;
     if (h->header && rest > 0 && (*got < min || *got == 0)) {
         st = header_miss(h, at, min > *got ? min - *got : 1, err);
-        if (st == GK_OK) {   /* the cache now starts at or before at */
-            size_t n = h->cache_off + h->cache_len - at < rest ? (size_t)(h->cache_off + h->cache_len - at) : rest;
-            memcpy(p + *got, h->cache + (at - h->cache_off), n);
-            *got += n;
-        }
+        if (st == GK_OK) *got += copy_cached(h, at, p + *got, rest);   /* the cache now holds at */
     } else if (!h->header && rest > 0) {
         /* Forward from the window's end (a small gap allowed): the window grows. */
         if (at >= cache_end && at - cache_end <= h->window) {
@@ -864,8 +860,7 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
                 if (st == GK_OK) {
                     h->cache_off = at;
                     h->cache_len = w;
-                    memcpy(p + *got, h->cache, rest);
-                    *got += rest;
+                    *got += copy_cached(h, at, p + *got, rest);
                 }
             }
         }
