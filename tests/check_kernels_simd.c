@@ -285,6 +285,37 @@ START_TEST(q5_0) { check_type(GK_TYPE_Q5_0, LEGACY_BLOCKS); }
 END_TEST
 START_TEST(q5_1) { check_type(GK_TYPE_Q5_1, LEGACY_BLOCKS); }
 END_TEST
+/* Q4_1 and Q5_1 blocks whose scale and minimum are both NaN, with different
+ * payloads: every level gives the scale's NaN (through the product) in every
+ * value. C leaves the pick to the compiler, which may swap an add's operands
+ * (clang does), so the kernels choose it themselves (gk_add_nan_first). */
+START_TEST(both_nan_takes_the_scales) {
+    const uint32_t ids[] = { GK_TYPE_Q4_1, GK_TYPE_Q5_1 };
+    const uint16_t d_half = 0x7E01, m_half = 0xFE02;   /* two quiet NaNs */
+    uint32_t want, other;
+    float fd = gk_fp16_to_fp32(d_half), fm = gk_fp16_to_fp32(m_half);
+    memcpy(&want, &fd, 4);
+    memcpy(&other, &fm, 4);
+    ck_assert_uint_ne(want, other);
+    for (size_t t = 0; t < sizeof ids / sizeof ids[0]; t++) {
+        uint8_t block[64];
+        for (size_t i = 0; i < sizeof block; i++) block[i] = (uint8_t)(i * 37 + 11);   /* quants of all kinds */
+        block[8] = 0x00;   /* and a zero quant: 0 * NaN is NaN too */
+        memcpy(block, &d_half, 2);
+        memcpy(block + 2, &m_half, 2);
+        for (int level = GK_ISA_SCALAR; level <= (int)gk_isa_supported(); level++) {
+            float y[32];
+            tables[level][ids[t]].dequantize(block, y, 32);
+            for (int j = 0; j < 32; j++) {
+                uint32_t bits;
+                memcpy(&bits, &y[j], 4);
+                ck_assert_msg(bits == want, "%s %s value %d: 0x%08x, want the scale's NaN 0x%08x",
+                              gk_isa_name((gk_isa)level), tables[level][ids[t]].name, j, bits, want);
+            }
+        }
+    }
+}
+END_TEST
 /* NVFP4 and MXFP4: 256 M values each without weights (the weights are unused:
  * a smaller run checks that they change nothing at any level either). */
 START_TEST(nvfp4) { check_type(GK_TYPE_NVFP4, 4000000, 200000, 0); }
@@ -454,6 +485,7 @@ static Suite *simd_suite(void) {
     tcase_add_test(tc, q4_1);
     tcase_add_test(tc, q5_0);
     tcase_add_test(tc, q5_1);
+    tcase_add_test(tc, both_nan_takes_the_scales);
     tcase_add_test(tc, nvfp4);
     tcase_add_test(tc, mxfp4);
     tcase_add_test(tc, q1_0);

@@ -245,11 +245,12 @@ void gk_dequantize_q4_1(const void *src, float *dst, int64_t n) {
         memcpy(&b, in + i * sizeof b, sizeof b);
         const float d = gk_fp16_to_fp32(b.d);
         const float m = gk_fp16_to_fp32(b.m);
+        const bool nan_m = m != m;   /* both NaN: the product's (gk_add_nan_first) */
         for (int j = 0; j < QK / 2; ++j) {
             const int x0 = b.qs[j] & 0x0F;
             const int x1 = b.qs[j] >> 4;
-            dst[j] = x0 * d + m;
-            dst[j + QK / 2] = x1 * d + m;
+            dst[j] = nan_m ? gk_add_nan_first(x0 * d, m) : x0 * d + m;
+            dst[j + QK / 2] = nan_m ? gk_add_nan_first(x1 * d, m) : x1 * d + m;
         }
     }
 }
@@ -408,13 +409,14 @@ void gk_dequantize_q5_1(const void *src, float *dst, int64_t n) {
         memcpy(&b, in + i * sizeof b, sizeof b);
         const float d = gk_fp16_to_fp32(b.d);
         const float m = gk_fp16_to_fp32(b.m);
+        const bool nan_m = m != m;   /* both NaN: the product's (gk_add_nan_first) */
         uint32_t qh;
         memcpy(&qh, b.qh, 4);
         for (int j = 0; j < QK / 2; ++j) {
             const int x0 = (b.qs[j] & 0x0F) | fifth_bit(qh, j);
             const int x1 = (b.qs[j] >> 4) | fifth_bit(qh, j + QK / 2);
-            dst[j] = x0 * d + m;
-            dst[j + QK / 2] = x1 * d + m;
+            dst[j] = nan_m ? gk_add_nan_first(x0 * d, m) : x0 * d + m;
+            dst[j + QK / 2] = nan_m ? gk_add_nan_first(x1 * d, m) : x1 * d + m;
         }
     }
 }

@@ -5,7 +5,9 @@
  *
  * Each value is the scalar expression lane by lane (int to float exact, one
  * multiply, and one add for the types with a minimum), so the floats are
- * bit-identical to legacy.c's.
+ * bit-identical to legacy.c's. Where the scale and the minimum are both NaN,
+ * both take the product's NaN (gk_add_nan_first), whichever way round a
+ * compiler puts the add's operands.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -15,6 +17,13 @@
 
 #define AVX2 __attribute__((target("avx2,f16c")))
 #define QK QK8_0 /* values per block of every legacy type */
+
+/* p + m, lane by lane as gk_add_nan_first: p's NaN where both are NaN. m_nan
+ * says whether the block's minimum is NaN (else the plain add). */
+AVX2 static inline __m256 add_min(__m256 p, __m256 m, int m_nan) {
+    const __m256 sum = _mm256_add_ps(p, m);
+    return m_nan ? _mm256_blendv_ps(sum, _mm256_add_ps(p, p), _mm256_cmp_ps(p, p, _CMP_UNORD_Q)) : sum;
+}
 
 AVX2 static inline float load_half(const uint8_t *p) {
     uint16_t h;
@@ -70,11 +79,12 @@ AVX2 static void dequantize_q4_0(const void *src, float *dst, int64_t n) {
 AVX2 static void dequantize_q4_1(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
     for (int64_t i = 0; i < n / QK; i++, in += Q4_1_BYTES, dst += QK) {
-        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
+        const float m1 = load_half(in + 2);
+        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(m1);
         __m256i q[4];
         nibbles(in + 4, 0, q);
         for (int k = 0; k < 4; k++)
-            _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q[k]), d), m));
+            _mm256_storeu_ps(dst + 8 * k, add_min(_mm256_mul_ps(_mm256_cvtepi32_ps(q[k]), d), m, m1 != m1));
     }
 }
 
@@ -95,13 +105,14 @@ AVX2 static void dequantize_q5_0(const void *src, float *dst, int64_t n) {
 AVX2 static void dequantize_q5_1(const void *src, float *dst, int64_t n) {
     const uint8_t *in = src;
     for (int64_t i = 0; i < n / QK; i++, in += Q5_1_BYTES, dst += QK) {
-        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(load_half(in + 2));
+        const float m1 = load_half(in + 2);
+        const __m256 d = _mm256_set1_ps(load_half(in)), m = _mm256_set1_ps(m1);
         __m256i q[4], h[4];
         nibbles(in + 8, 0, q);
         fifth_bits(in + 4, h);
         for (int k = 0; k < 4; k++) {
             const __m256 l = _mm256_cvtepi32_ps(_mm256_or_si256(q[k], h[k]));
-            _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(_mm256_mul_ps(l, d), m));
+            _mm256_storeu_ps(dst + 8 * k, add_min(_mm256_mul_ps(l, d), m, m1 != m1));
         }
     }
 }

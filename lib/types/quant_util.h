@@ -33,6 +33,15 @@ static inline int32_t gk_trunc_i32(float v) {
     return v > -2147483904.0f && v < 2147483648.0f ? (int32_t)v : INT32_MIN;
 }
 
+/** gk_add_nan_first() : a + b, except that when both are NaN the result is a's
+ *  NaN (quieted), as x86's add instructions give for their first operand. C
+ *  leaves the pick unspecified and a compiler may swap the operands of an add
+ *  (clang does), so a dequantizer whose scale and minimum can both be NaN uses
+ *  this to give the same bits whatever the compiler and whatever the width. */
+static inline float gk_add_nan_first(float a, float b) {
+    return a != a ? a + a : a + b;
+}
+
 /** gk_nearest_int() : round to nearest, ties to even, by the 1.5*2^23 trick.
  *  Valid for |fval| <= 4194303 (as ggml's nearest_int; larger inputs give
  *  meaningless but harmless results). */
