@@ -10,7 +10,7 @@
  * last chunk. After it (gk_http_header_done), a miss fetches a window that
  * doubles while reads go forward (1, 2, 4 MiB) and starts small again after a
  * jump back; once the windows are full size, a thread streams the rest of the
- * file in one request into a ring of 4 MiB slots (io/ring.h) that the reader
+ * file in one request into a ring of 16 slots of 1 MiB (io/ring.h) that the reader
  * takes in turn, and a jump elsewhere stops it. The window before the current
  * one is kept for a second reader a little behind. Memory stays bounded: two
  * windows and the ring's slots, 24 MiB. Every
