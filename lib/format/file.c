@@ -70,6 +70,25 @@ gk_status gk_file_tensor_read(gk_file *f, size_t i, uint64_t start, void *buf, s
     return gk_file_read(f, f->data_offset + t->offset + start, buf, len, err);
 }
 
+bool gk_file_tensor_borrow(gk_file *f, size_t i, uint64_t start, size_t len, const uint8_t **data, size_t *avail,
+                           const void **lease) {
+    const gk_tensor *t = gk_tensor_at(f->model, i);
+    if (t == NULL || f->tensor_read || len == 0 || start > t->nbytes || len > t->nbytes - start) return false;
+    uint64_t off = f->data_offset + t->offset + start;
+    if (off > f->size || len > f->size - off) return false;   /* the read reports it */
+    if (f->mem) {
+        *data = f->mem + off;
+        *avail = len;
+        *lease = NULL;
+        return true;
+    }
+    return f->stream && gk_source_borrow(f->stream, off, len, data, avail, lease);
+}
+
+void gk_file_release(gk_file *f, const void *lease) {
+    if (lease && f->stream) gk_source_release(f->stream, lease);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Handles                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -31,6 +31,17 @@ struct gk_file {
     void *tensor_read_ctx;
 };
 
+/** gk_file_tensor_borrow() : lends len bytes (or fewer) of tensor i's data
+ *  from byte start where f holds them without a copy: a file in memory, or a
+ *  file behind a URL whose read-ahead already brought them (gk_source_borrow).
+ *  *data, *avail bytes (1 to len), valid until gk_file_release(f, *lease).
+ *  @return : false otherwise (read them with gk_file_tensor_read). */
+bool gk_file_tensor_borrow(gk_file *f, size_t i, uint64_t start, size_t len, const uint8_t **data, size_t *avail,
+                           const void **lease);
+
+/** gk_file_release() : returns a loan of gk_file_tensor_borrow (NULL: nothing). */
+void gk_file_release(gk_file *f, const void *lease);
+
 /** gk_file_virtual() : a source without a file: model's tensors (taken over,
  *  freed by gk_close) whose bytes read() makes on demand (ctx stays the
  *  caller's, alive until gk_close). The pipeline reads it as it reads a stream,

@@ -34,6 +34,7 @@
  * 256 KiB slots were no better (0.92 s, 0.95 s). */
 #define SLOT_BYTES ((size_t)1 << 20)
 #define STREAM_SLOTS 16
+#define MAX_LENT 16                       /* windows lent out at once (gk_http_borrow) */
 #define MAX_REDIRECTS 10
 #define ERROR_BODY_MAX (64 * 1024)        /* bytes of an error page read before hanging up */
 #define NO_RANGE_SKIP_MAX ((uint64_t)64 << 20)   /* a server without ranges: bytes skipped at most */
@@ -126,6 +127,12 @@ struct gk_http {
     gk_ring *ring;
     uint64_t ahead_off;
     long connect_s, stall_s, retries, backoff_ms;
+    /* windows lent out (gk_http_borrow): a buffer on loan is never written,
+     * resized or handed to the ring; when the reader would, the buffer
+     * becomes the loans' alone (orphan) and is freed at the last release */
+    const uint8_t *lent[MAX_LENT];
+    unsigned lent_refs[MAX_LENT];
+    bool lent_orphan[MAX_LENT];
 };
 
 /* One request's state, filled by libcurl's callbacks. */
@@ -590,8 +597,28 @@ static gk_status fetch(gk_http *h, CURL *c, uint64_t off, uint8_t *dst, size_t w
 /* Open, read, close                                                         */
 /* ------------------------------------------------------------------------ */
 
+/* @return : the index of buf among the lent windows, or -1. */
+static int lent_index(const gk_http *h, const uint8_t *buf) {
+    if (buf == NULL) return -1;
+    for (int i = 0; i < MAX_LENT; i++)
+        if (h->lent_refs[i] > 0 && h->lent[i] == buf) return i;
+    return -1;
+}
+
+/* Called before the reader writes to, resizes or hands on its buffer *buf:
+ * when the buffer is on loan, it is left to the loans (freed at the last
+ * release) and the reader goes on with none. */
+static void disown_if_lent(gk_http *h, uint8_t **buf, size_t *cap) {
+    int i = lent_index(h, *buf);
+    if (i < 0) return;
+    h->lent_orphan[i] = true;
+    *buf = NULL;
+    *cap = 0;
+}
+
 /* Makes room for n cached bytes. */
 static bool cache_room(gk_http *h, size_t n) {
+    disown_if_lent(h, &h->cache, &h->cache_cap);
     return GK_GROW(h->cache, h->cache_cap, n, FIRST_WINDOW);
 }
 
@@ -748,7 +775,7 @@ static size_t copy_cached(gk_http *h, uint64_t at, uint8_t *dst, size_t n) {
 }
 
 /* Makes the cached window the previous one; the cache is left empty (with
- * the old previous window's buffer, for reuse). */
+ * the old previous window's buffer, for reuse, unless it is on loan). */
 static void retire_cache(gk_http *h) {
     uint8_t *b = h->prev;
     size_t cap = h->prev_cap;
@@ -760,6 +787,7 @@ static void retire_cache(gk_http *h) {
     h->cache_cap = cap;
     h->cache_off = h->cache_off + h->cache_len;
     h->cache_len = 0;
+    disown_if_lent(h, &h->cache, &h->cache_cap);
 }
 
 /* The read-ahead thread: the rest of the file from h->ahead_off, into h->ring. */
@@ -880,6 +908,58 @@ gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, siz
     return GK_OK;
 }
 
+bool gk_http_borrow(gk_http *h, uint64_t off, size_t len, const uint8_t **data, size_t *avail,
+                    const void **lease) {
+    bool ok = false;
+    pthread_mutex_lock(&h->lock);
+    int slot = lent_index(h, h->cache);
+    for (int i = 0; i < MAX_LENT && slot < 0; i++)
+        if (h->lent_refs[i] == 0) slot = i;
+    if (!h->header && len > 0 && slot >= 0) {
+        /* the window ends where off starts, and the stream brings the next one */
+        if (off == h->cache_off + h->cache_len && h->ahead_running) {
+            uint64_t at;
+            size_t n;
+            retire_cache(h);
+            if (gk_ring_take(h->ring, &h->cache, &h->cache_cap, &at, &n) && at == off) {
+                h->cache_off = at;
+                h->cache_len = n;
+            } else {
+                ahead_stop(h);   /* ended or failed: a read finds out which */
+                h->cache_len = 0;
+            }
+            slot = lent_index(h, h->cache);
+            for (int i = 0; i < MAX_LENT && slot < 0; i++)
+                if (h->lent_refs[i] == 0) slot = i;
+        }
+        if (slot >= 0 && off >= h->cache_off && off - h->cache_off < h->cache_len) {
+            uint64_t left = h->cache_off + h->cache_len - off;
+            *data = h->cache + (off - h->cache_off);
+            *avail = left < len ? (size_t)left : len;
+            *lease = h->cache;
+            if (h->lent_refs[slot]++ == 0) {
+                h->lent[slot] = h->cache;
+                h->lent_orphan[slot] = false;
+            }
+            ok = true;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    return ok;
+}
+
+void gk_http_release(gk_http *h, const void *lease) {
+    if (lease == NULL) return;
+    pthread_mutex_lock(&h->lock);
+    int i = lent_index(h, lease);
+    if (i >= 0 && --h->lent_refs[i] == 0) {
+        if (h->lent_orphan[i]) free((void *)h->lent[i]);
+        h->lent[i] = NULL;
+        h->lent_orphan[i] = false;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
 void gk_http_identity(const gk_http *h, char *buf, size_t size) {
     if (h->etag[0]) snprintf(buf, size, "etag:%s", h->etag);
     else if (h->modified[0]) snprintf(buf, size, "modified:%s", h->modified);
@@ -895,6 +975,8 @@ void gk_http_close(gk_http *h) {
     if (h->own_headers) h->C->curl_slist_free_all(h->own_headers);
     if (h->other_headers) h->C->curl_slist_free_all(h->other_headers);
     pthread_mutex_destroy(&h->lock);
+    for (int i = 0; i < MAX_LENT; i++)   /* loans left unreturned (a caller's bug): not leaked */
+        if (h->lent_refs[i] > 0 && h->lent_orphan[i]) free((void *)h->lent[i]);
     free(h->cache);
     free(h->prev);
     free(h->url);

@@ -13,7 +13,8 @@
  * file in one request into a ring of 16 slots of 1 MiB (io/ring.h) that the reader
  * takes in turn, and a jump elsewhere stops it. The window before the current
  * one is kept for a second reader a little behind. Memory stays bounded: two
- * windows and the ring's slots, 24 MiB. Every
+ * windows and the ring's slots, 24 MiB, and up to 8 MiB more of windows on
+ * loan to a scanner (gk_http_borrow). Every
  * response is checked against the file's identity (ETag, else size and
  * Last-Modified), so a file replaced mid-read fails instead of mixing two
  * versions. Transient failures (no connection, a stall, a dropped stream, 429,
@@ -61,6 +62,18 @@ gk_status gk_http_probe(const char *url, uint64_t *size, char *identity, size_t 
  *  names what failed; err's offset is the file offset). Thread-safe. */
 gk_status gk_http_read_some(gk_http *h, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                             gk_error *err);
+
+/** gk_http_borrow() : lends the reader's own copy of the bytes at off, where
+ *  tensor data is read forward and the read-ahead already holds them: *data
+ *  points at them and *avail (1 to len) says how many follow there; they stay
+ *  valid and unchanged until gk_http_release(h, *lease). The stream goes on
+ *  meanwhile (a window on loan is replaced, never reused). Thread-safe.
+ *  @return : false when the bytes are not at hand that way (read them). */
+bool gk_http_borrow(gk_http *h, uint64_t off, size_t len, const uint8_t **data, size_t *avail,
+                    const void **lease);
+
+/** gk_http_release() : returns a loan of gk_http_borrow (NULL: nothing). */
+void gk_http_release(gk_http *h, const void *lease);
 
 /** gk_http_hint() : tells h that the header reader will read at least the len
  *  bytes at off (it knows from the counts and lengths read so far): the next

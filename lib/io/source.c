@@ -482,6 +482,15 @@ gk_status gk_source_read(gk_source *s, uint64_t off, void *buf, size_t len, gk_e
 static gk_status read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                            gk_error *err);
 
+bool gk_source_borrow(gk_source *s, uint64_t off, size_t len, const uint8_t **data, size_t *avail,
+                      const void **lease) {
+    return s->kind == GK_SOURCE_HTTP && gk_http_borrow(s->http, off, len, data, avail, lease);
+}
+
+void gk_source_release(gk_source *s, const void *lease) {
+    if (lease != NULL && s->kind == GK_SOURCE_HTTP) gk_http_release(s->http, lease);
+}
+
 gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                               gk_error *err) {
     gk_status st = read_some(s, off, buf, len, min, got, err);

@@ -132,6 +132,16 @@ gk_source_kind gk_source_get_kind(const gk_source *s);
 gk_status gk_source_read_some(gk_source *s, uint64_t off, void *buf, size_t len, size_t min, size_t *got,
                               gk_error *err);
 
+/** gk_source_borrow() : lends the source's own copy of the bytes at off,
+ *  where it has one without a copy (a file behind a URL read forward:
+ *  gk_http_borrow): *data, *avail bytes of them (1 to len), valid until
+ *  gk_source_release(s, *lease). @return : false otherwise (read them). */
+bool gk_source_borrow(gk_source *s, uint64_t off, size_t len, const uint8_t **data, size_t *avail,
+                      const void **lease);
+
+/** gk_source_release() : returns a loan of gk_source_borrow (NULL: nothing). */
+void gk_source_release(gk_source *s, const void *lease);
+
 /** gk_source_hint() : tells s that the header reader will read at least the
  *  len bytes at off next, so that a file behind a URL fetches them in one
  *  request (gk_http_hint). A no-op for every other source. */

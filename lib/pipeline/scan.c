@@ -1,7 +1,9 @@
 /*
  * scan.c - the chunked tensor reader of scan.h: the calling thread reads
  * chunks into a ring of SLOTS buffers; each consumer thread takes the chunks
- * in sequence; a slot is refilled once every consumer is done with it.
+ * in sequence; a slot is refilled once every consumer is done with it. Where
+ * the file already holds a chunk's bytes in memory of its own (a remote
+ * file's read-ahead), the slot borrows them instead of copying.
  *
  * Why one reader and a ring rather than hashing from an mmap of the file, or a
  * reader per consumer (measured on the 2.2 GB tinyllama F16, 2 cores, issue 19):
@@ -26,6 +28,8 @@
 
 typedef struct slot {
     uint8_t *buf;
+    const void *lease;         /* the chunk's bytes are lent by lease_file (not in buf), or NULL */
+    gk_file *lease_file;
     gk_scan_chunk chunk;
     uint64_t seq;              /* sequence number of the chunk it holds */
     size_t pending;            /* consumers that have not finished it yet */
@@ -81,6 +85,13 @@ static void *consumer_main(void *arg) {
     }
 }
 
+/* Returns the loan a slot's last chunk was made of, if any (its consumers are done). */
+static void give_back(slot *sl) {
+    if (sl->lease) gk_file_release(sl->lease_file, sl->lease);
+    sl->lease = NULL;
+    sl->lease_file = NULL;
+}
+
 /* Waits for the slot of chunk seq to be free. @return : false when the scan failed. */
 static bool take_slot(scan *s, uint64_t seq) {
     slot *sl = &s->slots[seq % SLOTS];
@@ -88,7 +99,32 @@ static bool take_slot(scan *s, uint64_t seq) {
     while (!s->failed && sl->pending > 0) pthread_cond_wait(&s->freed, &s->lock);
     bool ok = !s->failed;
     pthread_mutex_unlock(&s->lock);
+    if (ok) give_back(sl);
     return ok;
+}
+
+/* Where the next chunk of item i comes from: bytes [at, at + *n) of its
+ * tensor, lent by the file where it holds them already (a remote file's
+ * read-ahead: no copy), else read into sl->buf. A loan may be shorter, a
+ * whole number of blocks; where fewer than a block are at hand, one block is
+ * read (it straddles two of the file's buffers). @return : the bytes, or
+ * NULL on a read error (in *err). */
+static const uint8_t *fill_slot(slot *sl, gk_file *f, size_t tensor, uint64_t at, size_t *n, size_t block,
+                                bool may_borrow, gk_error *err) {
+    const uint8_t *p;
+    size_t avail;
+    const void *lease;
+    if (may_borrow && gk_file_tensor_borrow(f, tensor, at, *n, &p, &avail, &lease)) {
+        if (avail >= block) {
+            if (avail < *n) *n = avail / block * block;
+            sl->lease = lease;
+            sl->lease_file = f;
+            return p;
+        }
+        gk_file_release(f, lease);
+        *n = block;
+    }
+    return gk_file_tensor_read(f, tensor, at, sl->buf, *n, err) == GK_OK ? sl->buf : NULL;
 }
 
 static void publish(scan *s, uint64_t seq, size_t n_fns) {
@@ -135,12 +171,13 @@ static void produce(scan *s, const gk_scan_item *items, size_t n_items, size_t n
             size_t n = (size_t)(t->nbytes - at < per ? t->nbytes - at : per);
             if (!take_slot(s, seq)) return;
             slot *sl = &s->slots[seq % SLOTS];
-            if (n > 0 && gk_file_tensor_read(f, items[i].tensor, at, sl->buf, n, &err) != GK_OK) {
+            const uint8_t *data = sl->buf;
+            if (n > 0 && (data = fill_slot(sl, f, items[i].tensor, at, &n, block, !swap, &err)) == NULL) {
                 fail(s, &err);
                 return;
             }
             if (swap && n > 0) ti->byteswap(sl->buf, (int64_t)(n / block));
-            sl->chunk = (gk_scan_chunk){ .item = i, .start = at, .data = sl->buf, .len = n,
+            sl->chunk = (gk_scan_chunk){ .item = i, .start = at, .data = data, .len = n,
                                          .first = at == 0, .last = at + n == t->nbytes,
                                          .file_offset = f->data_offset + t->offset + at };
             publish(s, seq++, n_fns);
@@ -200,6 +237,7 @@ gk_status gk_scan_run(const gk_scan_item *items, size_t n_items, const gk_scan_f
         produce(&s, items, n_items, n_fns, o, chunk_bytes);
     }
     for (size_t k = 0; k < started; k++) pthread_join(threads[k], NULL);
+    for (int i = 0; i < SLOTS; i++) give_back(&s.slots[i]);
     pthread_mutex_destroy(&s.lock);
     pthread_cond_destroy(&s.filled);
     pthread_cond_destroy(&s.freed);

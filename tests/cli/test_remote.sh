@@ -201,6 +201,12 @@ elif (( ${qbytes:-0} * 10 <= size * 12 && ${qreq:-999} <= 30 )); then
 else
     bad "quantize over HTTP: ${qreq:-?} requests, ${qbytes:-?} bytes for a file of $size"
 fi
+# hash and verify --data read the stream's buffers in place (lent, not
+# copied): Q8_0's 34-byte blocks straddle the 1 MiB buffers, where one block
+# is copied instead.
+cp "$TMP/q-local.gguf" "$WWW/q8.gguf"
+remote_same "hash of a Q8_0 model (blocks straddling the read-ahead's buffers)" "$U/q8.gguf" q8.gguf hash --all
+remote_same "... verify --data of it" "$U/q8.gguf" q8.gguf verify --data
 "$BIN" hash --stats "$U/big.gguf" >/dev/null 2>"$TMP/err"
 grep -q "remote: [0-9]* requests, $size bytes fetched" "$TMP/err" && ok "... every byte fetched once ($(sed -n 's/.*remote: //p' "$TMP/err"))" ||
     bad "hash of big.gguf: $(cat "$TMP/err") for a file of $size bytes"
