@@ -14,10 +14,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/common.sh"
 
-LIGHTTPD=$(command -v lighttpd || echo /usr/sbin/lighttpd)
-[[ -x $LIGHTTPD ]] || skip_all "lighttpd is not installed (scripts/setup installs it)"
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
+. "$HERE/lighttpd.sh"
 [[ -d $GOLDEN/real ]] || skip_all "no golden data at $GOLDEN (real/ vocab files needed)"
 
 # Short enough to keep the failures quick, long enough for a loaded machine; the
@@ -46,18 +43,7 @@ zstd -q "$WWW/syn1-f32.gguf" -o "$WWW/syn1-f32.gguf.zst" 2>/dev/null || true
 GENPID=$!
 
 # --- the servers ----------------------------------------------------------------
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-LPORT=$(free_port)
-cat >"$TMP/lighttpd.conf" <<EOF
-server.document-root = "$WWW"
-server.bind = "127.0.0.1"
-server.port = $LPORT
-server.errorlog = "$TMP/lighttpd.err"
-server.pid-file = "$TMP/lighttpd.pid"
-mimetype.assign = ( "" => "application/octet-stream" )
-EOF
-"$LIGHTTPD" -D -f "$TMP/lighttpd.conf" >"$TMP/lighttpd.out" 2>&1 &
-LPID=$!
+start_lighttpd "$WWW" || bad "lighttpd did not start: $(head -c 300 "$TMP/lighttpd.out")"
 "$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/port" "$TMP/server.log" 2>"$TMP/server.err" &
 SPID=$!
 test_cleanup() {
@@ -65,8 +51,7 @@ test_cleanup() {
     wait "$LPID" "$SPID" "$GENPID" 2>/dev/null
 }
 for _ in $(seq 100); do
-    [[ -s $TMP/port ]] && "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
-        "$LPORT" 2>/dev/null && break
+    [[ -s $TMP/port ]] && break
     sleep 0.05
 done
 [[ -s $TMP/port ]] || { bad "the test server did not start: $(cat "$TMP/server.err")"; finish; }
