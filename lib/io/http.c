@@ -824,6 +824,18 @@ static void ahead_start(gk_http *h) {
     h->ahead_running = pthread_create(&h->ahead_thread, NULL, ahead_main, h) == 0;
 }
 
+/* Retires the cached window and makes the stream's next slot the cached one.
+ * @return : false when the stream has ended (the cache is then empty). */
+static bool next_slot(gk_http *h) {
+    uint64_t off;
+    size_t len;
+    retire_cache(h);
+    if (!gk_ring_take(h->ring, &h->cache, &h->cache_cap, &off, &len)) return false;
+    h->cache_off = off;
+    h->cache_len = len;
+    return true;
+}
+
 /* Copies what the read-ahead brings for [*at, *at + *rest) into *p, taking
  * slots (each becomes the cached window) while the reads go forward: a gap
  * up to a window is passed over, a read behind the window or farther ahead
@@ -836,13 +848,7 @@ static void take_ahead(gk_http *h, uint8_t **p, uint64_t *at, size_t *rest) {
         *rest -= n;
         if (n > 0) continue;
         uint64_t end = h->cache_off + h->cache_len;
-        if (*at < end || *at - end > MAX_WINDOW) break;
-        uint64_t off;
-        size_t len;
-        retire_cache(h);
-        if (!gk_ring_take(h->ring, &h->cache, &h->cache_cap, &off, &len)) break;
-        h->cache_off = off;
-        h->cache_len = len;
+        if (*at < end || *at - end > MAX_WINDOW || !next_slot(h)) break;
     }
     if (*rest > 0) ahead_stop(h);
 }
@@ -912,34 +918,20 @@ bool gk_http_borrow(gk_http *h, uint64_t off, size_t len, const uint8_t **data, 
                     const void **lease) {
     bool ok = false;
     pthread_mutex_lock(&h->lock);
-    int slot = lent_index(h, h->cache);
-    for (int i = 0; i < MAX_LENT && slot < 0; i++)
-        if (h->lent_refs[i] == 0) slot = i;
-    if (!h->header && len > 0 && slot >= 0) {
-        /* the window ends where off starts, and the stream brings the next one */
-        if (off == h->cache_off + h->cache_len && h->ahead_running) {
-            uint64_t at;
-            size_t n;
-            retire_cache(h);
-            if (gk_ring_take(h->ring, &h->cache, &h->cache_cap, &at, &n) && at == off) {
-                h->cache_off = at;
-                h->cache_len = n;
-            } else {
-                ahead_stop(h);   /* ended or failed: a read finds out which */
-                h->cache_len = 0;
-            }
-            slot = lent_index(h, h->cache);
-            for (int i = 0; i < MAX_LENT && slot < 0; i++)
-                if (h->lent_refs[i] == 0) slot = i;
-        }
-        if (slot >= 0 && off >= h->cache_off && off - h->cache_off < h->cache_len) {
+    if (!h->header && len > 0) {
+        /* the window ends where off starts: the stream's next slot holds it */
+        if (off == h->cache_off + h->cache_len && h->ahead_running && !next_slot(h)) ahead_stop(h);
+        int i = lent_index(h, h->cache);   /* a window lent again, or a free entry */
+        for (int k = 0; k < MAX_LENT && i < 0; k++)
+            if (h->lent_refs[k] == 0) i = k;
+        if (i >= 0 && off >= h->cache_off && off - h->cache_off < h->cache_len) {
             uint64_t left = h->cache_off + h->cache_len - off;
             *data = h->cache + (off - h->cache_off);
             *avail = left < len ? (size_t)left : len;
             *lease = h->cache;
-            if (h->lent_refs[slot]++ == 0) {
-                h->lent[slot] = h->cache;
-                h->lent_orphan[slot] = false;
+            if (h->lent_refs[i]++ == 0) {
+                h->lent[i] = h->cache;
+                h->lent_orphan[i] = false;
             }
             ok = true;
         }
