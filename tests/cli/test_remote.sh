@@ -14,7 +14,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/common.sh"
 
-. "$HERE/lighttpd.sh"
+. "$HERE/remote_common.sh"
 [[ -d $GOLDEN/real ]] || skip_all "no golden data at $GOLDEN (real/ vocab files needed)"
 
 # Short enough to keep the failures quick, long enough for a loaded machine; the
@@ -59,24 +59,6 @@ SPORT=$(cat "$TMP/port")
 U=http://127.0.0.1:$LPORT
 S=http://127.0.0.1:$SPORT
 
-# remote_same NAME URL LOCAL CMD... : CMD URL and CMD LOCAL (run in $WWW) print
-# the same (the URL spelled as the local path in the first) and exit alike, 0 or
-# 1 (diff's "something differs").
-remote_same() {
-    local name=$1 url=$2 loc=$3
-    shift 3
-    local rr rl
-    "$BIN" "$@" "$url" >"$TMP/out.r" 2>"$TMP/err.r"; rr=$?
-    (cd "$WWW" && "$BIN" "$@" "$loc" >"$TMP/out.l" 2>"$TMP/err.l"); rl=$?
-    # sed, not ${r//url/loc}: bash's substitution is slow on a 20 MB dump.
-    if (( rr > 1 || rr != rl )); then
-        bad "$name: exit $rr over HTTP, $rl locally: $(head -c 300 "$TMP/err.r")"
-    elif sed "s|${url//./\\.}|$loc|g" "$TMP/out.r" | cmp -s - "$TMP/out.l" && [[ -s $TMP/out.l ]]; then
-        ok "$name"
-    else
-        bad "$name: output differs from the local file's"
-    fi
-}
 
 # --- the same answers as the local file ------------------------------------------
 for f in syn1-f32.gguf syn1-Q8_0.gguf ggml-vocab-gpt-2.gguf ggml-vocab-llama-spm.gguf; do

@@ -12,7 +12,7 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/common.sh"
-. "$HERE/lighttpd.sh"
+. "$HERE/remote_common.sh"
 
 export GGUFKIT_HTTP_STALL_TIMEOUT=60 GGUFKIT_HTTP_CONNECT_TIMEOUT=10 GGUFKIT_HTTP_RETRIES=2
 unset HF_TOKEN HF_ENDPOINT
@@ -32,25 +32,9 @@ test_cleanup() {
 start_lighttpd "$WWW" || { bad "lighttpd did not start: $(head -c 300 "$TMP/lighttpd.out")"; finish; }
 U=http://127.0.0.1:$LPORT
 
-# same NAME FILE CMD... : CMD over HTTP and CMD of the local file print the
-# same (the URL spelled as the file's name) and both succeed.
-same() {
-    local name=$1 f=$2
-    shift 2
-    if ! "$BIN" "$@" "$U/$f" >"$TMP/out.r" 2>"$TMP/err.r"; then
-        bad "$name: failed over HTTP: $(head -c 300 "$TMP/err.r")"
-    elif ! (cd "$WWW" && "$BIN" "$@" "$f" >"$TMP/out.l" 2>"$TMP/err.l"); then
-        bad "$name: failed locally: $(head -c 300 "$TMP/err.l")"
-    elif sed "s|${U//./\\.}/||g" "$TMP/out.r" | cmp -s - "$TMP/out.l" && [[ -s $TMP/out.l ]]; then
-        ok "$name"
-    else
-        bad "$name: output differs from the local file's"
-    fi
-}
-
 for f in m.gguf q8.gguf; do
-    same "hash --all of $f (windows lent to two digest threads)" "$f" hash --all
-    same "verify --data of $f" "$f" verify --data
+    remote_same "hash --all of $f (windows lent to two digest threads)" "$U/$f" "$f" hash --all
+    remote_same "verify --data of $f" "$U/$f" "$f" verify --data
 done
 "$BIN" quantize --force "$U/m.gguf" "$TMP/q-remote.gguf" Q4_0 >/dev/null 2>"$TMP/err" &&
     "$BIN" quantize --force "$WWW/m.gguf" "$TMP/q-local.gguf" Q4_0 >/dev/null 2>&1 &&
