@@ -12,7 +12,7 @@ PY=/usr/bin/python3
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_lighttpd DIR : sets LPORT and LPID (the caller's test_cleanup stops the
-# server) and returns once the server answers, or 1.
+# server) and returns once the server answers, or 1 when it exits first.
 start_lighttpd() {
     LPORT=$(free_port)
     cat >"$TMP/lighttpd.conf" <<CONF
@@ -25,13 +25,13 @@ mimetype.assign = ( "" => "application/octet-stream" )
 CONF
     "$LIGHTTPD" -D -f "$TMP/lighttpd.conf" >"$TMP/lighttpd.out" 2>&1 &
     LPID=$!
-    local _
-    for _ in $(seq 100); do
-        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$LPORT" \
-            2>/dev/null && return 0
+    # Until it answers or exits: no time limit (a slow machine only waits
+    # longer; meson's timeout guards against a hang).
+    until "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$LPORT" \
+            2>/dev/null; do
+        kill -0 "$LPID" 2>/dev/null || return 1
         sleep 0.05
     done
-    return 1
 }
 
 # remote_same NAME URL LOCAL CMD... : CMD URL and CMD LOCAL (run in $WWW, the
@@ -51,4 +51,14 @@ remote_same() {
     else
         bad "$name: output differs from the local file's"
     fi
+}
+
+# wait_port_file FILE PID : waits until the test server PID has written its
+# port to FILE, or has exited (no time limit, as start_lighttpd).
+# @return : 0 when the port is there.
+wait_port_file() {
+    until [[ -s $1 ]]; do
+        kill -0 "$2" 2>/dev/null || { [[ -s $1 ]]; return; }
+        sleep 0.05
+    done
 }

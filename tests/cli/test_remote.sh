@@ -50,11 +50,7 @@ test_cleanup() {
     kill "$LPID" "$SPID" "$GENPID" 2>/dev/null
     wait "$LPID" "$SPID" "$GENPID" 2>/dev/null
 }
-for _ in $(seq 100); do
-    [[ -s $TMP/port ]] && break
-    sleep 0.05
-done
-[[ -s $TMP/port ]] || { bad "the test server did not start: $(cat "$TMP/server.err")"; finish; }
+wait_port_file "$TMP/port" "$SPID" || { bad "the test server did not start: $(cat "$TMP/server.err")"; finish; }
 SPORT=$(cat "$TMP/port")
 U=http://127.0.0.1:$LPORT
 S=http://127.0.0.1:$SPORT
@@ -419,7 +415,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 -keyout
         -out "$TMP/tls.crt" >/dev/null 2>&1 && cat "$TMP/tls.crt" >>"$TMP/tls.pem"; then
     "$PY" "$HERE/../remote_server.py" "$WWW" "$TMP/tlsport" "$TMP/tls.log" "$TMP/tls.pem" 2>/dev/null &
     TPID=$!
-    for _ in $(seq 100); do [[ -s $TMP/tlsport ]] && break; sleep 0.05; done
+    wait_port_file "$TMP/tlsport" "$TPID"
     run "self-signed certificate" "$BIN" info "https://127.0.0.1:$(cat "$TMP/tlsport")/ok/syn1-f32.gguf"
     expect_rc "self-signed certificate: exit 1" 1
     expect_grep "... says why" "$TMP/err" "certificate"
