@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -222,12 +223,43 @@ static void start(int lsock, int c, const char *served, int (*cmd_main)(int, cha
     running[n_running++] = (struct running){ c, pidfd, pid };
 }
 
+/* Huge pages for the process's writable data (MADV_HUGEPAGE, then
+ * MADV_COLLAPSE for what was already mapped in small pages): a child reads
+ * megabytes of it at exit, and on machines where every page a new process
+ * touches costs a fault in the hypervisor, 2 MiB pages make those faults 512
+ * times fewer. Only mappings of HUGE_MIN to HUGE_MAX bytes: the program's and
+ * the runtimes' data, not the sanitizer's shadow or heap reservations. */
+#define HUGE_PAGE (2ul << 20)
+#define HUGE_MIN (2ul << 20)
+#define HUGE_MAX (64ul << 20)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+static void advise_huge(int collapse) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) return;
+    char line[512];
+    while (fgets(line, sizeof line, maps) != NULL) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r' || perms[1] != 'w') continue;
+        if (hi - lo < HUGE_MIN || hi - lo > HUGE_MAX) continue;
+        unsigned long a = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), b = hi & ~(HUGE_PAGE - 1);
+        if (b <= a) continue;
+        if (!collapse) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+        else for (unsigned long c = a; c < b; c += HUGE_PAGE) (void)madvise((void *)c, HUGE_PAGE, MADV_COLLAPSE);
+    }
+    fclose(maps);
+}
+
 /* Touches, once, what every child's exit will read (LeakSanitizer's scan of
- * the runtimes' data), so the children share those pages instead of faulting
- * them in one by one. */
+ * the runtimes' data), in huge pages where the kernel gives them, so the
+ * children share those pages instead of faulting them in one by one. */
 static void warm_up(void) {
+    advise_huge(0);
     if (__lsan_do_recoverable_leak_check_int != NULL) (void)__lsan_do_recoverable_leak_check_int();
     else if (__lsan_do_recoverable_leak_check != NULL) __lsan_do_recoverable_leak_check();
+    advise_huge(1);
 }
 
 int zygote_serve(int argc, char **argv, int (*cmd_main)(int, char **)) {
