@@ -19,11 +19,24 @@ unset GGUFKIT_ZYGOTE GGUFKIT_ZYGOTE_BIN GGUFKIT_ZYGOTE_CLIENT LD_PRELOAD
 SPIDS=()
 test_cleanup() { for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 
+# wait_until PID TEST... : waits until the command TEST succeeds, or PID has
+# exited (no time limit: meson's timeout ends a hang, and the line printed
+# first says what the script was waiting for).
+# @return : TEST's status at the end.
+wait_until() {
+    local pid=$1; shift
+    echo "# waiting until: $*"
+    until "$@"; do
+        kill -0 "$pid" 2>/dev/null || { "$@"; return; }
+        sleep 0.02
+    done
+}
+
 # start_server EXE SOCKET BINARY : starts a server, waits for its socket.
 start_server() {
     "$1" "$2" "$3" 2>"$TMP/server.err" &
     SPIDS+=($!)
-    for _ in $(seq 200); do [ -S "$2" ] && return 0; sleep 0.05; done
+    wait_until $! test -S "$2" && return 0
     bad "the server $1 did not open $2: $(cat "$TMP/server.err")"
     return 1
 }
@@ -77,17 +90,36 @@ expect_same_file "an environment variable (GGUFKIT_KERNELS) honoured" "$TMP/k.ou
     bad "ulimit -f: exit $(cat "$TMP/fs-z.rc"), direct $(cat "$TMP/fs-direct.rc")"
 
 # Signals, on a command blocked reading from a server that never answers:
-# SIGTERM (the command catches it and exits 1) and SIGUSR1 (it dies of it:
-# 128+10) reach it through the client, which ends as the command did.
-python3 -c 'import socket, sys, time
+# SIGTERM and SIGUSR1 reach it through the client, which ends as the command
+# did (`info` dies of both: 128+15, 128+10). The
+# server notes each connection it accepts (a line in $TMP/accepted), and the
+# signal is sent once the command's connection is there.
+python3 -c 'import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(120)' "$TMP/port" &
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+    with open(sys.argv[2], "a") as f: f.write("accepted\n")' "$TMP/port" "$TMP/accepted" &
 SPIDS+=($!)
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+wait_until $! test -s "$TMP/port"
 url="http://127.0.0.1:$(cat "$TMP/port")/m.gguf"
+# accepted_more N : the server has accepted more than N connections.
+accepted_more() { [ "$(cat "$TMP/accepted" 2>/dev/null | wc -l)" -gt "$1" ]; }
+# status_on_signal SIG CMD... : CMD's exit status when SIG reaches it blocked on the server.
+status_on_signal() {
+    local sig=$1; shift
+    local before pid
+    before=$(cat "$TMP/accepted" 2>/dev/null | wc -l)
+    "$@" info "$url" >/dev/null 2>&1 &
+    pid=$!
+    wait_until $pid accepted_more "$before"
+    kill -s "$sig" $pid
+    wait $pid
+}
 for sig in TERM USR1; do
-    timeout --preserve-status -s $sig 1 "$BIN" info "$url" >/dev/null 2>&1; want=$?
-    timeout --preserve-status -s $sig 1 "$ZC" info "$url" >/dev/null 2>&1; got=$?
+    status_on_signal $sig "$BIN"; want=$?
+    status_on_signal $sig "$ZC"; got=$?
     [ "$got" = "$want" ] && ok "SIG$sig: status $got, as the binary's" || bad "SIG$sig: status $got, binary $want"
 done
 [ "$got" = $((128 + 10)) ] && ok "death by SIGUSR1 gives status 128+10" || bad "SIGUSR1: status $got"
@@ -96,13 +128,14 @@ done
 start_server "$LEAKY" "$TMP/l.sock" /bin/true || finish
 GGUFKIT_ZYGOTE=$TMP/l.sock GGUFKIT_ZYGOTE_BIN=/bin/true "$ZC" hold >"$TMP/hold.pid" &
 cpid=$!
-for _ in $(seq 100); do [ -s "$TMP/hold.pid" ] && break; sleep 0.05; done
+wait_until $cpid test -s "$TMP/hold.pid"
 hpid=$(cat "$TMP/hold.pid")
 if [ -n "$hpid" ] && kill -0 "$hpid" 2>/dev/null; then
     kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.02; done
-    kill -0 "$hpid" 2>/dev/null && { bad "the command $hpid outlived its killed client"; kill -KILL "$hpid"; } ||
-        ok "SIGKILL of the client kills the command"
+    # (a command that outlives its client keeps this wait going until meson's timeout)
+    echo "# waiting until the held command $hpid is gone"
+    while kill -0 "$hpid" 2>/dev/null; do sleep 0.02; done
+    ok "SIGKILL of the client kills the command"
 else
     bad "the held command did not report a live pid ('$hpid')"
 fi

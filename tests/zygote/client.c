@@ -184,9 +184,18 @@ int main(int argc, char **argv) {
     sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) != 0) run_real(argv);
     if (send_request(argc, argv) != 0) run_real(argv);
+    /* The command may start before the client hears so: a signal meanwhile
+     * waits, blocked, and goes to the command once the handlers are in place. */
+    sigset_t held, before;
+    sigemptyset(&held);
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaddset(&held, forwarded[i]);
+    sigprocmask(SIG_BLOCK, &held, &before);
     zy_reply r;
     /* Anything but "started" (refused, a request the server could not take): run it here. */
-    if (zy_read_full(sock, &r, sizeof r) != 0 || r.kind != ZY_STARTED || r.value <= 0) run_real(argv);
+    if (zy_read_full(sock, &r, sizeof r) != 0 || r.kind != ZY_STARTED || r.value <= 0) {
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        run_real(argv);
+    }
     /* From here on the command runs: signals go to it. */
     command = r.value;
     struct sigaction sa;
@@ -194,6 +203,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = forward;
     sa.sa_flags = SA_RESTART;
     for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaction(forwarded[i], &sa, NULL);
+    sigprocmask(SIG_SETMASK, &before, NULL);
     if (zy_read_full(sock, &r, sizeof r) != 0) {
         fprintf(stderr, "ggufkit_zc: the zygote closed the connection before the command ended\n");
         return 127;
