@@ -226,9 +226,11 @@ static void start(int lsock, int c, const char *served, int (*cmd_main)(int, cha
 /* Huge pages for the process's writable data (MADV_HUGEPAGE, then
  * MADV_COLLAPSE for what was already mapped in small pages): a child reads
  * megabytes of it at exit, and on machines where every page a new process
- * touches costs a fault in the hypervisor, 2 MiB pages make those faults 512
- * times fewer. Only mappings of HUGE_MIN to HUGE_MAX bytes: the program's and
- * the runtimes' data, not the sanitizer's shadow or heap reservations. */
+ * first touches costs a fault in the hypervisor, one 2 MiB page stands for 512
+ * of those (measured on the 2-core test machine: an ASan+UBSan `info` through
+ * the server in 37 ms instead of 44). Only mappings of HUGE_MIN to HUGE_MAX
+ * bytes: the program's and the runtimes' data, not the sanitizer's shadow or
+ * heap reservations. */
 #define HUGE_PAGE (2ul << 20)
 #define HUGE_MIN (2ul << 20)
 #define HUGE_MAX (64ul << 20)
