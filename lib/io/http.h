@@ -13,8 +13,10 @@
  * file in one request into a ring of 16 slots of 1 MiB (io/ring.h) that the reader
  * takes in turn, and a jump elsewhere stops it. The window before the current
  * one is kept for a second reader a little behind. Memory stays bounded: two
- * windows and the ring's slots, 24 MiB, and up to 8 MiB more of windows on
- * loan to a scanner (gk_http_borrow). Every
+ * windows and the ring's slots, 24 MiB, plus the windows on loan to a
+ * scanner (gk_http_borrow): those holding its chunks in flight, at most
+ * 12 MiB more for hash's eight chunks of 1 MiB (8 MiB of chunks and the
+ * rest of a 4 MiB window before them). Every
  * response is checked against the file's identity (ETag, else size and
  * Last-Modified), so a file replaced mid-read fails instead of mixing two
  * versions. Transient failures (no connection, a stall, a dropped stream, 429,
