@@ -63,6 +63,10 @@
 #   expect_grep NAME FILE TEXT    FILE holds TEXT (a fixed string)
 #   expect_same_file NAME A B     A and B hold the same bytes
 #   expect_absent NAME PATH       nothing was written at PATH
+#   wait_until PID TEST...    waits until the command TEST succeeds or process PID
+#                             has exited, with no time limit (meson's timeout
+#                             ends a hang; a '#' line first says what is awaited);
+#                             returns TEST's status at the end
 #   finish [NOTE]             prints "# SCRIPT: P passed, F failed, S skipped[; NOTE]"
 #                             and the plan, and exits 0 when nothing failed, else 1
 
@@ -214,6 +218,15 @@ expect_same_file() {
 }
 expect_absent() {
     if [ -e "$2" ]; then bad "$1: $(basename "$2") was written"; else ok "$1"; fi
+}
+wait_until() {
+    local pid=$1
+    shift
+    echo "waiting until: $*"
+    until "$@"; do
+        kill -0 "$pid" 2>/dev/null || { "$@"; return; }
+        sleep 0.02
+    done
 }
 
 finish() {

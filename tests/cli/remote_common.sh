@@ -25,13 +25,12 @@ mimetype.assign = ( "" => "application/octet-stream" )
 CONF
     "$LIGHTTPD" -D -f "$TMP/lighttpd.conf" >"$TMP/lighttpd.out" 2>&1 &
     LPID=$!
-    # Until it answers or exits: no time limit (a slow machine only waits
-    # longer; meson's timeout guards against a hang).
-    until "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$LPORT" \
-            2>/dev/null; do
-        kill -0 "$LPID" 2>/dev/null || return 1
-        sleep 0.05
-    done
+    # Until it answers or exits (no time limit: a slow machine only waits longer).
+    wait_until "$LPID" answers "$LPORT"
+}
+# answers PORT : something on 127.0.0.1:PORT accepts a connection.
+answers() {
+    "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null
 }
 
 # remote_same NAME URL LOCAL CMD... : CMD URL and CMD LOCAL (run in $WWW, the
@@ -56,9 +55,4 @@ remote_same() {
 # wait_port_file FILE PID : waits until the test server PID has written its
 # port to FILE, or has exited (no time limit, as start_lighttpd).
 # @return : 0 when the port is there.
-wait_port_file() {
-    until [[ -s $1 ]]; do
-        kill -0 "$2" 2>/dev/null || { [[ -s $1 ]]; return; }
-        sleep 0.05
-    done
-}
+wait_port_file() { wait_until "$2" test -s "$1"; }

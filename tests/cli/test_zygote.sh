@@ -19,19 +19,6 @@ unset GGUFKIT_ZYGOTE GGUFKIT_ZYGOTE_BIN GGUFKIT_ZYGOTE_CLIENT LD_PRELOAD
 SPIDS=()
 test_cleanup() { for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 
-# wait_until PID TEST... : waits until the command TEST succeeds, or PID has
-# exited (no time limit: meson's timeout ends a hang, and the line printed
-# first says what the script was waiting for).
-# @return : TEST's status at the end.
-wait_until() {
-    local pid=$1; shift
-    echo "# waiting until: $*"
-    until "$@"; do
-        kill -0 "$pid" 2>/dev/null || { "$@"; return; }
-        sleep 0.02
-    done
-}
-
 # start_server EXE SOCKET BINARY : starts a server, waits for its socket.
 start_server() {
     "$1" "$2" "$3" 2>"$TMP/server.err" &
@@ -94,6 +81,7 @@ expect_same_file "an environment variable (GGUFKIT_KERNELS) honoured" "$TMP/k.ou
 # did (`info` dies of both: 128+15, 128+10). The
 # server notes each connection it accepts (a line in $TMP/accepted), and the
 # signal is sent once the command's connection is there.
+: >"$TMP/accepted"
 python3 -c 'import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 open(sys.argv[1], "w").write(str(s.getsockname()[1]))
@@ -104,13 +92,15 @@ while True:
 SPIDS+=($!)
 wait_until $! test -s "$TMP/port"
 url="http://127.0.0.1:$(cat "$TMP/port")/m.gguf"
+# accepted : how many connections the server has accepted.
+accepted() { wc -l <"$TMP/accepted"; }
 # accepted_more N : the server has accepted more than N connections.
-accepted_more() { [ "$(cat "$TMP/accepted" 2>/dev/null | wc -l)" -gt "$1" ]; }
+accepted_more() { [ "$(accepted)" -gt "$1" ]; }
 # status_on_signal SIG CMD... : CMD's exit status when SIG reaches it blocked on the server.
 status_on_signal() {
     local sig=$1; shift
     local before pid
-    before=$(cat "$TMP/accepted" 2>/dev/null | wc -l)
+    before=$(accepted)
     "$@" info "$url" >/dev/null 2>&1 &
     pid=$!
     wait_until $pid accepted_more "$before"
@@ -133,7 +123,7 @@ hpid=$(cat "$TMP/hold.pid")
 if [ -n "$hpid" ] && kill -0 "$hpid" 2>/dev/null; then
     kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
     # (a command that outlives its client keeps this wait going until meson's timeout)
-    echo "# waiting until the held command $hpid is gone"
+    echo "waiting until the held command $hpid is gone"
     while kill -0 "$hpid" 2>/dev/null; do sleep 0.02; done
     ok "SIGKILL of the client kills the command"
 else
